@@ -1,0 +1,119 @@
+/**
+ * Every setting comes from the environment, is validated once at boot, and each bad or
+ * missing value gets its own line in one error (so an operator fixes them all in one go).
+ * `.env.example` documents each variable; keep the two in step.
+ */
+import { parseAmount } from "../../shared/money.ts";
+
+export interface Config {
+  port: number;
+  bindHost: string;
+  publicUrl: URL;
+  sandboxPublicUrl: URL;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  embeddedPgPort: number;
+  dbPoolSize: number;
+  rateLimit: { perSecond: number; burst: number };
+  sessionDefaultExpirySeconds: number;
+  sessionMinExpirySeconds: number;
+  sessionMaxExpirySeconds: number;
+  /** How long a session token outlives its session's expiry, so a payer can still see the outcome. */
+  sessionTokenGraceSeconds: number;
+  minAmountMinor: bigint;
+  maxAmountMinor: bigint;
+  logRequests: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string) => {
+    const v = env[name];
+    return v === undefined || v === "" ? fallback : v;
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name, String(fallback));
+    if (!/^[0-9]+$/.test(raw)) {
+      problems.push(`${name}: "${raw}" is not a whole number`);
+      return fallback;
+    }
+    const n = Number(raw);
+    if (n < min || n > max) {
+      problems.push(`${name}: ${n} is outside ${min}..${max}`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, fallback: string): URL => {
+    const raw = str(name, fallback);
+    try {
+      const u = new URL(raw);
+      if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("scheme");
+      return u;
+    } catch {
+      problems.push(`${name}: "${raw}" is not an http(s) URL`);
+      return new URL(fallback);
+    }
+  };
+  const amount = (name: string, fallback: string): bigint => {
+    const raw = str(name, fallback);
+    const parsed = parseAmount(raw);
+    if (!parsed.ok) {
+      problems.push(`${name}: "${raw}" is not an amount like "1.00"`);
+      return 0n; // never used: loadConfig throws below
+    }
+    return parsed.minor;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = str(name, String(fallback)).toLowerCase();
+    if (["1", "true", "yes"].includes(raw)) return true;
+    if (["0", "false", "no"].includes(raw)) return false;
+    problems.push(`${name}: "${raw}" is not true or false`);
+    return fallback;
+  };
+
+  const port = int("SERVICE_PORT", 4000, 0, 65535);
+  const publicUrl = url("SERVICE_PUBLIC_URL", `http://localhost:${port}`);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(`DATABASE_URL: must start with postgres:// or postgresql://`);
+  }
+  const config: Config = {
+    port,
+    bindHost: str("SERVICE_BIND_HOST", "127.0.0.1"),
+    publicUrl,
+    sandboxPublicUrl: url("SERVICE_SANDBOX_PUBLIC_URL", publicUrl.toString()),
+    databaseUrl,
+    dataDir: str("SERVICE_DATA_DIR", ".data"),
+    embeddedPgPort: int("SERVICE_EMBEDDED_PG_PORT", 54329, 1, 65535),
+    dbPoolSize: int("SERVICE_DB_POOL_SIZE", 20, 1, 500),
+    rateLimit: {
+      perSecond: int("SERVICE_RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
+      burst: int("SERVICE_RATE_LIMIT_BURST", 200, 1, 1_000_000),
+    },
+    sessionDefaultExpirySeconds: int("SERVICE_SESSION_EXPIRY_SECONDS", 1800, 60, 604800),
+    sessionMinExpirySeconds: 60,
+    sessionMaxExpirySeconds: 86400,
+    sessionTokenGraceSeconds: int("SERVICE_SESSION_TOKEN_GRACE_SECONDS", 3600, 0, 604800),
+    minAmountMinor: amount("SERVICE_MIN_AMOUNT", "0.50"),
+    maxAmountMinor: amount("SERVICE_MAX_AMOUNT", "1000000.00"),
+    logRequests: bool("SERVICE_LOG_REQUESTS", false),
+  };
+  if (config.minAmountMinor > config.maxAmountMinor) {
+    problems.push(`SERVICE_MIN_AMOUNT must not exceed SERVICE_MAX_AMOUNT`);
+  }
+  if (config.sessionDefaultExpirySeconds > config.sessionMaxExpirySeconds) {
+    problems.push(`SERVICE_SESSION_EXPIRY_SECONDS: at most ${config.sessionMaxExpirySeconds}`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,74 @@
+/**
+ * Applies the SQL migrations drizzle-kit wrote into drizzle/, in journal order, at boot.
+ * Safe to run twice (applied ones are recorded in app.__migrations by tag and hash) and
+ * from two processes at once (the whole run holds a transaction-scoped advisory lock,
+ * so the second waits, then finds nothing left to do). A migration whose file changed
+ * after it was applied is an error, not a silent skip.
+ */
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import type { Sql } from "postgres";
+
+const MIGRATIONS_DIR = resolve(import.meta.dir, "../../../drizzle");
+/** Arbitrary constant: "paysession migrations". */
+const LOCK_KEY = 7_301_552_019n;
+
+interface JournalEntry {
+  idx: number;
+  tag: string;
+}
+
+export interface Migration {
+  tag: string;
+  hash: string;
+  statements: string[];
+}
+
+export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  const journal = JSON.parse(readFileSync(join(dir, "meta/_journal.json"), "utf8")) as { entries: JournalEntry[] };
+  return [...journal.entries]
+    .sort((a, b) => a.idx - b.idx)
+    .map(({ tag }) => {
+      const text = readFileSync(join(dir, `${tag}.sql`), "utf8");
+      return {
+        tag,
+        hash: createHash("sha256").update(text).digest("hex"),
+        statements: text
+          .split("--> statement-breakpoint")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      };
+    });
+}
+
+/** Returns the tags it applied (empty when the database was up to date). */
+export async function migrate(sql: Sql, migrations = readMigrations()): Promise<string[]> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${LOCK_KEY.toString()}::bigint)`;
+    await tx.unsafe(`create schema if not exists app`);
+    await tx.unsafe(`create table if not exists app.__migrations (
+      tag text primary key,
+      hash text not null,
+      applied_at timestamptz not null default now()
+    )`);
+    const rows = await tx<{ tag: string; hash: string }[]>`select tag, hash from app.__migrations`;
+    const done = new Map(rows.map((r) => [r.tag, r.hash]));
+    const applied: string[] = [];
+    for (const m of migrations) {
+      const prior = done.get(m.tag);
+      if (prior !== undefined) {
+        if (prior !== m.hash) throw new Error(`migration ${m.tag} was changed after it was applied`);
+        continue;
+      }
+      for (const statement of m.statements) {
+        // drizzle-kit emits CREATE SCHEMA for our schema; it exists already (see above).
+        if (/^create schema "app";?$/i.test(statement)) continue;
+        await tx.unsafe(statement);
+      }
+      await tx`insert into app.__migrations (tag, hash) values (${m.tag}, ${m.hash})`;
+      applied.push(m.tag);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * The one error catalogue. Every error the API returns has the shape
+ *   { "error": { "type", "code", "message", "param"?, "requestId" } }
+ * and a code from this table; the README and Swagger list the same table. Adding a code
+ * here is the only way to add an error.
+ */
+
+export const ERROR_TYPES = [
+  "invalid_request_error",
+  "authentication_error",
+  "permission_error",
+  "not_found_error",
+  "conflict_error",
+  "idempotency_error",
+  "rate_limit_error",
+  "api_error",
+] as const;
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+interface CatalogueEntry {
+  status: number;
+  type: ErrorType;
+  message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  // The request itself
+  body_malformed: { status: 400, type: "invalid_request_error", message: "The request body is not valid JSON." },
+  body_not_object: { status: 400, type: "invalid_request_error", message: "The request body must be a JSON object." },
+  body_too_large: { status: 413, type: "invalid_request_error", message: "The request body is larger than 64 KB." },
+  content_type_unsupported: {
+    status: 415,
+    type: "invalid_request_error",
+    message: "Send the request body as JSON with the header Content-Type: application/json.",
+  },
+  parameter_missing: { status: 400, type: "invalid_request_error", message: "A required parameter is missing." },
+  parameter_invalid: { status: 400, type: "invalid_request_error", message: "A parameter has an invalid value." },
+  parameter_unknown: { status: 400, type: "invalid_request_error", message: "The request has a parameter this endpoint does not take." },
+  amount_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: 'amount must be a string with exactly two decimal places, greater than zero, such as "12.34".',
+  },
+  amount_too_small: { status: 400, type: "invalid_request_error", message: "amount is below the minimum." },
+  amount_too_large: { status: 400, type: "invalid_request_error", message: "amount is above the maximum." },
+  currency_unsupported: { status: 400, type: "invalid_request_error", message: "currency is not supported." },
+  idempotency_key_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "Idempotency-Key must be 1 to 255 printable ASCII characters.",
+  },
+  route_not_found: { status: 404, type: "not_found_error", message: "No such endpoint." },
+  method_not_allowed: { status: 405, type: "invalid_request_error", message: "This endpoint does not take that method." },
+
+  // Credentials
+  credentials_missing: {
+    status: 401,
+    type: "authentication_error",
+    message: "Send your credential in the Authorization header: Bearer <credential>.",
+  },
+  credentials_malformed: {
+    status: 401,
+    type: "authentication_error",
+    message: "The Authorization header does not hold a credential of ours (sk_test_…, sk_live_…, pst_test_… or pst_live_…).",
+  },
+  api_key_required: {
+    status: 401,
+    type: "authentication_error",
+    message: "This endpoint takes a secret API key (sk_…), not a session token.",
+  },
+  session_token_required: {
+    status: 401,
+    type: "authentication_error",
+    message: "This endpoint takes a payment session token (pst_…), not an API key. Never send API keys from a browser.",
+  },
+  api_key_invalid: { status: 401, type: "authentication_error", message: "The API key is not valid." },
+  api_key_revoked: { status: 401, type: "authentication_error", message: "The API key was revoked." },
+  session_token_invalid: { status: 401, type: "authentication_error", message: "The session token is not valid." },
+  session_token_expired: { status: 401, type: "authentication_error", message: "The session token has expired." },
+  environment_mismatch: {
+    status: 403,
+    type: "permission_error",
+    message: "This credential belongs to the other environment's base address.",
+  },
+  session_token_mismatch: {
+    status: 403,
+    type: "permission_error",
+    message: "The session token belongs to a different payment session.",
+  },
+
+  // Resources and state
+  resource_not_found: { status: 404, type: "not_found_error", message: "No such resource." },
+  session_not_cancelable: { status: 409, type: "conflict_error", message: "The payment session can no longer be canceled." },
+  idempotency_key_reused: {
+    status: 422,
+    type: "idempotency_error",
+    message: "This Idempotency-Key was used with a different request. Use a new key for a new request.",
+  },
+  rate_limited: { status: 429, type: "rate_limit_error", message: "Too many requests with this API key. Retry after the time in Retry-After." },
+
+  // Ours
+  internal_error: { status: 500, type: "api_error", message: "Something went wrong on our side. The request may be retried." },
+  service_unavailable: { status: 503, type: "api_error", message: "The service is not ready. Retry shortly." },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly param?: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    const entry: CatalogueEntry = ERROR_CATALOGUE[code];
+    super(message ?? entry.message);
+    this.status = entry.status;
+    this.type = entry.type;
+  }
+}
+
+export interface ErrorBody {
+  error: { type: ErrorType; code: ErrorCode; message: string; param?: string; requestId: string };
+}
+
+export function errorBody(err: ApiError, requestId: string): ErrorBody {
+  return {
+    error: {
+      type: err.type,
+      code: err.code,
+      message: err.message,
+      ...(err.param !== undefined ? { param: err.param } : {}),
+      requestId,
+    },
+  };
+}

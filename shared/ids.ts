@@ -1,0 +1,33 @@
+import { customAlphabet } from "nanoid";
+
+/**
+ * Every id is a type prefix plus a nanoid, so a stray id in a log tells what it names.
+ * Public ids use 24 characters of a 62-letter alphabet (~143 bits); secrets use 40 (~238 bits).
+ */
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const publicPart = customAlphabet(ALPHABET, 24);
+const secretPart = customAlphabet(ALPHABET, 40);
+
+export const ID_PREFIX = {
+  merchant: "acct_",
+  paymentSession: "ps_",
+  event: "evt_",
+  apiKey: "key_",
+  request: "req_",
+  webhookEndpoint: "whe_",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+export function newId(kind: IdKind): string {
+  return ID_PREFIX[kind] + publicPart();
+}
+
+/** Random secret material (API keys, session tokens). */
+export function newSecret(): string {
+  return secretPart();
+}
+
+export function hasPrefix(id: string, kind: IdKind): boolean {
+  return id.startsWith(ID_PREFIX[kind]) && /^[A-Za-z0-9_]+$/.test(id);
+}
