@@ -17,13 +17,13 @@ CREATE TABLE "app"."api_keys" (
 CREATE TABLE "app"."idempotency_keys" (
 	"merchant_id" text NOT NULL,
 	"environment" text NOT NULL,
-	"key" text NOT NULL,
+	"key_hash" text NOT NULL,
 	"endpoint" text NOT NULL,
 	"request_hash" text NOT NULL,
 	"response_status" integer NOT NULL,
-	"response_body" jsonb NOT NULL,
+	"response_sealed" text NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	CONSTRAINT "idempotency_keys_merchant_id_environment_key_pk" PRIMARY KEY("merchant_id","environment","key")
+	CONSTRAINT "idempotency_keys_merchant_id_environment_key_hash_pk" PRIMARY KEY("merchant_id","environment","key_hash")
 );
 --> statement-breakpoint
 CREATE TABLE "app"."merchants" (

@@ -10,6 +10,12 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * One postgres.js pool, shared by drizzle and by the few raw statements on hot paths.
+ * Beware: drizzle takes over postgres.js's parsing and serializing of dates and json on
+ * the client it wraps, so raw statements pass only strings and numbers (json as
+ * `${JSON.stringify(x)}::jsonb`, times from now() in SQL) and read dates back as text.
+ */
 export function connect(url: string, opts: { max?: number } = {}): Database {
   const sql = postgres(url, {
     max: opts.max ?? 20,

@@ -117,22 +117,26 @@ export const sessionEvents = app.table(
 /**
  * Idempotency-Key records (DESIGN.md §8): the first response to a key is kept for 24 h
  * and replayed for the same request; a different request with the same key is refused.
+ * The key is stored only as a hash and the response sealed with a key derived from it:
+ * a creation response holds a session token, and the database alone must not give it away.
  */
 export const idempotencyKeys = app.table(
   "idempotency_keys",
   {
     merchantId: text("merchant_id").notNull(),
     environment: text("environment").notNull(),
-    key: text("key").notNull(),
+    keyHash: text("key_hash").notNull(),
     /** "POST /payment-sessions" etc.: a key is scoped to one endpoint. */
     endpoint: text("endpoint").notNull(),
     requestHash: text("request_hash").notNull(),
+    /** 0 while the first request is still being processed (its transaction holds the row). */
     responseStatus: integer("response_status").notNull(),
-    responseBody: jsonb("response_body").notNull(),
+    /** AES-256-GCM of the response body, base64 (iv.tag.ciphertext). */
+    responseSealed: text("response_sealed").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.merchantId, t.environment, t.key] }),
+    primaryKey({ columns: [t.merchantId, t.environment, t.keyHash] }),
     index("idempotency_keys_created_idx").on(t.createdAt),
   ],
 );

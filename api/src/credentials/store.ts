@@ -1,0 +1,111 @@
+/**
+ * Merchants and API keys in the database. A key's secret is returned once, by
+ * createApiKey, and never again: only its hash and display prefix are stored.
+ */
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { apiKeys, merchants } from "../db/schema.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { newId } from "../../../shared/ids.ts";
+import { displayPrefix, hashSecret, mintCredential, newMerchantPublicId, sameHash } from "./format.ts";
+
+export type Merchant = typeof merchants.$inferSelect;
+
+export interface ApiKeySummary {
+  id: string;
+  merchantId: string;
+  environment: Environment;
+  name: string;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export async function createMerchant(db: Db, name: string): Promise<Merchant> {
+  const [row] = await db
+    .insert(merchants)
+    .values({
+      id: newId("merchant"),
+      name,
+      sandboxPublicId: newMerchantPublicId("sandbox"),
+      livePublicId: newMerchantPublicId("production"),
+    })
+    .returning();
+  return row!;
+}
+
+export async function findMerchant(db: Db, id: string): Promise<Merchant | undefined> {
+  const [row] = await db.select().from(merchants).where(eq(merchants.id, id));
+  return row;
+}
+
+export function publicMerchantId(m: Merchant, environment: Environment): string {
+  return environment === "sandbox" ? m.sandboxPublicId : m.livePublicId;
+}
+
+/** Creates a key and returns its secret: the only time the secret exists outside the caller's hands. */
+export async function createApiKey(
+  db: Db,
+  merchantId: string,
+  environment: Environment,
+  name: string,
+): Promise<{ secret: string; key: ApiKeySummary }> {
+  const secret = mintCredential("api_key", environment);
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ id: newId("apiKey"), merchantId, environment, name, prefix: displayPrefix(secret), keyHash: hashSecret(secret) })
+    .returning();
+  return { secret, key: summarize(row!) };
+}
+
+export async function listApiKeys(db: Db, merchantId: string): Promise<ApiKeySummary[]> {
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.merchantId, merchantId)).orderBy(desc(apiKeys.createdAt));
+  return rows.map(summarize);
+}
+
+/** Revocation takes effect on the next request: keys are looked up on every request, never cached. */
+export async function revokeApiKey(db: Db, merchantId: string, keyId: string): Promise<ApiKeySummary | undefined> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.merchantId, merchantId), isNull(apiKeys.revokedAt)))
+    .returning();
+  return row ? summarize(row) : undefined;
+}
+
+export interface KeyLookup {
+  key: ApiKeySummary;
+  merchant: Merchant;
+}
+
+/** The key and its merchant for a presented secret, or undefined when no key has that hash. */
+export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | undefined> {
+  const hash = hashSecret(secret);
+  const [row] = await db
+    .select({ key: apiKeys, merchant: merchants })
+    .from(apiKeys)
+    .innerJoin(merchants, eq(merchants.id, apiKeys.merchantId))
+    .where(eq(apiKeys.keyHash, hash));
+  // The index probe already matched the hash; the constant-time check keeps it that way
+  // should the lookup ever change to a prefix search.
+  if (!row || !sameHash(row.key.keyHash, hash)) return undefined;
+  return { key: summarize(row.key), merchant: row.merchant };
+}
+
+export async function touchApiKey(db: Db, keyId: string, at: Date): Promise<void> {
+  await db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, keyId));
+}
+
+function summarize(row: typeof apiKeys.$inferSelect): ApiKeySummary {
+  return {
+    id: row.id,
+    merchantId: row.merchantId,
+    environment: row.environment as Environment,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
+  };
+}

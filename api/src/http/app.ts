@@ -1,0 +1,131 @@
+/**
+ * The Elysia application: request ids, CORS for the session-token routes only, the error
+ * mapping to the one error shape, Swagger, and the resource routes.
+ */
+import { Elysia } from "elysia";
+import { swagger } from "@elysiajs/swagger";
+import { ApiError, ERROR_CATALOGUE, errorBody } from "../errors.ts";
+import { newId } from "../../../shared/ids.ts";
+import { healthRoutes } from "./health.ts";
+import { paymentSessionRoutes } from "./payment-sessions.ts";
+import { publicSessionRoutes } from "./public-sessions.ts";
+import type { Services } from "./services.ts";
+
+export const SWAGGER_PATH = "/docs";
+
+const requestIds = new WeakMap<Request, string>();
+function requestIdOf(request: Request): string {
+  let id = requestIds.get(request);
+  if (!id) {
+    id = newId("request");
+    requestIds.set(request, id);
+  }
+  return id;
+}
+
+/** Browsers may call only the session-token routes (DESIGN.md §8). */
+const CORS_HEADERS: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, POST, OPTIONS",
+  "access-control-allow-headers": "authorization, content-type",
+  "access-control-expose-headers": "request-id",
+  "access-control-max-age": "600",
+};
+const isBrowserRoute = (path: string) => path === "/api" || path.startsWith("/api/");
+
+function pathOf(request: Request): string {
+  return new URL(request.url).pathname;
+}
+
+function errorResponse(err: ApiError, request: Request): Response {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "request-id": requestIdOf(request),
+    ...(err.headers ?? {}),
+    ...(isBrowserRoute(pathOf(request)) ? CORS_HEADERS : {}),
+  };
+  return new Response(JSON.stringify(errorBody(err, requestIdOf(request))), { status: err.status, headers });
+}
+
+const errorCatalogueMarkdown = [
+  "| HTTP | type | code | meaning |",
+  "|---|---|---|---|",
+  ...Object.entries(ERROR_CATALOGUE).map(([code, e]) => `| ${e.status} | ${e.type} | \`${code}\` | ${e.message} |`),
+].join("\n");
+
+export function buildApp(services: Services) {
+  const routeMatchers: { method: string; re: RegExp }[] = [];
+  const app = new Elysia()
+    .onRequest(({ request, set }) => {
+      set.headers["request-id"] = requestIdOf(request);
+      const path = pathOf(request);
+      if (isBrowserRoute(path)) {
+        Object.assign(set.headers, CORS_HEADERS);
+        if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { ...CORS_HEADERS } });
+      }
+    })
+    .onError(({ code, error, request }) => {
+      if (error instanceof ApiError) return errorResponse(error, request);
+      if (code === "NOT_FOUND") {
+        const path = pathOf(request);
+        const other = routeMatchers.some((r) => r.re.test(path) && r.method !== request.method);
+        return errorResponse(
+          other
+            ? new ApiError("method_not_allowed", `${request.method} is not allowed on ${path}.`)
+            : new ApiError("route_not_found", `No endpoint ${request.method} ${path}.`),
+          request,
+        );
+      }
+      if (code === "VALIDATION") {
+        // Only query strings reach Elysia's validator (bodies are checked by validate.ts).
+        const first = (error as { all?: { path?: string }[] }).all?.[0];
+        const param = first?.path?.replace(/^\//, "").replace(/\//g, ".") || undefined;
+        return errorResponse(new ApiError("parameter_invalid", `${param ?? "A query parameter"} has an invalid value.`, param), request);
+      }
+      if (code === "PARSE") return errorResponse(new ApiError("body_malformed"), request);
+      // Anything else is our bug: log it server-side (never request headers), answer 500.
+      console.error(
+        JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: String((error as Error)?.stack ?? error) }),
+      );
+      return errorResponse(new ApiError("internal_error"), request);
+    })
+    .use(
+      swagger({
+        path: SWAGGER_PATH,
+        provider: "swagger-ui",
+        exclude: [SWAGGER_PATH, `${SWAGGER_PATH}/json`],
+        documentation: {
+          info: {
+            title: "Paysession API",
+            version: "0.1.0",
+            description: [
+              "Accept dollar-stablecoin payments. A merchant server creates a payment session with its secret API key; the payer's browser opens the checkout with the session's id and token.",
+              "",
+              "**Auth.** Server endpoints take `Authorization: Bearer sk_test_…` (sandbox) or `sk_live_…` (production). Browser endpoints under `/api/` take `Authorization: Bearer <paymentSessionToken>` and answer CORS.",
+              "",
+              "**Errors.** Every error is `{ \"error\": { \"type\", \"code\", \"message\", \"param\"?, \"requestId\" } }` with a code from this catalogue:",
+              "",
+              errorCatalogueMarkdown,
+            ].join("\n"),
+          },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
+              sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },
+            },
+          },
+        },
+      }),
+    )
+    .use(healthRoutes(services))
+    .use(paymentSessionRoutes(services))
+    .use(publicSessionRoutes(services));
+
+  for (const r of app.routes) {
+    const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);
+    routeMatchers.push({ method: r.method, re });
+  }
+  return app;
+}
+
+export type App = ReturnType<typeof buildApp>;

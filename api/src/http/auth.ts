@@ -1,0 +1,87 @@
+/**
+ * The two ways in (spec §5): a secret API key for merchant servers, a session token for
+ * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
+ * (README, "Errors"). Keys and tokens are looked up on every request, never cached, so a
+ * revocation holds from the next request on.
+ */
+import { ApiError } from "../errors.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { bearer, parseCredential, type ParsedCredential } from "../credentials/format.ts";
+import { lookupApiKey, touchApiKey, type ApiKeySummary, type Merchant } from "../credentials/store.ts";
+import { findSessionByToken } from "../sessions/repository.ts";
+import type { SessionRow } from "../sessions/views.ts";
+import type { Services } from "./services.ts";
+
+export interface ApiKeyAuth {
+  environment: Environment;
+  merchant: Merchant;
+  key: ApiKeySummary;
+}
+
+export interface SessionTokenAuth {
+  environment: Environment;
+  session: SessionRow;
+  merchantName: string;
+}
+
+/** Which environment a request's base address belongs to, when the two differ (DESIGN.md §3). */
+export function environmentOfHost(services: Pick<Services, "config">, request: Request): Environment | undefined {
+  const { publicUrl, sandboxPublicUrl } = services.config;
+  if (publicUrl.host === sandboxPublicUrl.host) return undefined;
+  const host = request.headers.get("host") ?? new URL(request.url).host;
+  if (host === sandboxPublicUrl.host) return "sandbox";
+  if (host === publicUrl.host) return "production";
+  return undefined;
+}
+
+function presented(services: Services, request: Request): ParsedCredential {
+  const header = request.headers.get("authorization");
+  if (header === null || header.trim() === "") throw new ApiError("credentials_missing");
+  const raw = bearer(header);
+  const parsed = raw === undefined ? undefined : parseCredential(raw);
+  if (!parsed) throw new ApiError("credentials_malformed");
+  const hostEnvironment = environmentOfHost(services, request);
+  if (hostEnvironment && hostEnvironment !== parsed.environment) {
+    throw new ApiError(
+      "environment_mismatch",
+      `This is the ${hostEnvironment} base address; the credential is for ${parsed.environment}. Point SERVICE_API_HOST at the ${parsed.environment} base address.`,
+    );
+  }
+  return parsed;
+}
+
+function limit(services: Services, bucket: string): void {
+  const verdict = services.limiter.take(bucket, Date.now());
+  if (!verdict.ok) {
+    throw new ApiError("rate_limited", undefined, undefined, { "retry-after": String(verdict.retryAfterSeconds) });
+  }
+}
+
+/** How often last_used_at is written per key: once a minute is precise enough to spot a dead key. */
+const TOUCH_EVERY_MS = 60_000;
+
+export async function requireApiKey(services: Services, request: Request): Promise<ApiKeyAuth> {
+  const cred = presented(services, request);
+  if (cred.kind !== "api_key") throw new ApiError("api_key_required");
+  const found = await lookupApiKey(services.database.db, cred.raw);
+  if (!found) throw new ApiError("api_key_invalid");
+  if (found.key.revokedAt) throw new ApiError("api_key_revoked");
+  limit(services, found.key.id);
+  const now = Date.now();
+  if ((services.keyTouchedAt.get(found.key.id) ?? 0) + TOUCH_EVERY_MS <= now) {
+    services.keyTouchedAt.set(found.key.id, now);
+    // Not awaited: bookkeeping must not slow or fail the request.
+    touchApiKey(services.database.db, found.key.id, new Date(now)).catch(() => services.keyTouchedAt.delete(found.key.id));
+  }
+  return { environment: cred.environment, merchant: found.merchant, key: found.key };
+}
+
+export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {
+  const cred = presented(services, request);
+  if (cred.kind !== "session_token") throw new ApiError("session_token_required");
+  const found = await findSessionByToken(services.database.db, cred.raw);
+  if (!found || found.session.environment !== cred.environment) throw new ApiError("session_token_invalid");
+  if (found.session.tokenExpiresAt.getTime() <= Date.now()) throw new ApiError("session_token_expired");
+  limit(services, found.session.id);
+  return { environment: cred.environment, session: found.session, merchantName: found.merchantName };
+}

@@ -1,0 +1,54 @@
+/**
+ * Reading a JSON request body ourselves, so every way a body can be wrong gets its own
+ * catalogue error: not JSON → 415, over 64 KB → 413 (checked on the declared length and
+ * again while reading, for chunked bodies), not parseable → 400. An empty body is `{}`,
+ * so `POST …/cancel` works with no body at all.
+ */
+import { ApiError } from "../errors.ts";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export async function readJsonBody(request: Request): Promise<unknown> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw new ApiError("body_too_large");
+  const bytes = await readCapped(request);
+  if (bytes.length === 0) return {};
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") throw new ApiError("content_type_unsupported");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError("body_malformed", "The request body is not valid UTF-8.");
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError("body_malformed");
+  }
+}
+
+async function readCapped(request: Request): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw new ApiError("body_too_large");
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    out.set(c, offset);
+    offset += c.byteLength;
+  }
+  return out;
+}

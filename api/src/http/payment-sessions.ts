@@ -1,0 +1,195 @@
+/** Merchant-side payment-session endpoints (API key). */
+import { Elysia } from "elysia";
+import { ApiError } from "../errors.ts";
+import { isSessionStatus } from "../../../shared/status.ts";
+import { publicMerchantId } from "../credentials/store.ts";
+import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
+import { findSession, insertSession, listSessions, sessionEventsOf, transitionSession, type Query } from "../sessions/repository.ts";
+import { merchantView } from "../sessions/views.ts";
+import { readJsonBody } from "./body.ts";
+import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
+import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
+import {
+  AUTH_ERRORS,
+  BODY_ERRORS,
+  CreatedSession,
+  CreateSessionBody,
+  doc,
+  EmptyBody,
+  ListQuery,
+  MerchantSession,
+  SessionList,
+} from "./schemas.ts";
+import type { Services } from "./services.ts";
+import { validateBody } from "./validate.ts";
+
+const TAG = "Payment sessions (server, API key)";
+
+export function paymentSessionRoutes(services: Services) {
+  const { config, database } = services;
+  const limits = {
+    minAmountMinor: config.minAmountMinor,
+    maxAmountMinor: config.maxAmountMinor,
+    defaultExpirySeconds: config.sessionDefaultExpirySeconds,
+    minExpirySeconds: config.sessionMinExpirySeconds,
+    maxExpirySeconds: config.sessionMaxExpirySeconds,
+  };
+
+  async function create(q: Query, auth: ApiKeyAuth, body: CreateBody) {
+    const input = checkCreateInput(body, limits);
+    const { row, token } = await insertSession(q, {
+      merchantId: auth.merchant.id,
+      environment: auth.environment,
+      input,
+      tokenGraceSeconds: config.sessionTokenGraceSeconds,
+    });
+    return {
+      status: 201,
+      body: {
+        ...merchantView(row, publicMerchantId(auth.merchant, auth.environment)),
+        paymentSessionToken: token,
+        tokenExpiresAt: row.tokenExpiresAt.toISOString(),
+      },
+    };
+  }
+
+  async function loadOwn(auth: ApiKeyAuth, id: string) {
+    const row = await findSession(database.db, auth.merchant.id, auth.environment, id);
+    if (!row) throw new ApiError("resource_not_found", `No payment session ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
+    return row;
+  }
+
+  return new Elysia()
+    .post(
+      "/payment-sessions",
+      async ({ request, set }) => {
+        const auth = await requireApiKey(services, request);
+        const key = readIdempotencyKey(request.headers);
+        const raw = await readJsonBody(request);
+        const body = validateBody<CreateBody>(CreateSessionBody, raw);
+        const result = key
+          ? await withIdempotency(
+              database.sql,
+              { merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" },
+              key,
+              requestHash(raw),
+              (tx) => create(tx, auth, body),
+            )
+          : { ...(await create(database.sql, auth, body)), replayed: false };
+        set.status = result.status;
+        if (result.replayed) set.headers["idempotent-replayed"] = "true";
+        return result.body;
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Create a payment session",
+          description:
+            "Returns the session with a fresh `paymentSessionToken` for `sdk.open`. Send `Idempotency-Key: <unique>` to make retries safe: for 24 h the same key and body replay the first response (header `Idempotent-Replayed: true`); the same key with another body is refused.",
+          auth: "apiKey",
+          body: CreateSessionBody,
+          ok: { status: 201, schema: CreatedSession, description: "Created." },
+          errors: [
+            ...AUTH_ERRORS,
+            ...BODY_ERRORS,
+            "amount_invalid",
+            "amount_too_small",
+            "amount_too_large",
+            "currency_unsupported",
+            "idempotency_key_invalid",
+            "idempotency_key_reused",
+          ],
+        }),
+      },
+    )
+    .get(
+      "/payment-sessions",
+      async ({ request, query }) => {
+        const auth = await requireApiKey(services, request);
+        const limit = query.limit === undefined ? 20 : Number(query.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+          throw new ApiError("parameter_invalid", "limit must be a whole number from 1 to 100.", "limit");
+        }
+        if (query.status !== undefined && !isSessionStatus(query.status)) {
+          throw new ApiError("parameter_invalid", "status must be one of PENDING, FUNDED, SUCCEEDED, CANCELED, ERROR.", "status");
+        }
+        let startingAfter;
+        if (query.startingAfter !== undefined) {
+          startingAfter = await findSession(database.db, auth.merchant.id, auth.environment, query.startingAfter);
+          if (!startingAfter) throw new ApiError("parameter_invalid", "startingAfter is not a payment session of this account and environment.", "startingAfter");
+        }
+        const page = await listSessions(database.db, {
+          merchantId: auth.merchant.id,
+          environment: auth.environment,
+          limit,
+          status: query.status,
+          startingAfter,
+        });
+        const mid = publicMerchantId(auth.merchant, auth.environment);
+        return {
+          data: page.rows.map((r) => merchantView(r, mid)),
+          hasMore: page.hasMore,
+          nextCursor: page.hasMore ? page.rows[page.rows.length - 1]!.id : null,
+        };
+      },
+      {
+        query: ListQuery,
+        detail: doc({
+          tag: TAG,
+          summary: "List payment sessions",
+          description: "Newest first, in pages of `limit` (1–100, default 20). Pass the previous page's `nextCursor` as `startingAfter`.",
+          auth: "apiKey",
+          ok: { status: 200, schema: SessionList, description: "A page of sessions." },
+          errors: [...AUTH_ERRORS, "parameter_invalid"],
+        }),
+      },
+    )
+    .get(
+      "/payment-sessions/:id",
+      async ({ request, params }) => {
+        const auth = await requireApiKey(services, request);
+        const row = await loadOwn(auth, params.id);
+        return merchantView(row, publicMerchantId(auth.merchant, auth.environment), await sessionEventsOf(database.db, row.id));
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Retrieve a payment session",
+          description: "The session with its `history`: every status change with its time and reason.",
+          auth: "apiKey",
+          ok: { status: 200, schema: MerchantSession, description: "The session." },
+          errors: [...AUTH_ERRORS, "resource_not_found"],
+        }),
+      },
+    )
+    .post(
+      "/payment-sessions/:id/cancel",
+      async ({ request, params }) => {
+        const auth = await requireApiKey(services, request);
+        validateBody(EmptyBody, await readJsonBody(request));
+        const row = await loadOwn(auth, params.id);
+        const updated = await transitionSession(database.sql, {
+          sessionId: row.id,
+          from: ["PENDING"],
+          to: "CANCELED",
+          reason: "canceled_by_merchant",
+        });
+        if (!updated) {
+          const now = await loadOwn(auth, params.id);
+          throw new ApiError("session_not_cancelable", `The payment session is ${now.status}; only a PENDING session can be canceled.`);
+        }
+        return merchantView(updated, publicMerchantId(auth.merchant, auth.environment), await sessionEventsOf(database.db, row.id));
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Cancel a payment session",
+          description: "Only while PENDING. The session becomes CANCELED with reason `canceled_by_merchant`; a webhook follows.",
+          auth: "apiKey",
+          body: EmptyBody,
+          ok: { status: 200, schema: MerchantSession, description: "The canceled session." },
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "session_not_cancelable"],
+        }),
+      },
+    );
+}

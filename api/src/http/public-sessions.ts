@@ -1,0 +1,68 @@
+/**
+ * Session-token endpoints, called from the payer's browser by the SDK and checkout
+ * (`Authorization: Bearer pst_…`). They answer CORS (app.ts): a token is safe to hold in
+ * a page, an API key never is.
+ */
+import { Elysia } from "elysia";
+import { ApiError } from "../errors.ts";
+import { transitionSession } from "../sessions/repository.ts";
+import { publicView } from "../sessions/views.ts";
+import { readJsonBody } from "./body.ts";
+import { requireSessionToken } from "./auth.ts";
+import { BODY_ERRORS, doc, EmptyBody, PublicQuery, PublicSession, TOKEN_ERRORS } from "./schemas.ts";
+import type { Services } from "./services.ts";
+import { validateBody } from "./validate.ts";
+
+const TAG = "Payment session (browser, session token)";
+
+export function publicSessionRoutes(services: Services) {
+  return new Elysia()
+    .get(
+      "/api/payment-sessions",
+      async ({ request, query }) => {
+        const auth = await requireSessionToken(services, request);
+        if (query.paymentSessionId !== undefined && query.paymentSessionId !== auth.session.id) {
+          throw new ApiError("session_token_mismatch", undefined, "paymentSessionId");
+        }
+        return publicView(auth.session, auth.merchantName);
+      },
+      {
+        query: PublicQuery,
+        detail: doc({
+          tag: TAG,
+          summary: "Retrieve the token's payment session",
+          description:
+            "The public view of the one session the token belongs to: no metadata, no reference id. The token names the session; `paymentSessionId` may be added as a check.",
+          auth: "sessionToken",
+          ok: { status: 200, schema: PublicSession, description: "The session." },
+          errors: [...TOKEN_ERRORS, "session_token_mismatch"],
+        }),
+      },
+    )
+    .post(
+      "/api/payment-sessions/cancel",
+      async ({ request }) => {
+        const auth = await requireSessionToken(services, request);
+        validateBody(EmptyBody, await readJsonBody(request));
+        const updated = await transitionSession(services.database.sql, {
+          sessionId: auth.session.id,
+          from: ["PENDING"],
+          to: "CANCELED",
+          reason: "canceled_by_payer",
+        });
+        if (!updated) throw new ApiError("session_not_cancelable", `The payment session is ${auth.session.status}; only a PENDING session can be canceled.`);
+        return publicView(updated, auth.merchantName);
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Cancel the token's payment session (payer)",
+          description: "Only while PENDING. The session becomes CANCELED with reason `canceled_by_payer`.",
+          auth: "sessionToken",
+          body: EmptyBody,
+          ok: { status: 200, schema: PublicSession, description: "The canceled session." },
+          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "session_not_cancelable"],
+        }),
+      },
+    );
+}

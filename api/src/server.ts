@@ -1,0 +1,66 @@
+/**
+ * Boots the service: database (DATABASE_URL or an embedded Postgres under the data dir),
+ * migrations, the HTTP server, housekeeping. Returned `stop()` undoes it in reverse.
+ * Used by main.ts, the tests and the benchmarks alike.
+ */
+import { join } from "node:path";
+import type { Config } from "./config.ts";
+import { connect, type Database } from "./db/client.ts";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.ts";
+import { migrate } from "./db/migrate.ts";
+import { buildApp, SWAGGER_PATH } from "./http/app.ts";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
+import { MAX_BODY_BYTES } from "./http/body.ts";
+import { makeServices, type Services } from "./http/services.ts";
+
+export interface RunningService {
+  url: string;
+  swaggerUrl: string;
+  databaseUrl: string;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
+
+export async function startService(config: Config, log: (line: string) => void = () => {}): Promise<RunningService> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort });
+    databaseUrl = embedded.url;
+    log(`embedded Postgres on 127.0.0.1:${config.embeddedPgPort}, data in ${join(config.dataDir, "pg")}`);
+  }
+  let database: Database | undefined;
+  try {
+    database = connect(databaseUrl, { max: config.dbPoolSize });
+    const applied = await migrate(database.sql);
+    if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
+    const services = makeServices(config, database);
+    const app = buildApp(services);
+    app.listen({ port: config.port, hostname: config.bindHost, maxRequestBodySize: MAX_BODY_BYTES + 1024 });
+    const server = app.server!;
+    const url = `http://${config.bindHost}:${server.port}`;
+    // Housekeeping only: a skipped run loses nothing, the next one catches up.
+    const housekeeping = setInterval(() => {
+      purgeExpiredIdempotencyKeys(database!.sql).catch((e) => log(`idempotency purge failed: ${String(e)}`));
+    }, HOUSEKEEPING_EVERY_MS);
+    housekeeping.unref();
+    return {
+      url,
+      swaggerUrl: `${url}${SWAGGER_PATH}`,
+      databaseUrl,
+      services,
+      async stop() {
+        clearInterval(housekeeping);
+        await app.stop(true);
+        await database!.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (err) {
+    await database?.close().catch(() => {});
+    await embedded?.stop().catch(() => {});
+    throw err;
+  }
+}

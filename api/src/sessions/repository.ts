@@ -1,0 +1,160 @@
+/**
+ * Payment sessions in the database. Creation is the hot path (bench/api-create.ts), so it
+ * is one SQL statement that writes the session and its first event together; the rest
+ * goes through drizzle.
+ */
+import { and, asc, desc, eq, lt, or, sql as dsql, type SQL } from "drizzle-orm";
+import type { Sql, TransactionSql } from "postgres";
+import type { Db } from "../db/client.ts";
+import { merchants, paymentSessions, sessionEvents } from "../db/schema.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { newId } from "../../../shared/ids.ts";
+import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import { hashSecret, mintCredential } from "../credentials/format.ts";
+import type { CreateSessionInput } from "./create-input.ts";
+import type { EventRow, SessionRow } from "./views.ts";
+
+export type Query = Sql | TransactionSql;
+
+export interface CreatedSession {
+  row: SessionRow;
+  /** The session token in clear: returned once, in the creation response. */
+  token: string;
+}
+
+export async function insertSession(
+  q: Query,
+  args: { merchantId: string; environment: Environment; input: CreateSessionInput; tokenGraceSeconds: number },
+): Promise<CreatedSession> {
+  const { merchantId, environment, input } = args;
+  const token = mintCredential("session_token", environment);
+  const id = newId("paymentSession");
+  // The database clock is the one clock: created_at, expires_at and the token's expiry
+  // all come from the same now().
+  const rows = await q`
+    with s as (
+      insert into app.payment_sessions
+        (id, merchant_id, environment, status, status_reason, amount_minor, currency, reference_id, metadata,
+         expires_at, token_hash, token_expires_at, sequence)
+      values
+        (${id}, ${merchantId}, ${environment}, 'PENDING', 'created', ${input.amountMinor.toString()}::bigint, ${input.currency},
+         ${input.referenceId}, ${JSON.stringify(input.metadata)}::jsonb,
+         now() + make_interval(secs => ${input.expiresInSeconds}),
+         ${hashSecret(token)},
+         now() + make_interval(secs => ${input.expiresInSeconds + args.tokenGraceSeconds}),
+         1)
+      returning *
+    ), e as (
+      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+      select ${newId("event")}, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at from s
+    )
+    select * from s`;
+  return { row: sessionFromSql(rows[0]!), token };
+}
+
+export async function findSession(db: Db, merchantId: string, environment: Environment, id: string): Promise<SessionRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(paymentSessions)
+    .where(and(eq(paymentSessions.id, id), eq(paymentSessions.merchantId, merchantId), eq(paymentSessions.environment, environment)));
+  return row;
+}
+
+export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
+  return db.select().from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
+}
+
+export async function findSessionByToken(
+  db: Db,
+  token: string,
+): Promise<{ session: SessionRow; merchantName: string } | undefined> {
+  const [row] = await db
+    .select({ session: paymentSessions, merchantName: merchants.name })
+    .from(paymentSessions)
+    .innerJoin(merchants, eq(merchants.id, paymentSessions.merchantId))
+    .where(eq(paymentSessions.tokenHash, hashSecret(token)));
+  return row;
+}
+
+export interface ListArgs {
+  merchantId: string;
+  environment: Environment;
+  limit: number;
+  status?: SessionStatus;
+  /** Keyset cursor: the id of the last session of the previous page. */
+  startingAfter?: SessionRow;
+}
+
+/** Newest first; one row more than asked tells whether another page exists. */
+export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: SessionRow[]; hasMore: boolean }> {
+  const conditions: SQL[] = [eq(paymentSessions.merchantId, args.merchantId), eq(paymentSessions.environment, args.environment)];
+  if (args.status) conditions.push(eq(paymentSessions.status, args.status));
+  const after = args.startingAfter;
+  if (after) {
+    // Compare with the cursor row's own timestamp inside SQL: a JS Date drops microseconds.
+    const cursorTime = dsql`(select created_at from app.payment_sessions where id = ${after.id})`;
+    conditions.push(
+      or(lt(paymentSessions.createdAt, cursorTime), and(eq(paymentSessions.createdAt, cursorTime), lt(paymentSessions.id, after.id)))!,
+    );
+  }
+  const rows = await db
+    .select()
+    .from(paymentSessions)
+    .where(and(...conditions))
+    .orderBy(desc(paymentSessions.createdAt), desc(paymentSessions.id))
+    .limit(args.limit + 1);
+  return { rows: rows.slice(0, args.limit), hasMore: rows.length > args.limit };
+}
+
+/**
+ * Moves a session from one of `from` to `to`, recording the event, in one transaction.
+ * Returns undefined (and changes nothing) when the session is not in one of `from`.
+ */
+export async function transitionSession(
+  sql: Sql,
+  args: { sessionId: string; from: SessionStatus[]; to: SessionStatus; reason: TransitionReason; detail?: Record<string, unknown> },
+): Promise<SessionRow | undefined> {
+  return sql.begin(async (tx) => {
+    const [current] = await tx`select status from app.payment_sessions where id = ${args.sessionId} for update`;
+    if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
+    const [updated] = await tx`
+      update app.payment_sessions
+         set status = ${args.to}, status_reason = ${args.reason}, sequence = sequence + 1, updated_at = now()
+       where id = ${args.sessionId}
+      returning *`;
+    const row = sessionFromSql(updated!);
+    await tx`
+      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+      values (${newId("event")}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
+              ${current.status}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
+    return row;
+  });
+}
+
+/**
+ * A raw `app.payment_sessions` row (snake_case, from postgres.js) as drizzle would type it.
+ * drizzle switches off postgres.js's own parsing of timestamps and json on the client it
+ * wraps (it maps columns itself), so raw rows carry them as text.
+ */
+const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
+const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
+
+function sessionFromSql(r: Record<string, unknown>): SessionRow {
+  return {
+    id: r.id as string,
+    merchantId: r.merchant_id as string,
+    environment: r.environment as string,
+    status: r.status as string,
+    statusReason: r.status_reason as string,
+    amountMinor: BigInt(r.amount_minor as bigint | string),
+    currency: r.currency as string,
+    referenceId: (r.reference_id as string | null) ?? null,
+    metadata: asJson<Record<string, string>>(r.metadata),
+    expiresAt: asDate(r.expires_at),
+    tokenHash: r.token_hash as string,
+    tokenExpiresAt: asDate(r.token_expires_at),
+    sequence: r.sequence as number,
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+  };
+}
