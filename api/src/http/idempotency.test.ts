@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestService, type TestService } from "../testing/service.ts";
+import { requestHash, seal, unseal } from "./idempotency.ts";
+
+let svc: TestService;
+let key: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  key = (await svc.merchant()).sandboxKey;
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+const post = (idem: string, body: unknown, auth = key) =>
+  svc.call("POST", "/payment-sessions", { auth, body, headers: { "idempotency-key": idem } });
+
+describe("pure parts", () => {
+  test("request hash ignores key order, not values", () => {
+    expect(requestHash({ a: "1", b: { c: 1, d: 2 } })).toBe(requestHash({ b: { d: 2, c: 1 }, a: "1" }));
+    expect(requestHash({ a: "1" })).not.toBe(requestHash({ a: "2" }));
+  });
+  test("seal and unseal round-trip; a wrong key cannot open", () => {
+    const s = seal("k1", '{"x":1}');
+    expect(s).not.toContain("x");
+    expect(unseal("k1", s)).toBe('{"x":1}');
+    expect(() => unseal("k2", s)).toThrow();
+  });
+});
+
+describe("Idempotency-Key", () => {
+  test("same key and body replays the first response, token included, and writes nothing", async () => {
+    const body = { amount: "20.00", currency: "USD", metadata: { a: "1", b: "2" } };
+    const first = await post("order-1", body);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const rows = await svc.count("payment_sessions");
+    const second = await post("order-1", { metadata: { b: "2", a: "1" }, currency: "USD", amount: "20.00" });
+    expect(second.status).toBe(201);
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(second.body).toEqual(first.body);
+    expect(await svc.count("payment_sessions")).toBe(rows);
+  });
+
+  test("same key with a different body is 422 and writes nothing", async () => {
+    await post("order-2", { amount: "20.00", currency: "USD" });
+    const rows = await svc.count("payment_sessions");
+    const r = await post("order-2", { amount: "21.00", currency: "USD" });
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe("idempotency_key_reused");
+    expect(r.body.error.param).toBe("Idempotency-Key");
+    expect(await svc.count("payment_sessions")).toBe(rows);
+  });
+
+  test("concurrent duplicates create one session and all get its response", async () => {
+    const rows = await svc.count("payment_sessions");
+    const results = await Promise.all(Array.from({ length: 12 }, () => post("order-3", { amount: "30.00", currency: "USD" })));
+    expect(results.every((r) => r.status === 201)).toBe(true);
+    expect(new Set(results.map((r) => r.body.paymentSessionId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.body.paymentSessionToken)).size).toBe(1);
+    expect(results.filter((r) => r.headers.get("idempotent-replayed") === "true").length).toBe(11);
+    expect(await svc.count("payment_sessions")).toBe(rows + 1);
+  });
+
+  test("a failed first request leaves the key free", async () => {
+    const bad = await post("order-4", { amount: "0.00", currency: "USD" });
+    expect(bad.status).toBe(400);
+    const good = await post("order-4", { amount: "4.00", currency: "USD" });
+    expect(good.status).toBe(201);
+  });
+
+  test("keys are per merchant", async () => {
+    const other = (await svc.merchant("Other")).sandboxKey;
+    const a = await post("shared-key", { amount: "5.00", currency: "USD" });
+    const b = await post("shared-key", { amount: "5.00", currency: "USD" }, other);
+    expect(b.status).toBe(201);
+    expect(b.body.paymentSessionId).not.toBe(a.body.paymentSessionId);
+  });
+
+  test("after 24 hours a key may be used afresh", async () => {
+    const a = await post("old-key", { amount: "6.00", currency: "USD" });
+    await svc.services.database.sql`update app.idempotency_keys set created_at = now() - interval '25 hours'`;
+    const b = await post("old-key", { amount: "7.00", currency: "USD" });
+    expect(b.status).toBe(201);
+    expect(b.body.paymentSessionId).not.toBe(a.body.paymentSessionId);
+  });
+
+  test("the stored record holds neither the key nor the token in clear", async () => {
+    const r = await post("secret-check-key", { amount: "8.00", currency: "USD" });
+    const dump = await svc.services.database.sql`select row_to_json(i)::text as t from app.idempotency_keys i`;
+    const all = dump.map((d) => d.t as string).join("\n");
+    expect(all).not.toContain("secret-check-key");
+    expect(all).not.toContain(r.body.paymentSessionToken);
+    expect(all).not.toContain(r.body.paymentSessionId);
+  });
+
+  test("an unusable Idempotency-Key header is 400", async () => {
+    for (const bad of ["", "x".repeat(256), "has space"]) {
+      const r = await post(bad, { amount: "1.00", currency: "USD" });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe("idempotency_key_invalid");
+    }
+  });
+});

@@ -1,0 +1,223 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestService, type TestService } from "../testing/service.ts";
+
+let svc: TestService;
+let key: string;
+let liveKey: string;
+beforeAll(async () => {
+  svc = await startTestService();
+  ({ sandboxKey: key, liveKey } = await svc.merchant("Acme"));
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+describe("create", () => {
+  test("returns 201 with id, fresh token and the merchant's fields", async () => {
+    const a = await svc.call("POST", "/payment-sessions", {
+      auth: key,
+      body: { amount: "12.34", currency: "USD", metadata: { orderId: "42" }, referenceId: "order_42", expiresInSeconds: 600 },
+    });
+    expect(a.status).toBe(201);
+    expect(a.body.paymentSessionId).toMatch(/^ps_[0-9A-Za-z]{24}$/);
+    expect(a.body.paymentSessionToken).toMatch(/^pst_test_[0-9A-Za-z]{40}$/);
+    expect(a.body).toMatchObject({
+      status: "PENDING",
+      statusReason: "created",
+      amount: "12.34",
+      currency: "USD",
+      environment: "sandbox",
+      referenceId: "order_42",
+      metadata: { orderId: "42" },
+    });
+    expect(a.body.merchantId).toMatch(/^mch_test_/);
+    const created = Date.parse(a.body.createdAt);
+    expect(Date.parse(a.body.expiresAt) - created).toBe(600_000);
+    expect(Date.parse(a.body.tokenExpiresAt) - Date.parse(a.body.expiresAt)).toBe(3600_000);
+    const b = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "12.34", currency: "USD" } });
+    expect(b.body.paymentSessionToken).not.toBe(a.body.paymentSessionToken);
+    expect(b.body.paymentSessionId).not.toBe(a.body.paymentSessionId);
+    expect(Date.parse(b.body.expiresAt) - Date.parse(b.body.createdAt)).toBe(1800_000);
+  });
+
+  test("lower-case currency is accepted and normalized", async () => {
+    const r = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "1.00", currency: "usd" } });
+    expect(r.status).toBe(201);
+    expect(r.body.currency).toBe("USD");
+  });
+
+  test("the token is stored only as a hash", async () => {
+    const r = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "5.00", currency: "USD" } });
+    const rows = await svc.services.database.sql`select token_hash from app.payment_sessions where id = ${r.body.paymentSessionId}`;
+    expect(rows[0]!.token_hash).toMatch(/^[0-9a-f]{64}$/);
+    const leaked = await svc.services.database.sql.unsafe(
+      `select count(*)::int as n from app.payment_sessions where token_hash = $1 or metadata::text like $2`,
+      [r.body.paymentSessionToken, `%${r.body.paymentSessionToken}%`],
+    );
+    expect(leaked[0]!.n).toBe(0);
+  });
+});
+
+describe("retrieve", () => {
+  test("returns the session with its history", async () => {
+    const c = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "7.50", currency: "USD" } });
+    const r = await svc.call("GET", `/payment-sessions/${c.body.paymentSessionId}`, { auth: key });
+    expect(r.status).toBe(200);
+    expect(r.body.paymentSessionToken).toBeUndefined();
+    expect(r.body.amount).toBe("7.50");
+    expect(r.body.history).toEqual([
+      { sequence: 1, status: "PENDING", previousStatus: null, reason: "created", detail: {}, at: c.body.createdAt },
+    ]);
+  });
+
+  test("unknown id and the other environment's sessions are 404", async () => {
+    const c = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "7.50", currency: "USD" } });
+    expect((await svc.call("GET", "/payment-sessions/ps_doesnotexist", { auth: key })).body.error.code).toBe("resource_not_found");
+    const other = await svc.call("GET", `/payment-sessions/${c.body.paymentSessionId}`, { auth: liveKey });
+    expect(other.status).toBe(404);
+    expect(other.body.error.code).toBe("resource_not_found");
+  });
+});
+
+describe("list", () => {
+  test("pages through every session newest first, filters by status", async () => {
+    const m = await svc.merchant("Lister");
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const r = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: `${i + 1}.00`, currency: "USD" } });
+      ids.push(r.body.paymentSessionId);
+    }
+    await svc.call("POST", `/payment-sessions/${ids[2]}/cancel`, { auth: m.sandboxKey });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const q: string = `/payment-sessions?limit=3${cursor ? `&startingAfter=${cursor}` : ""}`;
+      const page = await svc.call("GET", q, { auth: m.sandboxKey });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.data.map((s: { paymentSessionId: string }) => s.paymentSessionId));
+      expect(page.body.hasMore).toBe(page.body.nextCursor !== null);
+      cursor = page.body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual([...ids].reverse());
+    const canceled = await svc.call("GET", "/payment-sessions?status=CANCELED", { auth: m.sandboxKey });
+    expect(canceled.body.data.map((s: { paymentSessionId: string }) => s.paymentSessionId)).toEqual([ids[2]]);
+    // Another merchant's list does not include them.
+    const mine = await svc.call("GET", "/payment-sessions?limit=100", { auth: key });
+    expect(mine.body.data.some((s: { paymentSessionId: string }) => ids.includes(s.paymentSessionId))).toBe(false);
+  });
+
+  test("bad list parameters are 400 with the param named", async () => {
+    for (const [q, param] of [
+      ["limit=0", "limit"],
+      ["limit=101", "limit"],
+      ["limit=abc", "limit"],
+      ["status=PAID", "status"],
+      ["startingAfter=ps_nope", "startingAfter"],
+    ] as const) {
+      const r = await svc.call("GET", `/payment-sessions?${q}`, { auth: key });
+      expect(r.status).toBe(400);
+      expect(r.body.error.param).toBe(param);
+    }
+  });
+});
+
+describe("cancel", () => {
+  test("merchant cancels a pending session once; a second cancel is 409", async () => {
+    const c = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "3.00", currency: "USD" } });
+    const id = c.body.paymentSessionId;
+    const r = await svc.call("POST", `/payment-sessions/${id}/cancel`, { auth: key });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe("CANCELED");
+    expect(r.body.statusReason).toBe("canceled_by_merchant");
+    expect(r.body.history.map((h: { status: string }) => h.status)).toEqual(["PENDING", "CANCELED"]);
+    const again = await svc.call("POST", `/payment-sessions/${id}/cancel`, { auth: key });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe("session_not_cancelable");
+    const events = await svc.services.database.sql`select sequence from app.session_events where session_id = ${id} order by sequence`;
+    expect(events.map((e) => e.sequence)).toEqual([1, 2]);
+  });
+
+  test("payer cancels with the session token", async () => {
+    const c = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "3.00", currency: "USD" } });
+    const r = await svc.call("POST", "/api/payment-sessions/cancel", { auth: c.body.paymentSessionToken });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe("CANCELED");
+    const m = await svc.call("GET", `/payment-sessions/${c.body.paymentSessionId}`, { auth: key });
+    expect(m.body.statusReason).toBe("canceled_by_payer");
+  });
+
+  test("concurrent cancels: exactly one succeeds, one event written", async () => {
+    const c = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "3.00", currency: "USD" } });
+    const id = c.body.paymentSessionId;
+    const results = await Promise.all([
+      svc.call("POST", `/payment-sessions/${id}/cancel`, { auth: key }),
+      svc.call("POST", `/payment-sessions/${id}/cancel`, { auth: key }),
+      svc.call("POST", "/api/payment-sessions/cancel", { auth: c.body.paymentSessionToken }),
+    ]);
+    expect(results.filter((r) => r.status === 200).length).toBe(1);
+    expect(results.filter((r) => r.status === 409).length).toBe(2);
+    const events = await svc.services.database.sql`select count(*)::int as n from app.session_events where session_id = ${id}`;
+    expect(events[0]!.n).toBe(2);
+  });
+});
+
+describe("public view", () => {
+  test("shows what a checkout needs and nothing the merchant keeps private", async () => {
+    const c = await svc.call("POST", "/payment-sessions", {
+      auth: key,
+      body: { amount: "9.99", currency: "USD", metadata: { secret: "internal" }, referenceId: "ref_1" },
+    });
+    const r = await svc.call("GET", "/api/payment-sessions", { auth: c.body.paymentSessionToken });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      paymentSessionId: c.body.paymentSessionId,
+      status: "PENDING",
+      amount: "9.99",
+      currency: "USD",
+      environment: "sandbox",
+      merchantName: "Acme",
+      expiresAt: c.body.expiresAt,
+      createdAt: c.body.createdAt,
+    });
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  test("CORS preflight on /api/ only; server endpoints send no CORS headers", async () => {
+    const pre = await fetch(`${svc.url}/api/payment-sessions`, {
+      method: "OPTIONS",
+      headers: { origin: "https://shop.example", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+    });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");
+    const server = await svc.call("GET", "/payment-sessions", { auth: key, headers: { origin: "https://shop.example" } });
+    expect(server.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("health and docs", () => {
+  test("healthz, readyz, swagger json lists every route with both auth schemes", async () => {
+    expect((await svc.call("GET", "/healthz")).body).toEqual({ status: "ok" });
+    expect((await svc.call("GET", "/readyz")).body).toEqual({ status: "ready" });
+    const spec = (await svc.call("GET", "/docs/json")).body;
+    expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["apiKey", "sessionToken"]);
+    for (const [path, method] of [
+      ["/payment-sessions", "post"],
+      ["/payment-sessions", "get"],
+      ["/payment-sessions/{id}", "get"],
+      ["/payment-sessions/{id}/cancel", "post"],
+      ["/api/payment-sessions", "get"],
+      ["/api/payment-sessions/cancel", "post"],
+    ] as const) {
+      const op = spec.paths[path]?.[method];
+      expect(op).toBeDefined();
+      expect(op.responses["401"].content["application/json"].example.error.code).toBeString();
+    }
+    expect(spec.paths["/payment-sessions"].post.requestBody.content["application/json"].schema.properties.amount.examples).toEqual(["12.34"]);
+    const ui = await fetch(`${svc.url}/docs`);
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toContain("swagger");
+  });
+});
