@@ -28,6 +28,7 @@ export function newSecret(): string {
   return secretPart();
 }
 
-export function hasPrefix(id: string, kind: IdKind): boolean {
-  return id.startsWith(ID_PREFIX[kind]) && /^[A-Za-z0-9_]+$/.test(id);
+/** Whether `id` has the exact shape of an id of this kind (checked before it reaches a query). */
+export function isId(kind: IdKind, id: string): boolean {
+  return id.length === ID_PREFIX[kind].length + 24 && id.startsWith(ID_PREFIX[kind]) && /^[0-9A-Za-z]{24}$/.test(id.slice(-24));
 }

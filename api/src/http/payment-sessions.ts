@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isSessionStatus } from "../../../shared/status.ts";
+import { isId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
 import { findSession, insertSession, listSessions, sessionEventsOf, transitionSession, type Query } from "../sessions/repository.ts";
@@ -54,7 +55,7 @@ export function paymentSessionRoutes(services: Services) {
   }
 
   async function loadOwn(auth: ApiKeyAuth, id: string) {
-    const row = await findSession(database.db, auth.merchant.id, auth.environment, id);
+    const row = isId("paymentSession", id) ? await findSession(database.db, auth.merchant.id, auth.environment, id) : undefined;
     if (!row) throw new ApiError("resource_not_found", `No payment session ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
     return row;
   }
@@ -115,7 +116,9 @@ export function paymentSessionRoutes(services: Services) {
         }
         let startingAfter;
         if (query.startingAfter !== undefined) {
-          startingAfter = await findSession(database.db, auth.merchant.id, auth.environment, query.startingAfter);
+          startingAfter = isId("paymentSession", query.startingAfter)
+            ? await findSession(database.db, auth.merchant.id, auth.environment, query.startingAfter)
+            : undefined;
           if (!startingAfter) throw new ApiError("parameter_invalid", "startingAfter is not a payment session of this account and environment.", "startingAfter");
         }
         const page = await listSessions(database.db, {

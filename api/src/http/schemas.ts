@@ -10,6 +10,9 @@ import { ERROR_CATALOGUE, ERROR_TYPES, type ErrorCode } from "../errors.ts";
 import { METADATA_LIMITS } from "../sessions/create-input.ts";
 
 const literals = <T extends readonly string[]>(values: T) => t.Union(values.map((v) => t.Literal(v)));
+/** A JSON integer. (Elysia's t.Integer also takes "600" as a string, for query strings; bodies are strict.) */
+const JsonInteger = (opts: { minimum?: number; maximum?: number; description?: string; examples?: number[] } = {}) =>
+  t.Unsafe<number>({ type: "integer", ...opts });
 
 export const CreateSessionBody = t.Object(
   {
@@ -27,7 +30,7 @@ export const CreateSessionBody = t.Object(
     ),
     referenceId: t.Optional(t.String({ minLength: 1, maxLength: 128, description: "Your reference (e.g. an order id).", examples: ["order_1042"] })),
     expiresInSeconds: t.Optional(
-      t.Integer({ minimum: 60, maximum: 86400, description: "Seconds until the session expires unpaid. Default 1800 (30 min).", examples: [1800] }),
+      JsonInteger({ minimum: 60, maximum: 86400, description: "Seconds until the session expires unpaid. Default 1800 (30 min).", examples: [1800] }),
     ),
   },
   { additionalProperties: false },
@@ -38,7 +41,7 @@ export const EmptyBody = t.Object({}, { additionalProperties: false, description
 const Status = literals(SESSION_STATUSES);
 
 const HistoryEntry = t.Object({
-  sequence: t.Integer(),
+  sequence: JsonInteger(),
   status: Status,
   previousStatus: t.Union([Status, t.Null()]),
   reason: literals(TRANSITION_REASONS),

@@ -64,6 +64,8 @@ function check(schema: Schema, value: unknown, path: string): void {
       return checkObject(schema, value, path);
     case "string": {
       if (typeof value !== "string") fail("parameter_invalid", path, `${name} must be a string, not ${describe(value)}.`);
+      // Postgres text cannot hold NUL; refuse it here rather than fail in the database.
+      if (value.includes("\u0000")) fail("parameter_invalid", path, `${name} must not contain NUL characters.`);
       if (schema.minLength !== undefined && value.length < schema.minLength)
         fail("parameter_invalid", path, `${name} must be at least ${schema.minLength} characters.`);
       if (schema.maxLength !== undefined && value.length > schema.maxLength)
@@ -103,7 +105,8 @@ function checkObject(schema: Schema, value: unknown, path: string): void {
   if (schema.maxProperties !== undefined && keys.length > schema.maxProperties)
     fail("parameter_invalid", path, `${name} may have at most ${schema.maxProperties} entries.`);
   for (const key of keys) {
-    if (key in props) continue;
+    if (key.includes("\u0000")) fail("parameter_invalid", path, `${name} has a key with a NUL character.`);
+    if (Object.hasOwn(props, key)) continue;
     const match = patterns.find(([re]) => re.test(key));
     if (match) {
       check(match[1], obj[key], join(path, key));
