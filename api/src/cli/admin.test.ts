@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { startTestService, type TestService } from "../testing/service.ts";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+async function admin(...args: string[]) {
+  const p = Bun.spawn(["bun", resolve(import.meta.dir, "admin.ts"), ...args, "--json"], {
+    env: { ...process.env, DATABASE_URL: svc.databaseUrl },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stdout, stderr] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  return { code, out: stdout ? JSON.parse(stdout) : undefined, stderr };
+}
+
+test("an operator bootstraps a merchant, lists, adds and revokes keys", async () => {
+  const created = await admin("merchant:create", "--name", "Operator Co");
+  expect(created.code).toBe(0);
+  const { merchant, keys } = created.out;
+  expect(merchant.sandboxPublicId).toMatch(/^mch_test_/);
+  expect(keys.sandbox).toMatch(/^sk_test_/);
+  expect(keys.production).toMatch(/^sk_live_/);
+  const session = await svc.call("POST", "/payment-sessions", { auth: keys.sandbox, body: { amount: "1.00", currency: "USD" } });
+  expect(session.status).toBe(201);
+
+  const extra = await admin("key:create", "--merchant", merchant.id, "--env", "sandbox", "--name", "ci");
+  expect(extra.code).toBe(0);
+  const listed = await admin("key:list", "--merchant", merchant.id);
+  expect(listed.out.keys.length).toBe(3);
+  expect(JSON.stringify(listed.out)).not.toContain(keys.sandbox);
+
+  const sandboxKeyId = listed.out.keys.find((k: { name: string }) => k.name === "first sandbox key").id;
+  expect((await admin("key:revoke", "--merchant", merchant.id, "--key", sandboxKeyId)).code).toBe(0);
+  const refused = await svc.call("POST", "/payment-sessions", { auth: keys.sandbox, body: { amount: "1.00", currency: "USD" } });
+  expect(refused.body.error.code).toBe("api_key_revoked");
+  const stillFine = await svc.call("POST", "/payment-sessions", { auth: extra.out.secret, body: { amount: "1.00", currency: "USD" } });
+  expect(stillFine.status).toBe(201);
+}, 30_000);
+
+test("bad commands and flags exit 2 with a message", async () => {
+  expect((await admin("nope")).code).toBe(2);
+  const r = await admin("key:create", "--merchant", "acct_missing", "--env", "sandbox");
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain("no merchant");
+});

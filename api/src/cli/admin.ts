@@ -1,0 +1,120 @@
+/**
+ * Operator commands. `bun run admin <command> [--flags]`:
+ *   merchant:create --name "Acme"                    a merchant with a sandbox and a production key
+ *   key:create --merchant acct_… --env sandbox|production [--name ci]
+ *   key:list --merchant acct_…
+ *   key:revoke --merchant acct_… --key key_…
+ * Secrets are printed once, here, and never again. Add --json for machine-readable output.
+ * Uses DATABASE_URL, or the embedded Postgres of the data dir (the running one if `bun run dev` is up).
+ */
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import postgres from "postgres";
+import { ConfigError, loadConfig } from "../config.ts";
+import { connect } from "../db/client.ts";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.ts";
+import { migrate } from "../db/migrate.ts";
+import { createApiKey, createMerchant, findMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
+import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
+
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--json]`;
+
+function die(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+const { positionals, values } = parseArgs({
+  args: process.argv.slice(2),
+  allowPositionals: true,
+  options: {
+    name: { type: "string" },
+    merchant: { type: "string" },
+    env: { type: "string" },
+    key: { type: "string" },
+    json: { type: "boolean", default: false },
+  },
+});
+const command = positionals[0] ?? die(USAGE);
+
+let config;
+try {
+  config = loadConfig();
+} catch (e) {
+  die(e instanceof ConfigError ? e.message : String(e));
+}
+
+async function databaseUrl(): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
+  if (config.databaseUrl) return { url: config.databaseUrl };
+  const url = `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+  const probe = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await probe`select 1`;
+    return { url };
+  } catch {
+    const embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort });
+    return { url: embedded.url, embedded };
+  } finally {
+    await probe.end();
+  }
+}
+
+const { url, embedded } = await databaseUrl();
+const database = connect(url, { max: 2 });
+const out = (human: string, data: unknown) => console.log(values.json ? JSON.stringify(data) : human);
+const env = (): Environment => {
+  const e = values.env ?? die(`--env is required (${ENVIRONMENTS.join(" or ")})`);
+  if (!(ENVIRONMENTS as readonly string[]).includes(e)) die(`--env must be ${ENVIRONMENTS.join(" or ")}`);
+  return e as Environment;
+};
+const merchantId = async () => {
+  const id = values.merchant ?? die("--merchant acct_… is required");
+  if (!(await findMerchant(database.db, id))) die(`no merchant ${id}`);
+  return id;
+};
+
+try {
+  await migrate(database.sql);
+  const db = database.db;
+  switch (command) {
+    case "merchant:create": {
+      const m = await createMerchant(db, values.name ?? die("--name is required"));
+      const sandbox = await createApiKey(db, m.id, "sandbox", "first sandbox key");
+      const live = await createApiKey(db, m.id, "production", "first production key");
+      out(
+        [
+          `merchant ${m.id} "${m.name}"`,
+          `  sandbox:    NEXT_PUBLIC_SERVICE_MERCHANT_ID=${m.sandboxPublicId}  SERVICE_API_KEY=${sandbox.secret}`,
+          `  production: NEXT_PUBLIC_SERVICE_MERCHANT_ID=${m.livePublicId}  SERVICE_API_KEY=${live.secret}`,
+          "The keys are shown this once; only their hashes are stored.",
+        ].join("\n"),
+        { merchant: m, keys: { sandbox: sandbox.secret, production: live.secret } },
+      );
+      break;
+    }
+    case "key:create": {
+      const { secret, key } = await createApiKey(db, await merchantId(), env(), values.name ?? "unnamed");
+      out(`${key.id} (${key.environment}) ${secret}\nShown this once; only its hash is stored.`, { key, secret });
+      break;
+    }
+    case "key:list": {
+      const keys = await listApiKeys(db, await merchantId());
+      out(
+        keys.map((k) => `${k.id}  ${k.prefix}…  ${k.environment.padEnd(10)}  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? "never"}${k.revokedAt ? `  REVOKED ${k.revokedAt.toISOString()}` : ""}`).join("\n") || "no keys",
+        { keys },
+      );
+      break;
+    }
+    case "key:revoke": {
+      const revoked = await revokeApiKey(db, await merchantId(), values.key ?? die("--key key_… is required"));
+      if (!revoked) die(`no active key ${values.key} for that merchant`);
+      out(`revoked ${revoked.id} (${revoked.prefix}…); it is refused from the next request on`, { key: revoked });
+      break;
+    }
+    default:
+      die(USAGE);
+  }
+} finally {
+  await database.close();
+  await embedded?.stop();
+}

@@ -1,0 +1,40 @@
+import { expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "./config.ts";
+
+test("defaults boot with nothing set", () => {
+  const c = loadConfig({});
+  expect(c.port).toBe(4000);
+  expect(c.publicUrl.toString()).toBe("http://localhost:4000/");
+  expect(c.sandboxPublicUrl.toString()).toBe(c.publicUrl.toString());
+  expect(c.databaseUrl).toBeUndefined();
+  expect(c.minAmountMinor).toBe(50n);
+  expect(c.maxAmountMinor).toBe(100_000_000n);
+  expect(c.sessionDefaultExpirySeconds).toBe(1800);
+});
+
+test("every bad value is reported, each on its own line", () => {
+  let err: unknown;
+  try {
+    loadConfig({
+      SERVICE_PORT: "eighty",
+      SERVICE_PUBLIC_URL: "ftp://x",
+      DATABASE_URL: "mysql://x",
+      SERVICE_MIN_AMOUNT: "1",
+      SERVICE_RATE_LIMIT_PER_SECOND: "0",
+      SERVICE_LOG_REQUESTS: "maybe",
+    });
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(ConfigError);
+  const problems = (err as ConfigError).problems;
+  expect(problems.length).toBe(6);
+  for (const name of ["SERVICE_PORT", "SERVICE_PUBLIC_URL", "DATABASE_URL", "SERVICE_MIN_AMOUNT", "SERVICE_RATE_LIMIT_PER_SECOND", "SERVICE_LOG_REQUESTS"]) {
+    expect(problems.some((p) => p.startsWith(name))).toBe(true);
+  }
+  expect((err as Error).message.split("\n").length).toBe(7);
+});
+
+test("inconsistent values are refused", () => {
+  expect(() => loadConfig({ SERVICE_MIN_AMOUNT: "10.00", SERVICE_MAX_AMOUNT: "5.00" })).toThrow(/SERVICE_MIN_AMOUNT must not exceed/);
+});
