@@ -10,7 +10,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import postgres from "postgres";
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, loadConfig, type Config } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.ts";
 import { migrate } from "../db/migrate.ts";
@@ -37,12 +37,14 @@ const { positionals, values } = parseArgs({
 });
 const command = positionals[0] ?? die(USAGE);
 
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  die(e instanceof ConfigError ? e.message : String(e));
+function configOrDie(): Config {
+  try {
+    return loadConfig();
+  } catch (e) {
+    die(e instanceof ConfigError ? e.message : String(e));
+  }
 }
+const config = configOrDie();
 
 async function databaseUrl(): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (config.databaseUrl) return { url: config.databaseUrl };

@@ -1,0 +1,83 @@
+/**
+ * POST /payment-sessions at 50 concurrent connections for ~10 s, against the service
+ * running as its own process; then, in the same run and on the same database, the floor:
+ * the same rows (a session and its first event) inserted with postgres.js directly, no
+ * HTTP, at the same concurrency. Prints JSON. Goal: ≥ 0.5× the floor, p99 ≤ 25 ms.
+ *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
+import { connect } from "../api/src/db/client.ts";
+import { migrate } from "../api/src/db/migrate.ts";
+import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
+import { insertSession } from "../api/src/sessions/repository.ts";
+import { freePort } from "../api/src/testing/ports.ts";
+import { closedLoop, round } from "./lib.ts";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 50);
+const dir = mkdtempSync(join(tmpdir(), "paysession-bench-"));
+const pg = await startEmbeddedPostgres({ dataDir: join(dir, "pg"), port: await freePort(), persistent: false });
+const database = connect(pg.url, { max: 20 });
+await migrate(database.sql);
+const merchant = await createMerchant(database.db, "Bench");
+const { secret } = await createApiKey(database.db, merchant.id, "sandbox", "bench");
+
+const port = await freePort();
+const server = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/main.ts")], {
+  env: {
+    ...process.env,
+    DATABASE_URL: pg.url,
+    SERVICE_PORT: String(port),
+    SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
+    SERVICE_RATE_LIMIT_BURST: "1000000",
+  },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+
+try {
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (i > 200) throw new Error("service did not start");
+    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+    await Bun.sleep(50);
+  }
+  const body = JSON.stringify({ amount: "12.34", currency: "USD", metadata: { orderId: "bench" } });
+  const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
+  const post = async () => {
+    const r = await fetch(`${url}/payment-sessions`, { method: "POST", headers, body });
+    await r.arrayBuffer();
+    return r.status === 201;
+  };
+  await closedLoop(concurrency, 1, post); // warm-up: JIT, prepared statements, connections
+  const http = await closedLoop(concurrency, seconds, post);
+
+  const input = { amountMinor: 1234n, currency: "USD" as const, metadata: { orderId: "bench" }, referenceId: null, expiresInSeconds: 1800 };
+  const direct = () =>
+    insertSession(database.sql, { merchantId: merchant.id, environment: "sandbox", input, tokenGraceSeconds: 3600 }).then(() => true);
+  await closedLoop(concurrency, 1, direct);
+  const floor = await closedLoop(concurrency, seconds, direct);
+
+  const ratio = round(http.perSecond / floor.perSecond, 3);
+  console.log(
+    JSON.stringify({
+      bench: "api-create",
+      concurrency,
+      seconds,
+      http,
+      floor,
+      ratio,
+      goals: { ratio: 0.5, p99Ms: 25 },
+      pass: { ratio: ratio >= 0.5, p99: http.p99Ms <= 25 },
+    }),
+  );
+} finally {
+  server.kill("SIGTERM");
+  await server.exited;
+  await database.close();
+  await pg.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
