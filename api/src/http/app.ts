@@ -53,16 +53,35 @@ const errorCatalogueMarkdown = [
   ...Object.entries(ERROR_CATALOGUE).map(([code, e]) => `| ${e.status} | ${e.type} | \`${code}\` | ${e.message} |`),
 ].join("\n");
 
+const startedAt = new WeakMap<Request, number>();
+
 export function buildApp(services: Services) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
   const app = new Elysia()
     .onRequest(({ request, set }) => {
+      if (services.config.logRequests) startedAt.set(request, performance.now());
       set.headers["request-id"] = requestIdOf(request);
       const path = pathOf(request);
       if (isBrowserRoute(path)) {
         Object.assign(set.headers, CORS_HEADERS);
         if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { ...CORS_HEADERS } });
       }
+    })
+    .onAfterResponse(({ request, set }) => {
+      if (!services.config.logRequests) return;
+      // Method, path, status and time only: never headers (credentials) or bodies.
+      const t0 = startedAt.get(request);
+      console.log(
+        JSON.stringify({
+          level: "info",
+          msg: "request",
+          requestId: requestIdOf(request),
+          method: request.method,
+          path: pathOf(request),
+          status: set.status,
+          ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10,
+        }),
+      );
     })
     .onError(({ code, error, request }) => {
       if (error instanceof ApiError) return errorResponse(error, request);
