@@ -11,47 +11,25 @@
  *  - batch20MixedSettlementsGasPerDeposit (extra): 20 deposits to 20 different settlements.
  * Exits non-zero if a sweep did not move exactly the funded amounts to settlement.
  */
-import { createPublicClient, createWalletClient, http, parseUnits, type Address, type Hex } from "viem";
-import { foundry } from "viem/chains";
-import { startAnvil } from "../shared/contracts/testing/anvil.ts";
+import { parseUnits, type Address } from "viem";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
-import {
-  buildSweepCall,
-  ensureDeployed,
-  mintTestUsd,
-  predictDepositAddress,
-  sessionSalt,
-  type SweepDeposit,
-} from "../shared/contracts/deploy.ts";
+import { buildSweepCall, predictDepositAddress, sessionSalt, type SweepDeposit } from "../shared/contracts/deploy.ts";
+import { ANVIL_ACCOUNTS, startTestChain } from "../shared/contracts/testing/chain.ts";
 
 const GOALS = { single: 2.5, batch: 1.8 };
-// Anvil's default accounts #0..#2 (unlocked): relayer, payer A, holder B.
-const RELAYER: Address = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
-const PAYER: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-const HOLDER: Address = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const [, PAYER, HOLDER, SETTLEMENT] = ANVIL_ACCOUNTS;
 const usd = (n: string) => parseUnits(n, 6);
 
-const anvil = await startAnvil();
+const chain = await startTestChain();
 try {
-  const transport = http(anvil.rpcUrl);
-  const publicClient = createPublicClient({ chain: foundry, transport });
-  const relayer = createWalletClient({ chain: foundry, transport, account: RELAYER });
-  const payer = createWalletClient({ chain: foundry, transport, account: PAYER });
-  const { token, factory } = await ensureDeployed({ publicClient, walletClient: relayer });
-  const mint = (to: Address, amount: bigint) => mintTestUsd({ publicClient, walletClient: relayer, token, to, amount });
-  const balanceOf = (a: Address) =>
-    publicClient.readContract({ address: token, abi: testUsdAbi, functionName: "balanceOf", args: [a] });
-  const gasOf = async (hash: Hex) => {
-    const r = await publicClient.waitForTransactionReceipt({ hash });
-    if (r.status !== "success") throw new Error(`transaction ${hash} reverted`);
-    return r.gasUsed;
-  };
+  const { token, factory, mint, balanceOf } = chain;
+  const gasOf = async (hash: `0x${string}`) => (await chain.receipt(hash)).gasUsed;
 
   // Plain transfer: both sides hold TestUSD before and after.
   await mint(PAYER, usd("1000"));
   await mint(HOLDER, usd("1"));
   const plainTransferGas = await gasOf(
-    await payer.writeContract({ address: token, abi: testUsdAbi, functionName: "transfer", args: [HOLDER, usd("12.34")] }),
+    await chain.wallet(PAYER).writeContract({ address: token, abi: testUsdAbi, functionName: "transfer", args: [HOLDER, usd("12.34")] }),
   );
 
   /** Funds each deposit with 12.34 tUSD, sweeps them in one transaction, checks, returns gasUsed. */
@@ -59,16 +37,16 @@ try {
     const addresses = deposits.map((d) => predictDepositAddress({ factory, ...d }));
     for (const a of addresses) await mint(a, usd("12.34"));
     const settlements = [...new Set(deposits.map((d) => d.settlement))];
-    const before = await Promise.all(settlements.map(balanceOf));
-    const gas = await gasOf(await relayer.sendTransaction(buildSweepCall({ factory, deposits, tokens: [token] })));
+    const before = await Promise.all(settlements.map((s) => balanceOf(s)));
+    const gas = await gasOf(await chain.walletClient.sendTransaction(buildSweepCall({ factory, deposits, tokens: [token] })));
     for (const a of addresses) if ((await balanceOf(a)) !== 0n) throw new Error(`deposit ${a} not emptied`);
-    const after = await Promise.all(settlements.map(balanceOf));
+    const after = await Promise.all(settlements.map((s) => balanceOf(s)));
     const moved = after.reduce((s, b, i) => s + b - (before[i] ?? 0n), 0n);
     if (moved !== usd("12.34") * BigInt(deposits.length)) throw new Error(`settlements received ${moved}`);
     return gas;
   }
 
-  const settlement: Address = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"; // anvil #3
+  const settlement = SETTLEMENT;
   await mint(settlement, usd("1")); // an existing holder, like a merchant after its first sweep
   const singleSweepGas = await sweep([{ settlement, sessionSalt: sessionSalt("ps_bench_single") }]);
   const batch = Array.from({ length: 20 }, (_, i) => ({ settlement, sessionSalt: sessionSalt(`ps_bench_batch_${i}`) }));
@@ -101,5 +79,5 @@ try {
     }),
   );
 } finally {
-  await anvil.stop();
+  await chain.stop();
 }

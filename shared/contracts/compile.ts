@@ -48,17 +48,16 @@ interface SolcOutput {
   contracts?: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
 }
 
-export function compileContracts(): { contracts: CompiledContract[]; warnings: string[] } {
+type SolcContracts = NonNullable<SolcOutput["contracts"]>;
+
+/** Runs solc (pinned version and settings) on `sources` (unit name → Solidity text). */
+export function solcCompile(sources: Record<string, string>): { contracts: SolcContracts; warnings: string[] } {
   if (solc.version() !== SOLC_VERSION) {
     throw new Error(`solc ${solc.version()} installed, ${SOLC_VERSION} pinned: addresses would change`);
   }
-  const sources: Record<string, { content: string }> = {};
-  for (const f of readdirSync(SRC).filter((f) => f.endsWith(".sol")).sort()) {
-    sources[`src/${f}`] = { content: readFileSync(join(SRC, f), "utf8") };
-  }
   const input = {
     language: "Solidity",
-    sources,
+    sources: Object.fromEntries(Object.entries(sources).map(([name, content]) => [name, { content }])),
     settings: {
       ...COMPILER_SETTINGS,
       outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
@@ -73,12 +72,22 @@ export function compileContracts(): { contracts: CompiledContract[]; warnings: s
   const problems = out.errors ?? [];
   const errors = problems.filter((e) => e.severity === "error");
   if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join("\n"));
+  const warnings = problems.filter((e) => e.severity !== "error").map((e) => e.formattedMessage);
+  return { contracts: out.contracts ?? {}, warnings };
+}
+
+export function compileContracts(): { contracts: CompiledContract[]; warnings: string[] } {
+  const sources: Record<string, string> = {};
+  for (const f of readdirSync(SRC).filter((f) => f.endsWith(".sol")).sort()) {
+    sources[`src/${f}`] = readFileSync(join(SRC, f), "utf8");
+  }
+  const out = solcCompile(sources);
   const contracts = EXPORTS.map(({ file, contract, id }) => {
-    const c = out.contracts?.[`src/${file}`]?.[contract];
+    const c = out.contracts[`src/${file}`]?.[contract];
     if (!c) throw new Error(`solc produced no ${contract} in ${file}`);
     return { id, contract, abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as const };
   });
-  return { contracts, warnings: problems.filter((e) => e.severity !== "error").map((e) => e.formattedMessage) };
+  return { contracts, warnings: out.warnings };
 }
 
 /** The text of artifacts.ts; deterministic, so a recompile can be compared byte for byte. */
