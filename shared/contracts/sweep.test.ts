@@ -19,7 +19,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { depositFactoryAbi, testUsdAbi } from "./artifacts.ts";
 import { buildSweepCall, predictDepositAddress, sessionSalt, type SweepDeposit } from "./deploy.ts";
 import { ANVIL_ACCOUNTS, startTestChain, type TestChain } from "./testing/chain.ts";
-import { deployQuirkyToken, quirkyTokenAbi } from "./testing/quirkyToken.ts";
+import { deployHostileToken, deployQuirkyToken, hostileTokenAbi, quirkyTokenAbi } from "./testing/testTokens.ts";
 
 const [RELAYER, PAYER, DONOR, , , ATTACKER] = ANVIL_ACCOUNTS;
 const usd = (n: string) => parseUnits(n, 6);
@@ -138,6 +138,27 @@ describe("who can move funds, and where", () => {
     }
     expect(await chain.balanceOf(settlement)).toBe(usd("4"));
     expect(await chain.balanceOf(d.address)).toBe(0n);
+  });
+
+  test("a hostile token cannot start a sweep inside a sweep to change the rest of the batch", async () => {
+    const hostile = await deployHostileToken(chain);
+    const settlement = freshAddress();
+    const first = deposit(settlement);
+    const second = deposit(settlement);
+    await chain.receipt(
+      await chain.walletClient.writeContract({ address: hostile, abi: hostileTokenAbi, functionName: "mint", args: [first.address, 5n] }),
+    );
+    await chain.mint(first.address, usd("1"));
+    await chain.mint(second.address, usd("2"));
+
+    // The hostile transfer runs first, inside the first deposit's sweep, and tries to re-enter.
+    const receipt = await sweepFrom(RELAYER, [first, second], [hostile, chain.token]);
+    expect(await chain.publicClient.readContract({ address: hostile, abi: hostileTokenAbi, functionName: "reentered" })).toBe(false);
+    expect(sweepFailures(receipt)).toHaveLength(0);
+    // Had the re-entry emptied the token list, the second deposit's TestUSD would still be there.
+    expect(await chain.balanceOf(second.address)).toBe(0n);
+    expect(await chain.balanceOf(settlement)).toBe(usd("3"));
+    expect(await chain.balanceOf(settlement, hostile)).toBe(5n);
   });
 
   test("settlement address(0) is refused on-chain", async () => {

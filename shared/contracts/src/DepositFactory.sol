@@ -33,18 +33,36 @@ contract DepositFactory {
     event SweepFailed(address indexed settlement, bytes32 indexed salt);
 
     error ZeroSettlement();
+    error Reentered();
 
     // Transient storage layout (this contract uses transient storage for nothing else):
-    // slot 0 = number of tokens to sweep, slots 1..n = the token addresses.
+    // slot 0 = lock, slot 1 = number of tokens to sweep, slots 2..n+1 = the token addresses.
+
+    /// No sweep may start inside another: a hostile token in the list (say, an airdropped
+    /// scam token being "recovered") could otherwise swap the token list for the rest of a batch.
+    modifier locked() {
+        uint256 busy;
+        assembly {
+            busy := tload(0)
+        }
+        if (busy != 0) revert Reentered();
+        assembly {
+            tstore(0, 1)
+        }
+        _;
+        assembly {
+            tstore(0, 0)
+        }
+    }
 
     /// Sweeps one deposit. Returns the deposit address, or address(0) if its sweep reverted.
-    function sweep(address settlement, bytes32 salt, address[] calldata tokens) external returns (address deposit) {
+    function sweep(address settlement, bytes32 salt, address[] calldata tokens) external locked returns (address deposit) {
         _setTokens(tokens);
         deposit = _sweep(_initCodeTemplate(), settlement, salt);
     }
 
     /// Sweeps many deposits (any mix of settlement addresses) of the same token list.
-    function sweepBatch(Deposit[] calldata deposits, address[] calldata tokens) external {
+    function sweepBatch(Deposit[] calldata deposits, address[] calldata tokens) external locked {
         _setTokens(tokens);
         bytes memory initCode = _initCodeTemplate();
         for (uint256 i; i < deposits.length; ++i) {
@@ -56,13 +74,13 @@ contract DepositFactory {
     function sweepTokens() external view returns (address[] memory tokens) {
         uint256 n;
         assembly {
-            n := tload(0)
+            n := tload(1)
         }
         tokens = new address[](n);
         for (uint256 i; i < n; ++i) {
             address token;
             assembly {
-                token := tload(add(i, 1))
+                token := tload(add(i, 2))
             }
             tokens[i] = token;
         }
@@ -77,12 +95,12 @@ contract DepositFactory {
     function _setTokens(address[] calldata tokens) private {
         uint256 n = tokens.length;
         assembly {
-            tstore(0, n)
+            tstore(1, n)
         }
         for (uint256 i; i < n; ++i) {
             address token = tokens[i];
             assembly {
-                tstore(add(i, 1), token)
+                tstore(add(i, 2), token)
             }
         }
     }
