@@ -17,7 +17,10 @@ import {DepositSweeper} from "./DepositSweeper.sol";
 /// no initializer to front-run, no proxy/DELEGATECALL hop, and the same address can be swept
 /// again after a later payment. The price is one CREATE (32,000 gas) per sweep, which a
 /// one-time deposit address pays once anyway; a clone also pays it, plus its code deposit, on
-/// the first sweep. Measured numbers are in shared/contracts/README.md.
+/// the first sweep. Measured against a plain ERC-20 transfer (34.5k): this design 78.6k alone
+/// (2.28x) and 46.9k per deposit in a batch of 20 (1.36x); an OZ clone with the settlement in
+/// immutable args, deployed on first sweep, 88.9k (2.58x) and 58.7k (1.70x). Details in
+/// shared/contracts/README.md.
 /// Requires Cancun (EIP-1153 transient storage, EIP-6780 SELFDESTRUCT).
 ///
 /// Anyone may call `sweep`/`sweepBatch`: the caller picks only which deposits and which tokens,
