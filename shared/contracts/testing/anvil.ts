@@ -19,7 +19,8 @@ export interface Anvil {
 /** Processes still running, so a crashing test run does not leave nodes behind. */
 const running = new Set<ChildProcess>();
 process.once("exit", () => {
-  for (const child of running) child.kill("SIGKILL");
+  // SIGTERM, not SIGKILL: the wrapper must live long enough to pass it on to the real binary.
+  for (const child of running) child.kill("SIGTERM");
 });
 
 function freePort(): Promise<number> {
@@ -48,15 +49,20 @@ async function answers(rpcUrl: string): Promise<boolean> {
   }
 }
 
-function stopper(child: ChildProcess): () => Promise<void> {
+function stopper(child: ChildProcess, rpcUrl: string): () => Promise<void> {
   return async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return void running.delete(child);
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
-    await exited;
-    clearTimeout(timer);
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+      await exited;
+      clearTimeout(timer);
+    }
     running.delete(child);
+    // The wrapper exits as soon as it has passed the signal on; wait for the node itself to
+    // close its port, so a stopped anvil really is gone when stop() resolves.
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline && (await answers(rpcUrl))) await new Promise((r) => setTimeout(r, 25));
   };
 }
 
@@ -79,11 +85,11 @@ export async function startAnvil(opts: { args?: string[]; timeoutMs?: number } =
     running.add(child);
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    const stop = stopper(child);
+    const stop = stopper(child, rpcUrl);
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
-      if (await answers(rpcUrl)) {
-        if (child.pid === undefined) break;
+      // Still alive after answering: the answer came from our node, not a port thief's.
+      if ((await answers(rpcUrl)) && child.exitCode === null && child.pid !== undefined) {
         return { rpcUrl, port, pid: child.pid, stop };
       }
       await new Promise((r) => setTimeout(r, 25));
