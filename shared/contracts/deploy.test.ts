@@ -7,6 +7,7 @@ import {
   DEV_FAUCET_ADDRESS,
   ensureDeployed,
   ensureDeterministicDeployer,
+  ensureFactoryDeployed,
   mintTestUsd,
   predictedFactoryAddress,
   predictedTokenAddress,
@@ -97,11 +98,15 @@ describe("a chain without the deterministic deployer", () => {
     );
     expect(await ensureDeterministicDeployer({ publicClient, walletClient })).toBe(false);
 
+    // A production chain takes only the factory; a sandbox chain then adds the token.
+    expect(await ensureFactoryDeployed({ publicClient, walletClient })).toEqual({ factory: predictedFactoryAddress(), deployed: true });
+    expect(await publicClient.getCode({ address: predictedTokenAddress() })).toBeUndefined();
+    expect(await ensureFactoryDeployed({ publicClient, walletClient })).toEqual({ factory: predictedFactoryAddress(), deployed: false });
     const { token, factory, deployed } = await ensureDeployed({ publicClient, walletClient });
     expect({ token, factory, deployed }).toEqual({
       token: predictedTokenAddress(),
       factory: predictedFactoryAddress(),
-      deployed: ["token", "factory"],
+      deployed: ["token"],
     });
   });
 });

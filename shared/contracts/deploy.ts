@@ -128,6 +128,12 @@ export async function ensureDeployed(
   return { token, factory, deployed };
 }
 
+/** Production chains need only the factory (TestUSD is sandbox-only): deploys it if missing. */
+export async function ensureFactoryDeployed(clients: ChainClients): Promise<{ factory: Address; deployed: boolean }> {
+  const factory = predictedFactoryAddress();
+  return { factory, deployed: await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory") };
+}
+
 /** The sandbox faucet account (TestUSD's minter); see DEV_FAUCET_ADDRESS. */
 export function devFaucetAccount() {
   return privateKeyToAccount(DEV_FAUCET_PRIVATE_KEY);
