@@ -110,3 +110,24 @@ describe("a chain without the deterministic deployer", () => {
     });
   });
 });
+
+describe("two processes deploying at once", () => {
+  let anvil: Anvil;
+  beforeAll(async () => {
+    anvil = await startAnvil();
+  }, 30_000);
+  afterAll(async () => {
+    await anvil?.stop();
+  });
+
+  test("both succeed with the same addresses, and each contract is deployed exactly once", async () => {
+    const a = clientsFor(anvil.rpcUrl, RELAYER);
+    const b = clientsFor(anvil.rpcUrl, OTHER);
+    const [ra, rb] = await Promise.all([ensureDeployed(a), ensureDeployed(b)]);
+    expect(ra.token).toBe(predictedTokenAddress());
+    expect(rb.token).toBe(ra.token);
+    expect(rb.factory).toBe(ra.factory);
+    expect([...ra.deployed, ...rb.deployed].sort()).toEqual(["factory", "token"]);
+    expect((await a.publicClient.getCode({ address: ra.factory }))?.length).toBeGreaterThan(2);
+  });
+});

@@ -98,18 +98,22 @@ async function deployOnce(clients: ChainClients, initCode: Hex, address: Address
       `no deterministic deployer at ${DETERMINISTIC_DEPLOYER} on this chain: run ensureDeterministicDeployer() first (see shared/contracts/README.md)`,
     );
   }
-  const hash = await walletClient.sendTransaction({
-    account: requireAccount(walletClient),
-    chain: walletClient.chain ?? null,
-    to: DETERMINISTIC_DEPLOYER,
-    data: concat([DEPLOY_SALT, initCode]),
-  });
-  const receipt = await publicClient.waitForTransactionReceipt({ hash });
-  // A concurrent deployer may have won the race; its contract is byte-for-byte ours.
-  if (!(await hasCode(publicClient, address))) {
-    throw new Error(`deploying ${name}: no code at ${address} after transaction ${hash} (${receipt.status})`);
+  // A concurrent deployer may win the race (our gas estimate or transaction then fails); its
+  // contract is byte-for-byte ours, so only the code at `address` decides success.
+  let sent = false;
+  try {
+    const hash = await walletClient.sendTransaction({
+      account: requireAccount(walletClient),
+      chain: walletClient.chain ?? null,
+      to: DETERMINISTIC_DEPLOYER,
+      data: concat([DEPLOY_SALT, initCode]),
+    });
+    sent = (await publicClient.waitForTransactionReceipt({ hash })).status === "success";
+  } catch (error) {
+    if (!(await hasCode(publicClient, address))) throw error;
   }
-  return receipt.status === "success";
+  if (!(await hasCode(publicClient, address))) throw new Error(`deploying ${name}: still no code at ${address}`);
+  return sent;
 }
 
 /**
