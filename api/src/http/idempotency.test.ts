@@ -21,9 +21,11 @@ describe("pure parts", () => {
     expect(requestHash({ a: "1" })).not.toBe(requestHash({ a: "2" }));
   });
   test("seal and unseal round-trip; a wrong key cannot open", () => {
-    const s = seal("k1", '{"x":1}');
-    expect(s).not.toContain("x");
-    expect(unseal("k1", s)).toBe('{"x":1}');
+    const plain = '{"paymentSessionToken":"pst_test_visible"}';
+    const s = seal("k1", plain);
+    expect(s).not.toContain("pst_test");
+    expect(seal("k1", plain)).not.toBe(s); // a fresh IV every time
+    expect(unseal("k1", s)).toBe(plain);
     expect(() => unseal("k2", s)).toThrow();
   });
 });
