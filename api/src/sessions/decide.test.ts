@@ -1,0 +1,161 @@
+import { describe, expect, test } from "bun:test";
+import { CONFIRMATION_RECHECK_MS, decide, type Facts, type SessionState, type Transfer } from "./decide.ts";
+
+const T0 = new Date("2026-11-21T10:00:00Z");
+const EXPIRY = new Date("2026-11-21T10:30:00Z");
+const at = (min: number) => new Date(T0.getTime() + min * 60_000);
+const AMOUNT = 12_340_000n; // "12.34" at 6 decimals
+
+const pending = (over: Partial<SessionState> = {}): SessionState => ({
+  status: "PENDING",
+  expiresAt: EXPIRY,
+  networks: [
+    { chainId: 1, requiredBaseUnits: AMOUNT, confirmationsRequired: 3 },
+    { chainId: 8453, requiredBaseUnits: AMOUNT, confirmationsRequired: 1 },
+  ],
+  ...over,
+});
+let n = 0;
+const tx = (chainId: number, value: bigint, confirmations: number, minute = 5): Transfer => ({
+  chainId,
+  txHash: `0x${(++n).toString(16).padStart(64, "0")}`,
+  logIndex: 0,
+  value,
+  blockTimestamp: at(minute),
+  confirmations,
+});
+const facts = (transfers: Transfer[], more: Partial<Facts> = {}): Facts => ({ transfers, sweptOrSweeping: {}, ...more });
+
+describe("PENDING", () => {
+  test("exact payment, confirmed → FUNDED paid, sweep requested", () => {
+    const d = decide(pending(), facts([tx(1, AMOUNT, 3)]), at(6));
+    expect(d.transition).toMatchObject({ to: "FUNDED", reason: "paid", detail: { chainId: 1, overpaid: "0" } });
+    expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: AMOUNT }]);
+  });
+
+  test("not yet confirmed → stays, rechecks soon", () => {
+    const d = decide(pending(), facts([tx(1, AMOUNT, 2)]), at(6));
+    expect(d.transition).toBeUndefined();
+    expect(d.wakeAt).toEqual(new Date(at(6).getTime() + CONFIRMATION_RECHECK_MS));
+  });
+
+  test("over-payment → FUNDED overpaid with the surplus", () => {
+    const d = decide(pending(), facts([tx(8453, AMOUNT + 5_000_000n, 1)]), at(6));
+    expect(d.transition).toMatchObject({ to: "FUNDED", reason: "overpaid", detail: { chainId: 8453, overpaid: "5000000" } });
+  });
+
+  test("partial payments that add up on one network → FUNDED", () => {
+    const d = decide(pending(), facts([tx(1, 10_000_000n, 5), tx(1, 2_340_000n, 3)]), at(6));
+    expect(d.transition).toMatchObject({ to: "FUNDED", reason: "paid" });
+    expect((d.transition!.detail.txHashes as string[]).length).toBe(2);
+  });
+
+  test("halves on two networks do not add up", () => {
+    const d = decide(pending(), facts([tx(1, AMOUNT / 2n, 5), tx(8453, AMOUNT / 2n, 5)]), at(6));
+    expect(d.transition).toBeUndefined();
+  });
+
+  test("expiry with a confirmed partial → ERROR underpaid, the partial swept", () => {
+    const d = decide(pending(), facts([tx(1, 1_000_000n, 5)]), at(31));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "underpaid", detail: { shortBy: String(AMOUNT - 1_000_000n) } });
+    expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 1_000_000n }]);
+  });
+
+  test("expiry with nothing → CANCELED expired; before expiry it wakes at expiry", () => {
+    expect(decide(pending(), facts([]), at(10)).wakeAt).toEqual(EXPIRY);
+    expect(decide(pending(), facts([]), at(30)).transition).toMatchObject({ to: "CANCELED", reason: "expired" });
+  });
+
+  test("a payment made in time but unconfirmed at expiry holds the decision", () => {
+    const d = decide(pending(), facts([tx(1, AMOUNT, 1, 29)]), at(31));
+    expect(d.transition).toBeUndefined();
+    expect(d.wakeAt!.getTime()).toBe(at(31).getTime() + CONFIRMATION_RECHECK_MS);
+    expect(decide(pending(), facts([tx(1, AMOUNT, 3, 29)]), at(32)).transition).toMatchObject({ to: "FUNDED" });
+  });
+
+  test("a payment mined after expiry does not fund", () => {
+    const d = decide(pending(), facts([tx(1, AMOUNT, 3, 31)]), at(32));
+    expect(d.transition).toMatchObject({ to: "CANCELED", reason: "expired" });
+  });
+
+  test("cancel by payer or merchant while nothing is detected", () => {
+    expect(decide(pending(), facts([], { cancelRequest: "payer" }), at(1)).transition).toMatchObject({ to: "CANCELED", reason: "canceled_by_payer" });
+    expect(decide(pending(), facts([], { cancelRequest: "merchant" }), at(1)).transition).toMatchObject({ to: "CANCELED", reason: "canceled_by_merchant" });
+  });
+
+  test("cancel refused once funds are detected, even unconfirmed", () => {
+    const d = decide(pending(), facts([tx(1, 1n, 0)], { cancelRequest: "merchant" }), at(1));
+    expect(d.transition).toBeUndefined();
+    expect(d.refused).toBe("payment_detected");
+  });
+
+  test("sandbox simulated error", () => {
+    expect(decide(pending(), facts([], { simulateError: true }), at(1)).transition).toMatchObject({ to: "ERROR", reason: "simulated" });
+  });
+
+  test("a reorg before the confirmation depth: the transfer vanishes, no FUNDED", () => {
+    const t = tx(1, AMOUNT, 2);
+    expect(decide(pending(), facts([t]), at(6)).transition).toBeUndefined();
+    expect(decide(pending(), facts([]), at(7)).transition).toBeUndefined();
+  });
+
+  test("transfers on a network the session does not use are ignored", () => {
+    expect(decide(pending(), facts([tx(10, AMOUNT, 99)]), at(6)).transition).toBeUndefined();
+  });
+});
+
+describe("FUNDED", () => {
+  const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
+  const paidTx = tx(1, AMOUNT, 10);
+  test("sweep confirmed → SUCCEEDED", () => {
+    const d = decide(funded, facts([paidTx], { sweep: { state: "confirmed", txHash: "0xabc" }, sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    expect(d.transition).toMatchObject({ to: "SUCCEEDED", reason: "swept", detail: { sweepTxHash: "0xabc" } });
+  });
+  test("sweep failed past retries → ERROR sweep_failed", () => {
+    const d = decide(funded, facts([paidTx], { sweep: { state: "failed", attempts: 5, error: "reverted" }, sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "sweep_failed", detail: { attempts: 5 } });
+  });
+  test("funding reorged away after confirmation → ERROR reorged", () => {
+    const d = decide(funded, facts([], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "reorged" });
+  });
+  test("while the sweep is under way nothing changes", () => {
+    const d = decide(funded, facts([paidTx], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    expect(d).toEqual({ effects: [] , wakeAt: undefined });
+  });
+  test("a second payment while FUNDED is swept as well", () => {
+    const d = decide(funded, facts([paidTx, tx(1, 1_000_000n, 10)], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 1_000_000n }]);
+  });
+});
+
+describe("CANCELED and terminal", () => {
+  const canceled = pending({ status: "CANCELED" });
+  test("funds confirmed after cancel → ERROR paid_after_cancel, and swept", () => {
+    const d = decide(canceled, facts([tx(8453, AMOUNT, 1, 40)]), at(41));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "paid_after_cancel", detail: { chainId: 8453 } });
+    expect(d.effects).toEqual([{ kind: "sweep", chainId: 8453, amount: AMOUNT }]);
+  });
+  test("unconfirmed funds after cancel: wait", () => {
+    const d = decide(canceled, facts([tx(1, AMOUNT, 1, 40)]), at(41));
+    expect(d.transition).toBeUndefined();
+  });
+  test("cancel of a canceled session is refused", () => {
+    expect(decide(canceled, facts([], { cancelRequest: "payer" }), at(41)).refused).toBe("not_pending");
+  });
+  test("funds after SUCCEEDED or ERROR are swept once, no transition", () => {
+    for (const status of ["SUCCEEDED", "ERROR"] as const) {
+      const s = pending({ status, funding: { chainId: 1, amount: AMOUNT } });
+      const d = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweptOrSweeping: { 1: AMOUNT } }), at(50));
+      expect(d.transition).toBeUndefined();
+      expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 3n }]);
+      const again = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweptOrSweeping: { 1: AMOUNT + 3n } }), at(51));
+      expect(again.effects).toEqual([]);
+    }
+  });
+});
+
+test("decide is deterministic: the same inputs give the same decision", () => {
+  const f = facts([tx(1, AMOUNT, 3)]);
+  expect(decide(pending(), f, at(6))).toEqual(decide(pending(), f, at(6)));
+});
