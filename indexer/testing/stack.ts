@@ -1,0 +1,92 @@
+/**
+ * TEST/BENCH helper: real anvil chain(s) with a throwaway 6-decimal token each, and a real
+ * Ponder indexer on a given Postgres database. Everything started here is stopped by stop().
+ */
+import type { Address, PublicClient, WalletClient } from "viem";
+import { freePort } from "../../api/src/testing/ports.ts";
+import { PRESETS, envSuffix, type NetworkKey } from "../../shared/chains/presets.ts";
+import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
+import { localClients } from "../../shared/testing/clients.ts";
+import { deployThrowawayToken, throwawayTokenAbi } from "../../shared/testing/throwaway-token.ts";
+import { startIndexer, type IndexerProcess, type StartIndexerOptions } from "../process.ts";
+
+export interface TestChain {
+  key: NetworkKey;
+  chain: DevChain;
+  token: Address;
+  publicClient: PublicClient;
+  walletClient: WalletClient;
+  /** Mints `amount` to `to` (a Transfer from 0x0) and resolves to the receipt once mined. */
+  mint(to: Address, amount: bigint): Promise<{ blockNumber: bigint; transactionHash: `0x${string}` }>;
+  rpc(method: string, params: unknown[]): Promise<unknown>;
+}
+
+export async function startTestChain(key: "local" | "local2", anvilArgs?: string[]): Promise<TestChain> {
+  const chainId = PRESETS[key].chainId;
+  const chain = await startDevChain({ port: await freePort(), chainId, extraArgs: anvilArgs });
+  const { publicClient, walletClient } = localClients(chain.rpcUrl, chainId);
+  const token = await deployThrowawayToken(publicClient, walletClient, 6);
+  return {
+    key,
+    chain,
+    token,
+    publicClient,
+    walletClient,
+    async mint(to, amount) {
+      const hash = await walletClient.writeContract({
+        address: token,
+        abi: throwawayTokenAbi,
+        functionName: "mint",
+        args: [to, amount],
+        account: walletClient.account!,
+        chain: walletClient.chain,
+      });
+      return publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    },
+    rpc: (method, params) => publicClient.request({ method: method as never, params: params as never }),
+  };
+}
+
+export function chainEnv(chains: TestChain[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const c of chains) {
+    env[`SERVICE_RPC_URL_${envSuffix(c.key)}`] = c.chain.rpcUrl;
+    env[`SERVICE_STABLECOIN_ADDRESS_${envSuffix(c.key)}`] = c.token;
+  }
+  return env;
+}
+
+/** Only our keys: a developer's SERVICE_* variables must not leak into a test's indexer. */
+export function isolatedEnv(extra: Record<string, string>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const k of Object.keys(process.env)) if (k.startsWith("SERVICE_") || k.startsWith("DATABASE_")) env[k] = undefined;
+  return { ...env, ...extra };
+}
+
+export async function startTestIndexer(
+  databaseUrl: string,
+  chains: TestChain[],
+  extraEnv: Record<string, string> = {},
+  opts: Partial<StartIndexerOptions> = {},
+): Promise<IndexerProcess> {
+  const indexer = await startIndexer({
+    databaseUrl,
+    port: await freePort(),
+    env: isolatedEnv({ SERVICE_INDEXER_POLLING_MS: "100", ...chainEnv(chains), ...extraEnv }),
+    onLog: process.env.INDEXER_TEST_LOGS ? (l) => console.log(l) : undefined,
+    ...opts,
+  });
+  await indexer.waitUntilReady();
+  return indexer;
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
