@@ -126,7 +126,22 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
       }
       throw new Error(`indexer not ready after ${timeoutMs} ms:\n${logs.slice(-30).join("\n")}`);
     },
-    stop: () => stopChild(child),
+    async stop() {
+      await stopChild(child);
+      // Ponder 0.16 aborts its query builder before its own shutdown hook runs, so the
+      // "unlock" never reaches the database and the next start would wait out the 25 s
+      // heartbeat expiry. Our child is dead and held the lock, so releasing it is safe.
+      const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(
+          `update "${schema.replace(/"/g, '""')}"._ponder_meta set value = jsonb_set(value, '{is_locked}', to_jsonb(0)) where key = 'app'`,
+        );
+      } catch {
+        // No _ponder_meta yet (stopped before migrating): nothing to unlock.
+      } finally {
+        await admin.end();
+      }
+    },
   };
 }
 
@@ -134,9 +149,10 @@ type SpawnResult = { outcome: "listening"; child: ChildProcess; port: number } |
 
 /** Spawns Ponder and waits until it listens (resolving the port it really took) or exits. */
 function spawnPonder(port: number, schema: string, env: Record<string, string>, onLine: (l: string) => void): Promise<SpawnResult> {
-  const args = ["--bun", PONDER_BIN, "start", "--root", "indexer", "--schema", schema];
+  const args = [PONDER_BIN, "start", "--root", "indexer", "--schema", schema];
   args.push("--port", String(port), "--hostname", "127.0.0.1", "--log-format", "json");
-  const child = spawn(bunBinary(), args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const useNode = env.PONDER_RUNTIME === "node";
+  const child = spawn(useNode ? "node" : bunBinary(), useNode ? args : ["--bun", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   return new Promise((resolvePromise) => {
     let settled = false;
     const settle = (r: SpawnResult) => {
