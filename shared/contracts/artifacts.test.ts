@@ -1,0 +1,29 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { ARTIFACTS_PATH, compileContracts, renderArtifacts } from "./compile.ts";
+import { predictedFactoryAddress, predictedTokenAddress } from "./addresses.ts";
+
+describe("committed artifacts", () => {
+  test(
+    "artifacts.ts is exactly what compile.ts produces from src/ (run `bun shared/contracts/compile.ts` if not)",
+    () => {
+      const { contracts } = compileContracts();
+      const fresh = renderArtifacts(contracts);
+      const committed = readFileSync(ARTIFACTS_PATH, "utf8");
+      // Compare contract by contract first, for a readable failure.
+      for (const c of contracts) {
+        expect(committed).toContain(`export const ${c.id}Bytecode = "${c.bytecode}" as const;`);
+      }
+      expect(committed).toBe(fresh);
+    },
+    60_000,
+  );
+
+  test("the deterministic addresses have not moved", () => {
+    // Any change to the token's or the factory's bytecode moves these addresses, and a change to
+    // the sweeper's bytecode moves EVERY deposit address (funds sent to old ones would then need
+    // the old factory). If that is intended, update these and the README.
+    expect(predictedTokenAddress()).toBe("0x6561A51F16f2dE644622257b74b05773D450b47C");
+    expect(predictedFactoryAddress()).toBe("0xCFaA1c54e32bBF6Fb9E34312524c74607F1799f6");
+  });
+});

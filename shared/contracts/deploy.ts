@@ -1,0 +1,158 @@
+/**
+ * Getting the Paysession contracts onto a chain, and the sandbox faucet.
+ *
+ * Both contracts go through Arachnid's deterministic deployment proxy with fixed init code, so
+ * they sit at the same address on every chain (predictedTokenAddress / predictedFactoryAddress),
+ * and deploying is idempotent: whoever deploys first, the result is byte-for-byte the same.
+ * The pure helpers (addresses, salts, sweep calldata) live in addresses.ts and are re-exported.
+ */
+import {
+  concat,
+  parseEther,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+  type Transport,
+  type WalletClient,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import {
+  DEPLOY_SALT,
+  DETERMINISTIC_DEPLOYER,
+  DEV_FAUCET_PRIVATE_KEY,
+  depositFactoryInitCode,
+  predictedFactoryAddress,
+  predictedTokenAddress,
+  testUsdInitCode,
+} from "./addresses.ts";
+import { testUsdAbi } from "./artifacts.ts";
+
+export * from "./addresses.ts";
+
+type AnyWalletClient = WalletClient<Transport, Chain | undefined, Account | undefined>;
+
+export interface ChainClients {
+  publicClient: PublicClient;
+  walletClient: AnyWalletClient;
+}
+
+/**
+ * The deterministic deployer's keyless creation transaction (from its repository,
+ * github.com/Arachnid/deterministic-deployment-proxy): pre-EIP-155, signed by nobody's key,
+ * gas price 100 gwei, gas limit 100,000, sent from DETERMINISTIC_DEPLOYER_SIGNER at nonce 0.
+ */
+export const DETERMINISTIC_DEPLOYER_SIGNER: Address = "0x3fAB184622Dc19b6109349B94811493BF2a45362";
+export const DETERMINISTIC_DEPLOYER_TX: Hex =
+  "0xf8a58085174876e800830186a08080b853604580600e600039806000f350fe7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf31ba02222222222222222222222222222222222222222222222222222222222222222a02222222222222222222222222222222222222222222222222222222222222222";
+const DETERMINISTIC_DEPLOYER_COST = parseEther("0.01"); // 100,000 gas × 100 gwei
+
+function requireAccount(walletClient: AnyWalletClient): Account {
+  if (!walletClient.account) throw new Error("walletClient needs an account to send transactions");
+  return walletClient.account;
+}
+
+async function hasCode(publicClient: PublicClient, address: Address): Promise<boolean> {
+  const code = await publicClient.getCode({ address });
+  return code !== undefined && code !== "0x";
+}
+
+async function confirmed(publicClient: PublicClient, hash: Hex, what: string): Promise<TransactionReceipt> {
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success") throw new Error(`${what}: transaction ${hash} reverted`);
+  return receipt;
+}
+
+/**
+ * Installs the deterministic deployer on a chain that lacks it (anvil has it by default;
+ * most public chains too). Funds its one-time signer with 0.01 ETH and broadcasts the keyless
+ * transaction. Only works where pre-EIP-155 transactions are accepted and the gas price is
+ * under 100 gwei; otherwise see README.md. Returns whether anything was sent.
+ */
+export async function ensureDeterministicDeployer({ publicClient, walletClient }: ChainClients): Promise<boolean> {
+  if (await hasCode(publicClient, DETERMINISTIC_DEPLOYER)) return false;
+  const balance = await publicClient.getBalance({ address: DETERMINISTIC_DEPLOYER_SIGNER });
+  if (balance < DETERMINISTIC_DEPLOYER_COST) {
+    const hash = await walletClient.sendTransaction({
+      account: requireAccount(walletClient),
+      chain: walletClient.chain ?? null,
+      to: DETERMINISTIC_DEPLOYER_SIGNER,
+      value: DETERMINISTIC_DEPLOYER_COST - balance,
+    });
+    await confirmed(publicClient, hash, "funding the deterministic deployer signer");
+  }
+  const hash = await publicClient.sendRawTransaction({ serializedTransaction: DETERMINISTIC_DEPLOYER_TX });
+  await confirmed(publicClient, hash, "deploying the deterministic deployer");
+  if (!(await hasCode(publicClient, DETERMINISTIC_DEPLOYER))) throw new Error("deterministic deployer still missing");
+  return true;
+}
+
+/** CREATE2 through the deterministic deployer unless code is already at `address`. */
+async function deployOnce(clients: ChainClients, initCode: Hex, address: Address, name: string): Promise<boolean> {
+  const { publicClient, walletClient } = clients;
+  if (await hasCode(publicClient, address)) return false;
+  if (!(await hasCode(publicClient, DETERMINISTIC_DEPLOYER))) {
+    throw new Error(
+      `no deterministic deployer at ${DETERMINISTIC_DEPLOYER} on this chain: run ensureDeterministicDeployer() first (see shared/contracts/README.md)`,
+    );
+  }
+  const hash = await walletClient.sendTransaction({
+    account: requireAccount(walletClient),
+    chain: walletClient.chain ?? null,
+    to: DETERMINISTIC_DEPLOYER,
+    data: concat([DEPLOY_SALT, initCode]),
+  });
+  const receipt = await publicClient.waitForTransactionReceipt({ hash });
+  // A concurrent deployer may have won the race; its contract is byte-for-byte ours.
+  if (!(await hasCode(publicClient, address))) {
+    throw new Error(`deploying ${name}: no code at ${address} after transaction ${hash} (${receipt.status})`);
+  }
+  return receipt.status === "success";
+}
+
+/**
+ * Makes sure TestUSD and the DepositFactory exist at their predicted addresses, deploying
+ * whichever is missing. Safe to call at every start: with both present it sends nothing.
+ * `deployed` lists what this call deployed.
+ */
+export async function ensureDeployed(
+  clients: ChainClients,
+): Promise<{ token: Address; factory: Address; deployed: ("token" | "factory")[] }> {
+  const token = predictedTokenAddress();
+  const factory = predictedFactoryAddress();
+  const deployed: ("token" | "factory")[] = [];
+  if (await deployOnce(clients, testUsdInitCode(), token, "TestUSD")) deployed.push("token");
+  if (await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory")) deployed.push("factory");
+  return { token, factory, deployed };
+}
+
+/** The sandbox faucet account (TestUSD's minter); see DEV_FAUCET_ADDRESS. */
+export function devFaucetAccount() {
+  return privateKeyToAccount(DEV_FAUCET_PRIVATE_KEY);
+}
+
+/**
+ * Mints `amount` TestUSD base units (6 decimals: 1 USD = 1_000_000n) to `to`, signed by the dev
+ * faucet (or `account`, which must be the minter). Waits for the receipt.
+ */
+export async function mintTestUsd(args: {
+  publicClient: PublicClient;
+  walletClient: AnyWalletClient;
+  to: Address;
+  amount: bigint;
+  token?: Address;
+  account?: Account;
+}): Promise<TransactionReceipt> {
+  if (args.amount <= 0n) throw new Error("mintTestUsd: amount must be positive");
+  const hash = await args.walletClient.writeContract({
+    account: args.account ?? devFaucetAccount(),
+    chain: args.walletClient.chain ?? null,
+    address: args.token ?? predictedTokenAddress(),
+    abi: testUsdAbi,
+    functionName: "mint",
+    args: [args.to, args.amount],
+  });
+  return confirmed(args.publicClient, hash, "minting TestUSD");
+}
