@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestDatabase } from "../api/src/testing/database.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
-import { throwawayTokenAbi } from "../shared/testing/throwaway-token.ts";
+import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import type { IndexerProcess } from "./process.ts";
 import { eventually, startTestChain, startTestIndexer, type TestChain } from "./testing/stack.ts";
 
@@ -54,7 +54,7 @@ test("keeps a transfer out of a watched address (sweeps, refunds)", async () => 
   await local.mint(signer, 100n); // into the watched signer
   const hash = await local.walletClient.writeContract({
     address: local.token,
-    abi: throwawayTokenAbi,
+    abi: testUsdAbi,
     functionName: "transfer",
     args: [addr(0xd3), 40n],
     account: local.walletClient.account!,

@@ -1,13 +1,16 @@
 /**
  * Indexing functions. Every stablecoin Transfer on each enabled chain becomes a row of
  * indexer.transfers (full mode) or only those touching a watched address (bounded mode,
- * see ./watched.ts). Reorgs are Ponder's job: it reverts rows written for dropped blocks.
+ * see ../watched.ts). Reorgs are Ponder's job: it reverts rows written for dropped blocks.
+ *
+ * Ponder executes every file under indexer/src/, so only indexing code lives here: helpers
+ * and tests sit one level up.
  */
 import { ponder } from "ponder:registry";
 import { chainHead, transfer } from "ponder:schema";
 import { loadChainsConfig } from "../../shared/chains/config.ts";
-import { WatchedSet } from "./watched.ts";
-import { postgresWatchedLoader } from "./watched-db.ts";
+import { WatchedSet } from "../watched.ts";
+import { postgresWatchedLoader } from "../watched-db.ts";
 
 const { indexMode } = loadChainsConfig(process.env);
 const databaseUrl = process.env.DATABASE_URL;

@@ -1,13 +1,14 @@
 /**
- * TEST/BENCH helper: real anvil chain(s) with a throwaway 6-decimal token each, and a real
- * Ponder indexer on a given Postgres database. Everything started here is stopped by stop().
+ * TEST/BENCH helper: real anvil chain(s) with TestUSD and the DepositFactory deployed at their
+ * deterministic addresses (shared/contracts ensureDeployed), and a real Ponder indexer on a
+ * given Postgres database.
  */
 import type { Address, PublicClient, WalletClient } from "viem";
 import { freePort } from "../../api/src/testing/ports.ts";
 import { PRESETS, envSuffix, type NetworkKey } from "../../shared/chains/presets.ts";
 import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
 import { localClients } from "../../shared/testing/clients.ts";
-import { deployThrowawayToken, throwawayTokenAbi } from "../../shared/testing/throwaway-token.ts";
+import { ensureDeployed, mintTestUsd } from "../../shared/contracts/deploy.ts";
 import { startIndexer, type IndexerProcess, type StartIndexerOptions } from "../process.ts";
 
 export interface TestChain {
@@ -16,7 +17,7 @@ export interface TestChain {
   token: Address;
   publicClient: PublicClient;
   walletClient: WalletClient;
-  /** Mints `amount` to `to` (a Transfer from 0x0) and resolves to the receipt once mined. */
+  /** Mints `amount` TestUSD to `to` (a Transfer from 0x0) and resolves to the receipt once mined. */
   mint(to: Address, amount: bigint): Promise<{ blockNumber: bigint; transactionHash: `0x${string}` }>;
   rpc(method: string, params: unknown[]): Promise<unknown>;
 }
@@ -25,24 +26,14 @@ export async function startTestChain(key: "local" | "local2", anvilArgs?: string
   const chainId = PRESETS[key].chainId;
   const chain = await startDevChain({ port: await freePort(), chainId, extraArgs: anvilArgs });
   const { publicClient, walletClient } = localClients(chain.rpcUrl, chainId);
-  const token = await deployThrowawayToken(publicClient, walletClient, 6);
+  const { token } = await ensureDeployed({ publicClient, walletClient });
   return {
     key,
     chain,
     token,
     publicClient,
     walletClient,
-    async mint(to, amount) {
-      const hash = await walletClient.writeContract({
-        address: token,
-        abi: throwawayTokenAbi,
-        functionName: "mint",
-        args: [to, amount],
-        account: walletClient.account!,
-        chain: walletClient.chain,
-      });
-      return publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
-    },
+    mint: (to, amount) => mintTestUsd({ publicClient, walletClient, to, amount }),
     rpc: (method, params) => publicClient.request({ method: method as never, params: params as never }),
   };
 }
@@ -50,8 +41,7 @@ export async function startTestChain(key: "local" | "local2", anvilArgs?: string
 export function chainEnv(chains: TestChain[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const c of chains) {
-    env[`SERVICE_RPC_URL_${envSuffix(c.key)}`] = c.chain.rpcUrl;
-    env[`SERVICE_STABLECOIN_ADDRESS_${envSuffix(c.key)}`] = c.token;
+    env[`SERVICE_RPC_URL_${envSuffix(c.key)}`] = c.chain.rpcUrl; // TestUSD is the preset's token
   }
   return env;
 }

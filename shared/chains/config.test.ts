@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { loadChainsConfig, parseChainsEnv, ChainConfigError } from "./config.ts";
 import { envSuffix, PRESETS } from "./presets.ts";
+import { predictedFactoryAddress, predictedTokenAddress } from "../contracts/addresses.ts";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
@@ -16,13 +17,14 @@ describe("parseChainsEnv", () => {
     expect(r).toEqual({ ok: true, config: { networks: [], indexMode: "full" } });
   });
 
-  test("one network: local with its token, preset defaults", () => {
-    const c = loadChainsConfig({ SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545", SERVICE_STABLECOIN_ADDRESS_LOCAL: TOKEN });
+  test("one network: local, all preset defaults (TestUSD at its deterministic address)", () => {
+    const c = loadChainsConfig({ SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545" });
     expect(c.networks.map((n) => n.key)).toEqual(["local"]);
     const n = c.networks[0]!;
     expect(n.chainId).toBe(31337);
     expect(n.environment).toBe("sandbox");
-    expect(n.stablecoin).toEqual({ symbol: "TUSD", address: TOKEN, decimals: 6 });
+    expect(n.stablecoin).toEqual({ symbol: "TUSD", address: predictedTokenAddress(), decimals: 6 });
+    expect(n.factory).toBe(predictedFactoryAddress());
     expect(n.confirmations).toBe(1);
     expect(n.confirmationsSource).toContain("DESIGN");
     expect(n.startBlock).toBeNull();
@@ -95,7 +97,7 @@ describe("parseChainsEnv", () => {
     ]);
   });
 
-  test("unknown network, override without RPC URL, local network without token", () => {
+  test("unknown network, override without RPC URL", () => {
     const errors = errorsOf({
       SERVICE_RPC_URL_POLYGON: "https://polygon.example",
       SERVICE_CONFIRMATIONS_SEPOLIA: "5",
@@ -103,8 +105,7 @@ describe("parseChainsEnv", () => {
     });
     expect(errors[0]).toStartWith('SERVICE_RPC_URL_POLYGON: unknown network "POLYGON"; known networks: LOCAL, LOCAL2, BASE_SEPOLIA, SEPOLIA, ETHEREUM, BASE');
     expect(errors).toContain("SERVICE_CONFIRMATIONS_SEPOLIA is set but SERVICE_RPC_URL_SEPOLIA is not: the Sepolia network is disabled");
-    expect(errors.some((e) => e.startsWith("SERVICE_STABLECOIN_ADDRESS_LOCAL is required"))).toBe(true);
-    expect(errors).toHaveLength(3);
+    expect(errors).toHaveLength(2);
   });
 
   test("loadChainsConfig throws one error listing every problem", () => {

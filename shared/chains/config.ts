@@ -6,7 +6,7 @@
  *   SERVICE_RPC_URL_<KEY>            enables the network (http(s):// or ws(s)://)
  *   SERVICE_START_BLOCK_<KEY>        first block to index (default: head when first started, persisted)
  *   SERVICE_CONFIRMATIONS_<KEY>      confirmation depth override (integer ≥ 1)
- *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override; required on the local networks (no fixed address)
+ *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override (tests, or a chain where our TestUSD lives elsewhere)
  *   SERVICE_FACTORY_ADDRESS_<KEY>    deposit-wallet factory override
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
@@ -93,7 +93,7 @@ export function parseChainsEnv(env: Env): ParseResult {
     const tokenVar = `SERVICE_STABLECOIN_ADDRESS_${sfx}`;
     const token = parseAddressVar(errors, tokenVar, get("SERVICE_STABLECOIN_ADDRESS_")) ?? preset.stablecoin.address;
     if (token === null && errors.length === before) {
-      errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${preset.stablecoin.symbol} address (deploy it with shared/contracts first)`);
+      errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${preset.stablecoin.symbol} address (set its address)`);
     }
     const factory = parseAddressVar(errors, `SERVICE_FACTORY_ADDRESS_${sfx}`, get("SERVICE_FACTORY_ADDRESS_")) ?? preset.factory;
 

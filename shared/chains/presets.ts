@@ -5,6 +5,7 @@
  * (see ./config.ts), and a few fields can be overridden from the environment there.
  */
 import type { Address } from "viem";
+import { predictedFactoryAddress, predictedTokenAddress, TEST_USD_DECIMALS } from "../contracts/addresses.ts";
 
 export type Environment = "sandbox" | "production";
 
@@ -22,10 +23,7 @@ export interface ChainPreset {
   environment: Environment;
   stablecoin: {
     symbol: string;
-    /**
-     * The token contract. `null` for the local networks: there the test token is deployed
-     * by shared/contracts (deterministic CREATE2 address) and configured at start-up.
-     */
+    /** The token contract; null would mean "must be configured" (SERVICE_STABLECOIN_ADDRESS_<KEY>). */
     address: Address | null;
     decimals: number;
     source: string;
@@ -37,13 +35,16 @@ export interface ChainPreset {
   /** Block explorer base URL (no trailing slash), null when there is none. */
   explorerUrl: string | null;
   /**
-   * Our deposit-wallet factory. Deployed at the same address on every chain through the
-   * deterministic deployer (DESIGN §6); `null` until configured for that chain.
+   * Our deposit-wallet factory: the same address on every chain, because it is deployed
+   * through the deterministic deployer with fixed init code (DESIGN §6, shared/contracts).
+   * Deploying it on a new chain is an operator step (shared/contracts/README.md).
    */
   factory: Address | null;
 }
 
-const LOCAL_TOKEN_SOURCE = "TestUSD deployed by shared/contracts on the local anvil node (6 decimals)";
+const LOCAL_TOKEN_SOURCE = "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address";
+const TEST_USD = predictedTokenAddress();
+const FACTORY = predictedFactoryAddress();
 const ANVIL_CONFIRMATIONS: Sourced<number> = {
   value: 1,
   source: "DESIGN §5: sandbox anvil uses 1 confirmation (blocks are only mined on demand)",
@@ -55,11 +56,11 @@ export const PRESETS = {
     chainId: 31337,
     name: "Local test network (anvil)",
     environment: "sandbox",
-    stablecoin: { symbol: "TUSD", address: null, decimals: 6, source: LOCAL_TOKEN_SOURCE },
+    stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
     confirmations: ANVIL_CONFIRMATIONS,
     blockTimeSeconds: 1,
     explorerUrl: null,
-    factory: null,
+    factory: FACTORY,
   },
   // A second local network so tests can exercise two chains in one environment.
   local2: {
@@ -67,11 +68,11 @@ export const PRESETS = {
     chainId: 31338,
     name: "Local test network 2 (anvil)",
     environment: "sandbox",
-    stablecoin: { symbol: "TUSD", address: null, decimals: 6, source: LOCAL_TOKEN_SOURCE },
+    stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
     confirmations: ANVIL_CONFIRMATIONS,
     blockTimeSeconds: 1,
     explorerUrl: null,
-    factory: null,
+    factory: FACTORY,
   },
   "base-sepolia": {
     key: "base-sepolia",
@@ -90,7 +91,7 @@ export const PRESETS = {
     },
     blockTimeSeconds: 2,
     explorerUrl: "https://sepolia.basescan.org",
-    factory: null,
+    factory: FACTORY,
   },
   sepolia: {
     key: "sepolia",
@@ -109,7 +110,7 @@ export const PRESETS = {
     },
     blockTimeSeconds: 12,
     explorerUrl: "https://sepolia.etherscan.io",
-    factory: null,
+    factory: FACTORY,
   },
   ethereum: {
     key: "ethereum",
@@ -130,7 +131,7 @@ export const PRESETS = {
     },
     blockTimeSeconds: 12,
     explorerUrl: "https://etherscan.io",
-    factory: null,
+    factory: FACTORY,
   },
   base: {
     key: "base",
@@ -151,7 +152,7 @@ export const PRESETS = {
     },
     blockTimeSeconds: 2,
     explorerUrl: "https://basescan.org",
-    factory: null,
+    factory: FACTORY,
   },
 } as const satisfies Record<string, ChainPreset>;
 
