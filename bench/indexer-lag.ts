@@ -118,6 +118,10 @@ try {
   }
   lags.sort((a, b) => a - b);
 
+  // Storage per indexed transfer (heap + indexes), and Ponder's raw-log cache per transfer.
+  const [sizes] = await sql`select
+      pg_total_relation_size('indexer.transfers')::float8 / (select count(*) from indexer.transfers) as table_bytes,
+      pg_total_relation_size('ponder_sync.logs')::float8 / (select count(*) from ponder_sync.logs) as sync_log_bytes`;
   const backfillSeconds = (tBackfilled - t0) / 1000;
   console.log(
     JSON.stringify({
@@ -136,6 +140,10 @@ try {
         seconds_from_spawn: round(backfillSeconds),
         seconds_to_ready: round((tReady - t0) / 1000),
         transfers_per_s: Math.round(BACKFILL / backfillSeconds),
+      },
+      storage_bytes_per_transfer: {
+        indexer_transfers_with_indexes: Math.round(sizes!.table_bytes),
+        ponder_sync_logs_cache: Math.round(sizes!.sync_log_bytes),
       },
       runtime: "ponder 0.16.10 under bun --bun; anvil automine; embedded Postgres 17; full mode",
     }),
