@@ -1,0 +1,210 @@
+/**
+ * Runs the Ponder indexer as a child process (for `bun run dev`, tests and benches):
+ *
+ *   bun --bun node_modules/ponder/dist/esm/bin/ponder.js start --root indexer \
+ *       --schema indexer --port <port> --hostname 127.0.0.1 --log-format json
+ *
+ * with DATABASE_URL, DATABASE_SCHEMA=indexer, PONDER_TELEMETRY_DISABLED=true and
+ * SERVICE_START_BLOCK_<KEY> resolved here. Before spawning it validates the chain config,
+ * checks each chain (chain id, stablecoin decimals) and resolves persisted start blocks.
+ *
+ * Rebuilds: Ponder refuses to reuse its schema when its build id changed (new indexing code,
+ * config or chains). We then drop schema `indexer` and start again: the tables are rebuilt
+ * from the persisted start blocks, mostly from Ponder's RPC cache (schema ponder_sync). While
+ * that runs, /ready answers 503 and indexer._ponder_meta says is_ready = 0: readers must not
+ * take missing rows for reorgs until the indexer is ready again.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+import { checkNetworks, publicClientFor } from "../shared/chains/check.ts";
+import { loadChainsConfig, type ChainsConfig } from "../shared/chains/config.ts";
+import { ensureStateTables, resolveStartBlocks, swapSetting } from "./state.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const PONDER_BIN = resolve(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js");
+const BUILD_CHANGED = "was previously used by a different Ponder app";
+
+export interface StartIndexerOptions {
+  /** The Postgres shared with the API (Ponder writes schemas `indexer` and `ponder_sync`). */
+  databaseUrl: string;
+  /** Service env (SERVICE_RPC_URL_*, SERVICE_INDEX_MODE, …), laid over process.env. */
+  env?: Record<string, string | undefined>;
+  /** HTTP port on 127.0.0.1 for /sql, /graphql, /ready. */
+  port: number;
+  /** Postgres schema for the indexed tables; default "indexer". */
+  schema?: string;
+  /** Each log line of the child (JSON, Ponder's pino format). Default: kept in memory only. */
+  onLog?: (line: string) => void;
+  /** Skip the RPC start-up checks (chain id, decimals); tests of the checks themselves only. */
+  skipChainChecks?: boolean;
+}
+
+export interface IndexerProcess {
+  url: string;
+  pid: number;
+  config: ChainsConfig;
+  /** Resolves once Ponder has finished its backfill and serves /ready with 200. */
+  waitUntilReady(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+  /** The last few hundred log lines, for error messages. */
+  recentLogs(): string[];
+}
+
+export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerProcess> {
+  const schema = opts.schema ?? "indexer";
+  const env: Record<string, string | undefined> = { ...process.env, ...opts.env };
+  const config = loadChainsConfig(env);
+  if (config.networks.length === 0) throw new Error("startIndexer: no network enabled (set a SERVICE_RPC_URL_<KEY>)");
+  if (!opts.skipChainChecks) await checkNetworks(config.networks);
+
+  const sql = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
+  let startBlocks: Record<string, string>;
+  try {
+    await ensureStateTables(sql);
+    startBlocks = await resolveStartBlocks(sql, config.networks, async (n) => Number(await publicClientFor(n).getBlockNumber()));
+    const fingerprint = createHash("sha256")
+      .update(readFileSync(resolve(ROOT, "ponder.schema.ts")))
+      .update(`mode=${config.indexMode}`)
+      .digest("hex");
+    const previous = await swapSetting(sql, `fingerprint:${schema}`, fingerprint);
+    if (previous !== null && previous !== fingerprint) await dropSchema(sql, schema);
+  } finally {
+    await sql.end();
+  }
+
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries({
+    ...env,
+    ...startBlocks,
+    DATABASE_URL: opts.databaseUrl,
+    DATABASE_SCHEMA: schema,
+    PONDER_TELEMETRY_DISABLED: "true",
+  })) {
+    if (v !== undefined) childEnv[k] = v;
+  }
+  delete childEnv.DATABASE_PRIVATE_URL; // Ponder would prefer it over DATABASE_URL
+
+  const logs: string[] = [];
+  const onLine = (line: string) => {
+    logs.push(line);
+    if (logs.length > 300) logs.shift();
+    opts.onLog?.(line);
+  };
+
+  let run = await spawnPonder(opts.port, schema, childEnv, onLine);
+  if (run.outcome === "exited" && logs.some((l) => l.includes(BUILD_CHANGED))) {
+    onLine(JSON.stringify({ level: 40, msg: `Ponder build changed: dropping schema "${schema}" and re-indexing from the start blocks` }));
+    const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
+    await dropSchema(admin, schema).finally(() => admin.end());
+    run = await spawnPonder(opts.port, schema, childEnv, onLine);
+  }
+  if (run.outcome === "exited") {
+    throw new Error(`Ponder exited during start-up (code ${run.code}):\n${logs.slice(-30).join("\n")}`);
+  }
+  const { child, port } = run;
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    url,
+    pid: child.pid!,
+    config,
+    recentLogs: () => [...logs],
+    async waitUntilReady(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (child.exitCode !== null) throw new Error(`Ponder exited (code ${child.exitCode}):\n${logs.slice(-30).join("\n")}`);
+        try {
+          if ((await fetch(`${url}/ready`, { signal: AbortSignal.timeout(1000) })).status === 200) return;
+        } catch {
+          // not listening yet
+        }
+        await sleep(100);
+      }
+      throw new Error(`indexer not ready after ${timeoutMs} ms:\n${logs.slice(-30).join("\n")}`);
+    },
+    async stop() {
+      await stopChild(child);
+      // Ponder 0.16 aborts its query builder before its own shutdown hook runs, so the
+      // "unlock" never reaches the database and the next start would wait out the 25 s
+      // heartbeat expiry. Our child is dead and held the lock, so releasing it is safe.
+      const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(
+          `update "${schema.replace(/"/g, '""')}"._ponder_meta set value = jsonb_set(value, '{is_locked}', to_jsonb(0)) where key = 'app'`,
+        );
+      } catch {
+        // No _ponder_meta yet (stopped before migrating): nothing to unlock.
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+type SpawnResult = { outcome: "listening"; child: ChildProcess; port: number } | { outcome: "exited"; code: number | null };
+
+/** Spawns Ponder and waits until it listens (resolving the port it really took) or exits. */
+function spawnPonder(port: number, schema: string, env: Record<string, string>, onLine: (l: string) => void): Promise<SpawnResult> {
+  const args = [PONDER_BIN, "start", "--root", "indexer", "--schema", schema];
+  args.push("--port", String(port), "--hostname", "127.0.0.1", "--log-format", "json");
+  const useNode = env.PONDER_RUNTIME === "node";
+  const child = spawn(useNode ? "node" : bunBinary(), useNode ? args : ["--bun", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  return new Promise((resolvePromise) => {
+    let settled = false;
+    const settle = (r: SpawnResult) => {
+      if (!settled) {
+        settled = true;
+        resolvePromise(r);
+      }
+    };
+    const feed = (stream: NodeJS.ReadableStream | null) => {
+      let buf = "";
+      stream?.on("data", (d: Buffer) => {
+        buf += d.toString();
+        let i: number;
+        while ((i = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          if (!line.trim()) continue;
+          onLine(line);
+          // {"msg":"Created HTTP server","port":42069,...}: Ponder moves to the next port if ours is taken.
+          if (line.includes('"Created HTTP server"')) {
+            try {
+              settle({ outcome: "listening", child, port: Number(JSON.parse(line).port) || port });
+            } catch {
+              settle({ outcome: "listening", child, port });
+            }
+          }
+        }
+      });
+    };
+    feed(child.stdout);
+    feed(child.stderr);
+    child.once("exit", (code) => settle({ outcome: "exited", code }));
+  });
+}
+
+function bunBinary(): string {
+  // Under Bun, execPath is bun itself; from Node fall back to `bun` on PATH.
+  return process.versions.bun ? process.execPath : "bun";
+}
+
+async function dropSchema(sql: postgres.Sql, schema: string): Promise<void> {
+  await sql.unsafe(`drop schema if exists "${schema.replace(/"/g, '""')}" cascade`);
+}
+
+/** SIGTERM (Ponder shuts down cleanly and releases its schema lock), SIGKILL after 10 s. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,43 @@
+/**
+ * Indexed tables (Postgres schema `indexer`; the API owns schema `app`). Ponder reads this
+ * file through the one-line re-export indexer/ponder.schema.ts. Column names are snake_case
+ * in SQL (Ponder's casing): chain_id, block_number, tx_hash, …; `value` is numeric(78,0)
+ * in token base units (USDC: 6 decimals).
+ */
+import { index, onchainTable, primaryKey } from "ponder";
+
+export const transfer = onchainTable(
+  "transfers",
+  (t) => ({
+    chainId: t.integer().notNull(),
+    blockNumber: t.bigint().notNull(),
+    blockHash: t.hex().notNull(),
+    /** Unix seconds. */
+    blockTimestamp: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+    logIndex: t.integer().notNull(),
+    /** Lowercase 0x hex, like app.watched_addresses.address. */
+    from: t.hex().notNull(),
+    to: t.hex().notNull(),
+    value: t.bigint().notNull(),
+  }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.chainId, table.txHash, table.logIndex] }),
+    // Deposits into an address (session actors, analysts' "received" queries).
+    toIdx: index("transfers_to_idx").on(table.to, table.chainId, table.blockNumber),
+    // Outflows (sweeps, refunds) from an address.
+    fromIdx: index("transfers_from_idx").on(table.from, table.chainId, table.blockNumber),
+  }),
+);
+
+/**
+ * The newest block the indexer has processed, per chain (one row each). The API derives
+ * confirmations as head.block_number - transfer.block_number + 1 without its own RPC call,
+ * and it moves backwards on a reorg together with the transfers.
+ */
+export const chainHead = onchainTable("chain_heads", (t) => ({
+  chainId: t.integer().primaryKey(),
+  blockNumber: t.bigint().notNull(),
+  blockHash: t.hex().notNull(),
+  blockTimestamp: t.bigint().notNull(),
+}));

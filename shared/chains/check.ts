@@ -1,0 +1,77 @@
+/**
+ * Start-up checks against the live chain: the RPC URL really serves the preset's chain,
+ * and the configured stablecoin has the decimals our money math assumes (DESIGN §4).
+ * A mismatch would silently mis-price every payment, so we refuse to start instead.
+ */
+import { createPublicClient, http, webSocket, erc20Abi, type PublicClient } from "viem";
+import type { NetworkConfig } from "./config.ts";
+import { envSuffix } from "./presets.ts";
+
+export interface ObservedChainFacts {
+  chainId: number;
+  /** null when the call failed (not a contract, not an ERC-20, …). */
+  decimals: number | null;
+  decimalsError?: string;
+}
+
+/** Pure: what is wrong between the configuration and what the chain answered, if anything. */
+export function chainFactsProblems(net: NetworkConfig, seen: ObservedChainFacts): string[] {
+  const problems: string[] = [];
+  const rpcVar = `SERVICE_RPC_URL_${envSuffix(net.key)}`;
+  if (seen.chainId !== net.chainId) {
+    problems.push(`${net.name}: ${rpcVar} serves chain id ${seen.chainId}, expected ${net.chainId}`);
+    return problems; // the token check means nothing on the wrong chain
+  }
+  if (seen.decimals === null) {
+    problems.push(
+      `${net.name}: could not read decimals() of the stablecoin ${net.stablecoin.address}` +
+        (seen.decimalsError ? ` (${seen.decimalsError})` : "") +
+        "; is it deployed on this chain?",
+    );
+  } else if (seen.decimals !== net.stablecoin.decimals) {
+    problems.push(
+      `${net.name}: stablecoin ${net.stablecoin.address} reports decimals() = ${seen.decimals}, ` +
+        `but ${net.stablecoin.symbol} here must have ${net.stablecoin.decimals}; refusing to start ` +
+        "(amounts would be mis-scaled). Fix SERVICE_STABLECOIN_ADDRESS_* or the RPC URL.",
+    );
+  }
+  return problems;
+}
+
+export function publicClientFor(net: Pick<NetworkConfig, "rpcUrl">): PublicClient {
+  const transport = net.rpcUrl.startsWith("ws") ? webSocket(net.rpcUrl) : http(net.rpcUrl);
+  return createPublicClient({ transport });
+}
+
+export async function observeChainFacts(client: PublicClient, net: NetworkConfig): Promise<ObservedChainFacts> {
+  const chainId = await client.getChainId();
+  try {
+    const decimals = await client.readContract({ address: net.stablecoin.address, abi: erc20Abi, functionName: "decimals" });
+    return { chainId, decimals };
+  } catch (err) {
+    return { chainId, decimals: null, decimalsError: (err as Error).message.split("\n")[0] };
+  }
+}
+
+export class ChainCheckError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Chain start-up check failed:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ChainCheckError";
+  }
+}
+
+/** Checks every enabled network; throws one ChainCheckError listing all problems. */
+export async function checkNetworks(networks: NetworkConfig[]): Promise<void> {
+  const problems = (
+    await Promise.all(
+      networks.map(async (net) => {
+        try {
+          return chainFactsProblems(net, await observeChainFacts(publicClientFor(net), net));
+        } catch (err) {
+          return [`${net.name}: RPC ${net.rpcUrl} did not answer (${(err as Error).message.split("\n")[0]})`];
+        }
+      }),
+    )
+  ).flat();
+  if (problems.length > 0) throw new ChainCheckError(problems);
+}

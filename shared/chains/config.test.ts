@@ -1,0 +1,120 @@
+import { describe, expect, test } from "bun:test";
+import { loadChainsConfig, parseChainsEnv, ChainConfigError } from "./config.ts";
+import { envSuffix, PRESETS } from "./presets.ts";
+import { predictedFactoryAddress, predictedTokenAddress } from "../contracts/addresses.ts";
+
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+
+function errorsOf(env: Record<string, string>): string[] {
+  const r = parseChainsEnv(env);
+  if (r.ok) throw new Error("expected errors, got a config");
+  return r.errors;
+}
+
+describe("parseChainsEnv", () => {
+  test("nothing configured: no networks, full mode", () => {
+    const r = parseChainsEnv({});
+    expect(r).toEqual({ ok: true, config: { networks: [], indexMode: "full" } });
+  });
+
+  test("one network: local, all preset defaults (TestUSD at its deterministic address)", () => {
+    const c = loadChainsConfig({ SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545" });
+    expect(c.networks.map((n) => n.key)).toEqual(["local"]);
+    const n = c.networks[0]!;
+    expect(n.chainId).toBe(31337);
+    expect(n.environment).toBe("sandbox");
+    expect(n.stablecoin).toEqual({ symbol: "TUSD", address: predictedTokenAddress(), decimals: 6 });
+    expect(n.factory).toBe(predictedFactoryAddress());
+    expect(n.confirmations).toBe(1);
+    expect(n.confirmationsSource).toContain("DESIGN");
+    expect(n.startBlock).toBeNull();
+    expect(c.indexMode).toBe("full");
+  });
+
+  test("two networks: both local presets with overrides", () => {
+    const c = loadChainsConfig({
+      SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545",
+      SERVICE_STABLECOIN_ADDRESS_LOCAL: TOKEN,
+      SERVICE_RPC_URL_LOCAL2: "ws://127.0.0.1:8546",
+      SERVICE_STABLECOIN_ADDRESS_LOCAL2: TOKEN.toLowerCase(),
+      SERVICE_START_BLOCK_LOCAL2: "42",
+      SERVICE_CONFIRMATIONS_LOCAL2: "3",
+    });
+    expect(c.networks.map((n) => [n.key, n.chainId])).toEqual([
+      ["local", 31337],
+      ["local2", 31338],
+    ]);
+    const n2 = c.networks[1]!;
+    expect(n2.startBlock).toBe(42);
+    expect(n2.confirmations).toBe(3);
+    expect(n2.confirmationsSource).toBe("SERVICE_CONFIRMATIONS_LOCAL2");
+    expect(n2.stablecoin.address).toBe(TOKEN); // normalised to checksum case
+  });
+
+  test("three networks across environments: production turns bounded mode on by default", () => {
+    const c = loadChainsConfig({
+      SERVICE_RPC_URL_BASE_SEPOLIA: "https://sepolia.base.org",
+      SERVICE_RPC_URL_ETHEREUM: "https://eth.example",
+      SERVICE_RPC_URL_BASE: "https://base.example",
+    });
+    expect(c.networks.map((n) => `${n.key}/${n.environment}/${n.stablecoin.address}`)).toEqual([
+      `base-sepolia/sandbox/${PRESETS["base-sepolia"].stablecoin.address}`,
+      `ethereum/production/${PRESETS.ethereum.stablecoin.address}`,
+      `base/production/${PRESETS.base.stablecoin.address}`,
+    ]);
+    expect(c.indexMode).toBe("bounded");
+    expect(loadChainsConfig({ SERVICE_RPC_URL_BASE: "https://base.example", SERVICE_INDEX_MODE: "full" }).indexMode).toBe("full");
+  });
+
+  test("every preset has a documented confirmation source and a unique chain id and env suffix", () => {
+    const ids = new Set<number>();
+    const sfx = new Set<string>();
+    for (const p of Object.values(PRESETS)) {
+      expect(p.confirmations.source.length).toBeGreaterThan(10);
+      expect(p.confirmations.value).toBeGreaterThanOrEqual(1);
+      ids.add(p.chainId);
+      sfx.add(envSuffix(p.key));
+    }
+    expect(ids.size).toBe(Object.keys(PRESETS).length);
+    expect(sfx.size).toBe(Object.keys(PRESETS).length);
+  });
+
+  test("bad values: one clear message each, all reported at once", () => {
+    const errors = errorsOf({
+      SERVICE_RPC_URL_ETHEREUM: "eth.example", // no scheme
+      SERVICE_START_BLOCK_ETHEREUM: "-5",
+      SERVICE_CONFIRMATIONS_ETHEREUM: "0",
+      SERVICE_RPC_URL_BASE: "https://base.example",
+      SERVICE_STABLECOIN_ADDRESS_BASE: "0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913", // bad checksum
+      SERVICE_INDEX_MODE: "everything",
+    });
+    expect(errors).toEqual([
+      'SERVICE_RPC_URL_ETHEREUM: expected an http(s):// or ws(s):// URL, got "eth.example"',
+      'SERVICE_START_BLOCK_ETHEREUM: expected a whole number ≥ 0, got "-5"',
+      'SERVICE_CONFIRMATIONS_ETHEREUM: expected a whole number ≥ 1, got "0"',
+      'SERVICE_STABLECOIN_ADDRESS_BASE: expected a 0x-prefixed 20-byte address (valid checksum if mixed case), got "0x833589fcD6eDb6E08f4c7C32D4f71b54bdA02913"',
+      'SERVICE_INDEX_MODE: expected "bounded" or "full", got "everything"',
+    ]);
+  });
+
+  test("unknown network, override without RPC URL", () => {
+    const errors = errorsOf({
+      SERVICE_RPC_URL_POLYGON: "https://polygon.example",
+      SERVICE_CONFIRMATIONS_SEPOLIA: "5",
+      SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545",
+    });
+    expect(errors[0]).toStartWith('SERVICE_RPC_URL_POLYGON: unknown network "POLYGON"; known networks: LOCAL, LOCAL2, BASE_SEPOLIA, SEPOLIA, ETHEREUM, BASE');
+    expect(errors).toContain("SERVICE_CONFIRMATIONS_SEPOLIA is set but SERVICE_RPC_URL_SEPOLIA is not: the Sepolia network is disabled");
+    expect(errors).toHaveLength(2);
+  });
+
+  test("loadChainsConfig throws one error listing every problem", () => {
+    expect(() => loadChainsConfig({ SERVICE_INDEX_MODE: "x", SERVICE_RPC_URL_BASE: "ftp://x" })).toThrow(ChainConfigError);
+    try {
+      loadChainsConfig({ SERVICE_INDEX_MODE: "x", SERVICE_RPC_URL_BASE: "ftp://x" });
+    } catch (e) {
+      expect((e as ChainConfigError).problems).toHaveLength(2);
+      expect((e as Error).message).toContain("SERVICE_RPC_URL_BASE");
+    }
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * Environment → enabled networks. Pure: takes an env record, returns either the config or
+ * every problem found (one clear message per bad value), so an operator fixes all at once.
+ *
+ * Per network KEY (see presets.ts; `base-sepolia` → `BASE_SEPOLIA`):
+ *   SERVICE_RPC_URL_<KEY>            enables the network (http(s):// or ws(s)://)
+ *   SERVICE_START_BLOCK_<KEY>        first block to index (default: head when first started, persisted)
+ *   SERVICE_CONFIRMATIONS_<KEY>      confirmation depth override (integer ≥ 1)
+ *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override (tests, or a chain where our TestUSD lives elsewhere)
+ *   SERVICE_FACTORY_ADDRESS_<KEY>    deposit-wallet factory override
+ * Global:
+ *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
+ *                                    is enabled, full for sandbox-only deployments)
+ */
+import { getAddress, isAddress, type Address } from "viem";
+import { NETWORK_KEYS, PRESETS, envSuffix, type ChainPreset, type Environment, type NetworkKey } from "./presets.ts";
+
+export type IndexMode = "bounded" | "full";
+
+export interface NetworkConfig {
+  key: NetworkKey;
+  chainId: number;
+  name: string;
+  environment: Environment;
+  rpcUrl: string;
+  stablecoin: { symbol: string; address: Address; decimals: number };
+  confirmations: number;
+  confirmationsSource: string;
+  /** null: start at the head when first started, then keep that block (indexer/start-blocks.ts). */
+  startBlock: number | null;
+  blockTimeSeconds: number;
+  explorerUrl: string | null;
+  factory: Address | null;
+}
+
+export interface ChainsConfig {
+  networks: NetworkConfig[];
+  indexMode: IndexMode;
+}
+
+export type ParseResult = { ok: true; config: ChainsConfig } | { ok: false; errors: string[] };
+
+type Env = Record<string, string | undefined>;
+
+export const ENV_PREFIXES = [
+  "SERVICE_RPC_URL_",
+  "SERVICE_START_BLOCK_",
+  "SERVICE_CONFIRMATIONS_",
+  "SERVICE_STABLECOIN_ADDRESS_",
+  "SERVICE_FACTORY_ADDRESS_",
+] as const;
+
+export function parseChainsEnv(env: Env): ParseResult {
+  const errors: string[] = [];
+  const knownSuffixes = new Map(NETWORK_KEYS.map((k) => [envSuffix(k), k]));
+
+  // A typo in a network name must not silently leave a chain disabled.
+  for (const name of Object.keys(env)) {
+    const prefix = ENV_PREFIXES.find((p) => name.startsWith(p));
+    if (!prefix || env[name] === undefined) continue;
+    const suffix = name.slice(prefix.length);
+    if (!knownSuffixes.has(suffix)) {
+      errors.push(
+        `${name}: unknown network "${suffix}"; known networks: ${[...knownSuffixes.keys()].join(", ")}`,
+      );
+    }
+  }
+
+  const networks: NetworkConfig[] = [];
+  for (const key of NETWORK_KEYS) {
+    const preset: ChainPreset = PRESETS[key];
+    const sfx = envSuffix(key);
+    const get = (prefix: string) => {
+      const v = env[prefix + sfx];
+      return v === undefined || v.trim() === "" ? undefined : v.trim();
+    };
+    const rpcName = `SERVICE_RPC_URL_${sfx}`;
+    const rpcUrl = get("SERVICE_RPC_URL_");
+    if (rpcUrl === undefined) {
+      // Overrides for a disabled network are almost certainly a forgotten RPC URL.
+      for (const p of ENV_PREFIXES.slice(1)) {
+        if (get(p) !== undefined) errors.push(`${p}${sfx} is set but ${rpcName} is not: the ${preset.name} network is disabled`);
+      }
+      continue;
+    }
+    const before = errors.length;
+
+    if (!isRpcUrl(rpcUrl)) errors.push(`${rpcName}: expected an http(s):// or ws(s):// URL, got "${rpcUrl}"`);
+
+    const startBlock = parseIntVar(errors, `SERVICE_START_BLOCK_${sfx}`, get("SERVICE_START_BLOCK_"), 0);
+    const confirmations = parseIntVar(errors, `SERVICE_CONFIRMATIONS_${sfx}`, get("SERVICE_CONFIRMATIONS_"), 1);
+
+    const tokenVar = `SERVICE_STABLECOIN_ADDRESS_${sfx}`;
+    const token = parseAddressVar(errors, tokenVar, get("SERVICE_STABLECOIN_ADDRESS_")) ?? preset.stablecoin.address;
+    if (token === null && errors.length === before) {
+      errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${preset.stablecoin.symbol} address (set its address)`);
+    }
+    const factory = parseAddressVar(errors, `SERVICE_FACTORY_ADDRESS_${sfx}`, get("SERVICE_FACTORY_ADDRESS_")) ?? preset.factory;
+
+    if (errors.length > before || token === null) continue;
+    networks.push({
+      key,
+      chainId: preset.chainId,
+      name: preset.name,
+      environment: preset.environment,
+      rpcUrl,
+      stablecoin: { symbol: preset.stablecoin.symbol, address: token, decimals: preset.stablecoin.decimals },
+      confirmations: confirmations ?? preset.confirmations.value,
+      confirmationsSource: confirmations === undefined ? preset.confirmations.source : `SERVICE_CONFIRMATIONS_${sfx}`,
+      startBlock: startBlock ?? null,
+      blockTimeSeconds: preset.blockTimeSeconds,
+      explorerUrl: preset.explorerUrl,
+      factory,
+    });
+  }
+
+  const rawMode = env.SERVICE_INDEX_MODE?.trim();
+  let indexMode: IndexMode = networks.some((n) => n.environment === "production") ? "bounded" : "full";
+  if (rawMode) {
+    if (rawMode === "bounded" || rawMode === "full") indexMode = rawMode;
+    else errors.push(`SERVICE_INDEX_MODE: expected "bounded" or "full", got "${rawMode}"`);
+  }
+
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, config: { networks, indexMode } };
+}
+
+export class ChainConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid chain configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ChainConfigError";
+  }
+}
+
+/** parseChainsEnv, throwing one error that lists every problem. */
+export function loadChainsConfig(env: Env = process.env): ChainsConfig {
+  const r = parseChainsEnv(env);
+  if (!r.ok) throw new ChainConfigError(r.errors);
+  return r.config;
+}
+
+function isRpcUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return ["http:", "https:", "ws:", "wss:"].includes(u.protocol) && u.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+function parseIntVar(errors: string[], name: string, raw: string | undefined, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < min) {
+    errors.push(`${name}: expected a whole number ≥ ${min}, got "${raw}"`);
+    return undefined;
+  }
+  return Number(raw);
+}
+
+function parseAddressVar(errors: string[], name: string, raw: string | undefined): Address | undefined {
+  if (raw === undefined) return undefined;
+  // viem accepts all-lowercase addresses; a mixed-case one must carry a valid checksum.
+  if (!isAddress(raw)) {
+    errors.push(`${name}: expected a 0x-prefixed 20-byte address (valid checksum if mixed case), got "${raw}"`);
+    return undefined;
+  }
+  return getAddress(raw);
+}

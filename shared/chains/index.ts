@@ -1,0 +1,3 @@
+export * from "./presets.ts";
+export * from "./config.ts";
+export * from "./check.ts";

@@ -1,0 +1,120 @@
+/**
+ * A real local chain for `bun run dev`, tests and benchmarks: the anvil binary from
+ * @foundry-rs/anvil, bound to 127.0.0.1. We spawn the platform binary itself when we can
+ * find it (so the PID we kill is anvil, not the Node wrapper that would leave it orphaned
+ * if the wrapper died hard), else node_modules/.bin/anvil.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** anvil's default mnemonic accounts (public knowledge; for local networks only). */
+export const ANVIL_ACCOUNTS = [
+  {
+    address: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+    privateKey: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  },
+  {
+    address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    privateKey: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+  },
+  {
+    address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+    privateKey: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3ad9e8c3b8acb6c0",
+  },
+] as const;
+
+export interface DevChainOptions {
+  port: number;
+  chainId: number;
+  /** Load state from this file at start and dump it there on stop (and every few seconds). */
+  stateFile?: string;
+  /** Seconds between blocks; default: mine a block per transaction (automine). */
+  blockTime?: number;
+  /** Extra anvil flags, e.g. ["--slots-in-an-epoch", "1"]. */
+  extraArgs?: string[];
+}
+
+export interface DevChain {
+  rpcUrl: string;
+  chainId: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function anvilBinary(): string {
+  const platformBin = resolve(ROOT, `node_modules/@foundry-rs/anvil-${process.platform}-${archName()}/bin/anvil`);
+  return existsSync(platformBin) ? platformBin : resolve(ROOT, "node_modules/.bin/anvil");
+}
+
+function archName(): string {
+  return process.arch === "x64" ? "amd64" : process.arch;
+}
+
+export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
+  const args = ["--host", "127.0.0.1", "--port", String(opts.port), "--chain-id", String(opts.chainId), "--silent"];
+  if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
+  if (opts.stateFile) args.push("--state", opts.stateFile, "--state-interval", "5");
+  if (opts.extraArgs) args.push(...opts.extraArgs);
+
+  const child = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  const rpcUrl = `http://127.0.0.1:${opts.port}`;
+  const stop = () => stopChild(child, exited, () => hasExited);
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (hasExited) throw new Error(`anvil exited during start-up (port ${opts.port}): ${stderr.trim() || "no output"}`);
+    const id = await rpcChainId(rpcUrl);
+    if (id !== null) {
+      if (id !== opts.chainId) {
+        await stop();
+        throw new Error(`port ${opts.port} answers with chain id ${id}, expected ${opts.chainId}: another node holds the port?`);
+      }
+      break;
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`anvil did not answer on ${rpcUrl} within 15 s: ${stderr.trim()}`);
+    }
+    await sleep(50);
+  }
+  return { rpcUrl, chainId: opts.chainId, pid: child.pid!, stop };
+}
+
+async function rpcChainId(url: string): Promise<number | null> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      signal: AbortSignal.timeout(1000),
+    });
+    const body = (await res.json()) as { result?: string };
+    return body.result ? Number(body.result) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGTERM (anvil dumps --state on it), SIGKILL after 5 s; only ever the PID we spawned. */
+async function stopChild(child: ChildProcess, exited: Promise<unknown>, hasExited: () => boolean): Promise<void> {
+  if (hasExited()) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => {
+    if (!hasExited()) child.kill("SIGKILL");
+  }, 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
