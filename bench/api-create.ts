@@ -13,7 +13,7 @@ import { connect } from "../api/src/db/client.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
 import { insertSession } from "../api/src/sessions/repository.ts";
-import { freePort } from "../api/src/testing/ports.ts";
+import { freePort } from "../shared/testing/ports.ts";
 import { closedLoop, round } from "./lib.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);

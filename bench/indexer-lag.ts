@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
-import { freePort } from "../api/src/testing/ports.ts";
+import { freePort } from "../shared/testing/ports.ts";
 import { startDevChain } from "../shared/devchain/index.ts";
 import { localClients } from "../shared/testing/clients.ts";
 import { deployThrowawayToken, throwawayTokenAbi } from "../shared/testing/throwaway-token.ts";

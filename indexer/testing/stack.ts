@@ -4,7 +4,7 @@
  * given Postgres database.
  */
 import type { Address, PublicClient, WalletClient } from "viem";
-import { freePort } from "../../api/src/testing/ports.ts";
+import { freePort } from "../../shared/testing/ports.ts";
 import { PRESETS, envSuffix, type NetworkKey } from "../../shared/chains/presets.ts";
 import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
 import { localClients } from "../../shared/testing/clients.ts";

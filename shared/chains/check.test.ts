@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { freePort } from "../../api/src/testing/ports.ts";
+import { freePort } from "../testing/ports.ts";
 import { startDevChain, type DevChain } from "../devchain/index.ts";
 import { localClients } from "../testing/clients.ts";
 import { deployThrowawayToken } from "../testing/throwaway-token.ts";
