@@ -23,6 +23,11 @@ export interface Config {
   minAmountMinor: bigint;
   maxAmountMinor: bigint;
   logRequests: boolean;
+  /** Port of the local anvil that `bun run dev` starts (when SERVICE_RPC_URL_LOCAL is unset). */
+  devChainPort: number;
+  indexerEnabled: boolean;
+  indexerPort: number;
+  indexerReadyTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -107,6 +112,10 @@ export function loadConfig(env: Env = process.env): Config {
     minAmountMinor: amount("SERVICE_MIN_AMOUNT", "0.50"),
     maxAmountMinor: amount("SERVICE_MAX_AMOUNT", "1000000.00"),
     logRequests: bool("SERVICE_LOG_REQUESTS", false),
+    devChainPort: int("SERVICE_DEV_CHAIN_PORT", 8545, 1, 65535),
+    indexerEnabled: bool("SERVICE_INDEXER", true),
+    indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),
+    indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
   };
   if (config.minAmountMinor > config.maxAmountMinor) {
     problems.push(`SERVICE_MIN_AMOUNT must not exceed SERVICE_MAX_AMOUNT`);

@@ -11,9 +11,9 @@ import { freePort } from "../../shared/testing/ports.ts";
 const dataDir = mkdtempSync(join(tmpdir(), "paysession-dev-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function runDev(port: number, pgPort: number) {
+async function runDev(port: number, pgPort: number, chainPort: number, indexerPort: number) {
   const child = Bun.spawn(["bun", resolve(import.meta.dir, "main.ts"), "--dev"], {
-    env: { ...process.env, DATABASE_URL: "", SERVICE_PORT: String(port), SERVICE_EMBEDDED_PG_PORT: String(pgPort), SERVICE_DATA_DIR: dataDir, SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}` },
+    env: { ...process.env, DATABASE_URL: "", SERVICE_PORT: String(port), SERVICE_EMBEDDED_PG_PORT: String(pgPort), SERVICE_DATA_DIR: dataDir, SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`, SERVICE_DEV_CHAIN_PORT: String(chainPort), SERVICE_INDEXER_PORT: String(indexerPort), SERVICE_RPC_URL_LOCAL: "" },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -30,13 +30,19 @@ async function runDev(port: number, pgPort: number) {
 }
 
 test("bun run dev starts everything, creates the demo merchant once, and stops cleanly", async () => {
-  const [port, pgPort] = [await freePort(), await freePort()];
-  const first = await runDev(port, pgPort);
+  const ports = [await freePort(), await freePort(), await freePort(), await freePort()] as const;
+  const first = await runDev(...ports);
+  const port = ports[0];
   try {
     expect(first.out).toContain("demo merchant (sandbox) created");
     expect(first.out).toContain(`Swagger   http://127.0.0.1:${port}/docs`);
     const creds = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
-    expect(Object.keys(creds).sort()).toEqual(["apiBaseUrl", "apiKey", "merchantId", "swaggerUrl"]);
+    expect(Object.keys(creds).sort()).toEqual(["apiBaseUrl", "apiKey", "indexerUrl", "merchantId", "rpcUrl", "swaggerUrl"]);
+    expect(first.out).toContain("(deployed token, factory)");
+    // The local test network answers with our chain id and the indexer is ready.
+    const rpc = await fetch(creds.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
+    expect(Number((await rpc.json()).result)).toBe(31337);
+    expect((await fetch(`${creds.indexerUrl}/ready`)).status).toBe(200);
     expect(first.out).toContain(creds.apiKey);
     const r = await fetch(`${creds.apiBaseUrl}/payment-sessions`, {
       method: "POST",
@@ -48,10 +54,17 @@ test("bun run dev starts everything, creates the demo merchant once, and stops c
     first.child.kill("SIGTERM");
     expect(await first.child.exited).toBe(0);
   }
+  // Nothing left behind: the chain and the indexer stopped with the service.
+  const creds = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
+  expect(await fetch(creds.rpcUrl, { method: "POST", body: "{}" }).then(() => "up", () => "down")).toBe("down");
+  expect(await fetch(`${creds.indexerUrl}/ready`).then(() => "up", () => "down")).toBe("down");
   const before = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
-  const second = await runDev(port, pgPort);
+  const second = await runDev(...ports);
   try {
     expect(second.out).not.toContain("created");
+    // The chain kept its state: nothing deployed again.
+    expect(second.out).toContain("deposit factory");
+    expect(second.out).not.toContain("(deployed");
     const after = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
     expect(after.apiKey).toBe(before.apiKey);
     // The session made in the first run survived the restart: data lives in the data dir.
@@ -61,4 +74,4 @@ test("bun run dev starts everything, creates the demo merchant once, and stops c
     second.child.kill("SIGTERM");
     expect(await second.child.exited).toBe(0);
   }
-}, 60_000);
+}, 120_000);

@@ -21,7 +21,7 @@ export interface DevCredentials {
 export async function ensureDemoMerchant(
   db: Db,
   file: string,
-  urls: { apiBaseUrl: string; swaggerUrl: string },
+  urls: { apiBaseUrl: string; swaggerUrl: string; indexerUrl?: string; rpcUrl?: string },
 ): Promise<{ credentials: DevCredentials; created: boolean }> {
   const prior = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Partial<DevCredentials>) : {};
   if (prior.apiKey) {
