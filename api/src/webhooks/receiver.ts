@@ -40,7 +40,8 @@ export function startReceiver(port = 0): Receiver {
       idleTimeout: 60,
       async fetch(req) {
         const body = await req.text();
-        const headers = Object.fromEntries(req.headers.entries());
+        const headers: Record<string, string> = {};
+        req.headers.forEach((v, k) => (headers[k] = v));
         let json: unknown;
         try {
           json = JSON.parse(body);

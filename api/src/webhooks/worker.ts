@@ -168,15 +168,20 @@ export class WebhookWorker {
   private async claim(limit: number, excluded: string[]): Promise<Job[]> {
     const rows = await this.sql`
       with due as (
-        select id, endpoint_id, next_attempt_at from app.webhook_deliveries
-         where state in ('pending', 'sending') and next_attempt_at <= now()
-           and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))
-         order by next_attempt_at
+        select d.id, d.endpoint_id, d.next_attempt_at, (ep.enabled and ep.deleted_at is null) as live
+          from app.webhook_deliveries d join app.webhook_endpoints ep on ep.id = d.endpoint_id
+         where d.state in ('pending', 'sending') and d.next_attempt_at <= now()
+           and not (d.endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))
+         order by d.next_attempt_at
          limit ${limit * 4}
-         for update skip locked
+         for update of d skip locked
+      ), stray as (
+        -- written while its endpoint was being disabled (a race the writers do not lock against)
+        update app.webhook_deliveries d set state = 'canceled', next_attempt_at = null
+          from due where d.id = due.id and not due.live
       ), pick as (
         select id from (
-          select id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rn from due
+          select id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rn from due where live
         ) x where rn <= ${this.s.endpointConcurrency}
         order by next_attempt_at limit ${limit}
       ), claimed as (
