@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { startTestService, type TestService } from "../testing/service.ts";
-import { transitionSession } from "../sessions/repository.ts";
+import { insertSession, transitionSession } from "../sessions/repository.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { eventually, startReceiver, type Receiver } from "./receiver.ts";
 
@@ -76,6 +76,7 @@ describe("delivery", () => {
     await move(id, "PENDING", "FUNDED", "paid");
     await move(id, "FUNDED", "SUCCEEDED", "swept");
     const got = await rcv.waitFor(3);
+    await eventually(async () => (await deliveryStates(endpoint.id)).join() === "succeeded,succeeded,succeeded", 3000, "recorded");
     const wh = new Webhook(endpoint.secret);
     expect(got.map((g) => g.json.type)).toEqual(["payment_session.pending", "payment_session.funded", "payment_session.succeeded"]);
     expect(got.map((g) => [g.json.data.status, g.json.data.previousStatus, g.json.data.reason, g.json.data.sequence])).toEqual([
@@ -221,11 +222,13 @@ describe("delivery", () => {
     await eventually(async () => (await svc.call("GET", `/webhook-endpoints/${endpoint.id}`, { auth: key })).body.enabled === false, 5000, "disabled");
     const ep = await svc.call("GET", `/webhook-endpoints/${endpoint.id}`, { auth: key });
     expect(ep.body.disabledReason).toBe("gone");
-    expect(await deliveryStates(endpoint.id)).toEqual(["failed", "canceled"]);
+    // the cancel's delivery was either queued and then canceled, or (endpoint already off) never queued
+    const after = (await deliveryStates(endpoint.id)).join();
+    expect(["failed,canceled", "failed"]).toContain(after);
     await newSession(key);
     await Bun.sleep(300);
     expect(rcv.received.length).toBe(1);
-    expect(await deliveryStates(endpoint.id)).toEqual(["failed", "canceled"]);
+    expect((await deliveryStates(endpoint.id)).join()).toBe(after);
     // the merchant turns it back on: new events flow again
     rcv.behave(undefined);
     const on = await svc.call("POST", `/webhook-endpoints/${endpoint.id}`, { auth: key, body: { enabled: true } });
@@ -243,7 +246,14 @@ describe("delivery", () => {
     const fast = receiver();
     const a = await setup(slow.url);
     const b = await setup(fast.url);
-    for (let i = 0; i < 12; i++) await newSession(a.key);
+    // A backlog for the hanging endpoint larger than one claim's look-ahead (4 × 200 rows).
+    const [{ merchant_id: merchantA }] = await svc.services.database.sql`select merchant_id from app.webhook_endpoints where id = ${a.endpoint.id}`;
+    const input = { amountMinor: 100n, currency: "USD" as const, metadata: {}, referenceId: null, expiresInSeconds: 600 };
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = 0; i < 100; i++) await insertSession(svc.services.database.sql, { merchantId: merchantA as string, environment: "sandbox", input, tokenGraceSeconds: 60 });
+      }),
+    );
     await slow.waitFor(4, 3000); // the slow endpoint holds its slots now
     const commits: number[] = [];
     for (let i = 0; i < 10; i++) {
@@ -254,8 +264,8 @@ describe("delivery", () => {
     await fast.waitFor(10, 3000);
     const lag = fast.received.map((r, i) => r.at - commits[i]!);
     expect(Math.max(...lag)).toBeLessThan(250);
-    // and the slow one never had more than its 4 slots at once
-    expect(slow.received.length).toBeLessThanOrEqual(4 * 3);
+    // and the slow one never had more than its 4 slots at once (each attempt holds one for the 400 ms timeout)
+    expect(slow.received.length).toBeLessThanOrEqual(4 * 4);
   });
 
   test("secret rotation: during the overlap both signatures are sent and each secret verifies; after it only the new", async () => {

@@ -133,9 +133,13 @@ export class WebhookWorker {
     this.timer = setTimeout(() => this.wake(), Math.max(5, Math.min(ms, this.s.pollMs)));
   }
 
+  /**
+   * Endpoints not to claim for now: those with their slots full and as many claimed jobs
+   * again waiting here (so a freed slot finds the next job at hand, without a round trip).
+   */
   private saturated(): string[] {
     const out: string[] = [];
-    for (const [id, n] of this.active) if (n + (this.queued.get(id)?.length ?? 0) >= this.s.endpointConcurrency) out.push(id);
+    for (const [id, n] of this.active) if (n + (this.queued.get(id)?.length ?? 0) >= 2 * this.s.endpointConcurrency) out.push(id);
     return out;
   }
 
@@ -149,7 +153,9 @@ export class WebhookWorker {
         const excluded = this.saturated();
         const jobs = await this.claim(room, excluded);
         for (const job of jobs) this.dispatch(job);
-        if (jobs.length === room || this.pumpAgain) continue;
+        // Something was due: look again (endpoints now at their limit are excluded next time,
+        // so one endpoint's backlog cannot hide others' due deliveries).
+        if (jobs.length > 0 || this.pumpAgain) continue;
         const [next] = await this.sql`
           select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
             from app.webhook_deliveries
