@@ -247,11 +247,12 @@ describe("delivery", () => {
     const a = await setup(slow.url);
     const b = await setup(fast.url);
     // A backlog for the hanging endpoint larger than one claim's look-ahead (4 × 200 rows).
-    const [{ merchant_id: merchantA }] = await svc.services.database.sql`select merchant_id from app.webhook_endpoints where id = ${a.endpoint.id}`;
+    const [row] = await svc.services.database.sql`select merchant_id from app.webhook_endpoints where id = ${a.endpoint.id}`;
+    const merchantA = row!.merchant_id as string;
     const input = { amountMinor: 100n, currency: "USD" as const, metadata: {}, referenceId: null, expiresInSeconds: 600 };
     await Promise.all(
       Array.from({ length: 10 }, async () => {
-        for (let i = 0; i < 100; i++) await insertSession(svc.services.database.sql, { merchantId: merchantA as string, environment: "sandbox", input, tokenGraceSeconds: 60 });
+        for (let i = 0; i < 100; i++) await insertSession(svc.services.database.sql, { merchantId: merchantA, environment: "sandbox", input, tokenGraceSeconds: 60 });
       }),
     );
     await slow.waitFor(4, 3000); // the slow endpoint holds its slots now
