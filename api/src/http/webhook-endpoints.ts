@@ -10,7 +10,6 @@ import { secretKey, webhookHeaders } from "../webhooks/signing.ts";
 import {
   attemptExists,
   attemptView,
-  countEndpoints,
   createEndpoint,
   DEFAULT_ROTATION_OVERLAP_SECONDS,
   deleteEndpoint,
@@ -95,6 +94,11 @@ export function webhookEndpointRoutes(services: Services) {
   }
 
   async function create(q: Query, auth: ApiKeyAuth, body: CreateBody, url: string) {
+    // Counted here, inside the idempotency transaction, so a replay is never refused by the limit.
+    const [c] = await q`
+      select count(*)::int as n from app.webhook_endpoints
+       where merchant_id = ${auth.merchant.id} and environment = ${auth.environment} and deleted_at is null`;
+    if ((c!.n as number) >= MAX_ENDPOINTS) throw new ApiError("webhook_endpoint_limit_reached");
     const { row, secret } = await createEndpoint(q, encryptionKey, {
       ...owner(auth),
       url,
@@ -113,7 +117,6 @@ export function webhookEndpointRoutes(services: Services) {
         const raw = await readJsonBody(request);
         const body = validateBody<CreateBody>(CreateWebhookEndpointBody, raw);
         const url = await checkWebhookUrl(services, body.url, auth.environment);
-        if ((await countEndpoints(database.db, owner(auth))) >= MAX_ENDPOINTS) throw new ApiError("webhook_endpoint_limit_reached");
         const result = key
           ? await withIdempotency(
               database.sql,
