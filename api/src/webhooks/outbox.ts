@@ -13,7 +13,9 @@
  * `waiting`, and the worker makes it pending when the one before it ends (succeeded or
  * retries used up). The open rows are locked (in id order) before deciding, so a worker
  * finishing the head at the same moment is either seen as finished or finishes after
- * this transaction commits and then releases the new row itself.
+ * this transaction commits and then releases the new row itself. Writers do not lock the
+ * endpoint row: a delivery written while its endpoint is being disabled is canceled by the
+ * worker's claim instead of being sent.
  */
 import type { Sql, TransactionSql } from "postgres";
 

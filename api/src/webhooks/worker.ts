@@ -4,8 +4,9 @@
  *
  *   claim   — one statement takes due rows (`pending` whose next_attempt_at has come, or
  *             `sending` whose lease ran out because a process died mid-delivery) with
- *             FOR UPDATE SKIP LOCKED, at most `endpointConcurrency` per endpoint, none of
- *             an endpoint this process already has at its limit; each becomes `sending`,
+ *             FOR UPDATE SKIP LOCKED, at most `endpointConcurrency` per endpoint per claim,
+ *             none of an endpoint whose slots are full with as many claimed jobs again
+ *             waiting here (so a freed slot finds its next job at hand); each becomes `sending`,
  *             attempts + 1 (the claim's fencing token), next_attempt_at = now + lease.
  *             Only heads of the per-(endpoint, session) queues are ever pending (outbox.ts),
  *             so the order per session holds whatever the concurrency.
