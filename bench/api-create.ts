@@ -33,6 +33,7 @@ const server = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/main.ts")]
     SERVICE_PORT: String(port),
     SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
     SERVICE_RATE_LIMIT_BURST: "1000000",
+    SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"), // nothing written to .data/
   },
   stdout: "ignore",
   stderr: "inherit",

@@ -15,6 +15,7 @@ export const ID_PREFIX = {
   apiKey: "key_",
   request: "req_",
   webhookEndpoint: "whe_",
+  webhookAttempt: "wha_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

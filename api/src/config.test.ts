@@ -38,3 +38,31 @@ test("every bad value is reported, each on its own line", () => {
 test("inconsistent values are refused", () => {
   expect(() => loadConfig({ SERVICE_MIN_AMOUNT: "10.00", SERVICE_MAX_AMOUNT: "5.00" })).toThrow(/SERVICE_MIN_AMOUNT must not exceed/);
 });
+
+test("webhook settings: defaults, and each bad value reported", () => {
+  const c = loadConfig({});
+  expect(c.webhooks.retrySchedule.length).toBe(10);
+  expect([c.webhooks.timeoutMs, c.webhooks.leaseMs, c.webhooks.worker]).toEqual([10_000, 60_000, true]);
+  expect(c.encryptionKey).toBeUndefined();
+  const key = Buffer.alloc(32, 7);
+  expect(loadConfig({ SERVICE_ENCRYPTION_KEY: key.toString("base64") }).encryptionKey).toEqual(key);
+  expect(loadConfig({ SERVICE_ENCRYPTION_KEY: key.toString("hex") }).encryptionKey).toEqual(key);
+  let err: unknown;
+  try {
+    loadConfig({
+      SERVICE_ENCRYPTION_KEY: "short",
+      SERVICE_WEBHOOK_RETRY_SCHEDULE: "5s,soon",
+      SERVICE_WEBHOOK_TIMEOUT_MS: "20000",
+      SERVICE_WEBHOOK_LEASE_MS: "30000",
+      SERVICE_WEBHOOK_WORKER: "perhaps",
+    });
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(ConfigError);
+  const problems = (err as ConfigError).problems;
+  for (const name of ["SERVICE_ENCRYPTION_KEY", "SERVICE_WEBHOOK_RETRY_SCHEDULE", "SERVICE_WEBHOOK_LEASE_MS", "SERVICE_WEBHOOK_WORKER"]) {
+    expect(problems.some((p) => p.startsWith(name))).toBe(true);
+  }
+  expect(problems.length).toBe(4);
+});

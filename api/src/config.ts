@@ -4,6 +4,7 @@
  * `.env.example` documents each variable; keep the two in step.
  */
 import { parseAmount } from "../../shared/money.ts";
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./webhooks/schedule.ts";
 
 export interface Config {
   port: number;
@@ -28,6 +29,34 @@ export interface Config {
   indexerEnabled: boolean;
   indexerPort: number;
   indexerReadyTimeoutMs: number;
+  /** 32 bytes that seal webhook secrets at rest; undefined: read or made once under the data dir (dev). */
+  encryptionKey: Buffer | undefined;
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /** Run the delivery worker inside this process. */
+  worker: boolean;
+  /** Wait after each failed attempt, in ms; the last entry used up means the delivery failed. */
+  retrySchedule: number[];
+  timeoutMs: number;
+  /** Deliveries in flight per process, overall and per endpoint. */
+  concurrency: number;
+  endpointConcurrency: number;
+  /** Longest sleep between two looks at the table when no NOTIFY came. */
+  pollMs: number;
+  /** A claimed delivery not finished by then (its process died) is due again. */
+  leaseMs: number;
+}
+
+/** 64 hex characters or base64 of 32 bytes. */
+export function parseEncryptionKey(raw: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, "hex");
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(raw)) {
+    const b = Buffer.from(raw, "base64");
+    if (b.length === 32) return b;
+  }
+  return undefined;
 }
 
 export class ConfigError extends Error {
@@ -116,7 +145,29 @@ export function loadConfig(env: Env = process.env): Config {
     indexerEnabled: bool("SERVICE_INDEXER", true),
     indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
+    encryptionKey: undefined,
+    webhooks: {
+      worker: bool("SERVICE_WEBHOOK_WORKER", true),
+      retrySchedule: [],
+      timeoutMs: int("SERVICE_WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
+      concurrency: int("SERVICE_WEBHOOK_CONCURRENCY", 256, 1, 10_000),
+      endpointConcurrency: int("SERVICE_WEBHOOK_ENDPOINT_CONCURRENCY", 16, 1, 1000),
+      pollMs: int("SERVICE_WEBHOOK_POLL_MS", 1000, 10, 60_000),
+      leaseMs: int("SERVICE_WEBHOOK_LEASE_MS", 60_000, 1000, 3_600_000),
+    },
   };
+  const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
+  if (rawKey) {
+    config.encryptionKey = parseEncryptionKey(rawKey);
+    if (!config.encryptionKey) problems.push(`SERVICE_ENCRYPTION_KEY: must be 32 bytes as 64 hex characters or base64 (openssl rand -base64 32)`);
+  }
+  const rawSchedule = str("SERVICE_WEBHOOK_RETRY_SCHEDULE", DEFAULT_RETRY_SCHEDULE);
+  const schedule = parseSchedule(rawSchedule);
+  if (schedule) config.webhooks.retrySchedule = schedule;
+  else problems.push(`SERVICE_WEBHOOK_RETRY_SCHEDULE: "${rawSchedule}" is not a comma-separated list of 1 to 30 durations such as 5s,1m,2h`);
+  if (config.webhooks.leaseMs < 2 * config.webhooks.timeoutMs + 500) {
+    problems.push(`SERVICE_WEBHOOK_LEASE_MS: must be at least twice SERVICE_WEBHOOK_TIMEOUT_MS plus 500`);
+  }
   if (config.minAmountMinor > config.maxAmountMinor) {
     problems.push(`SERVICE_MIN_AMOUNT must not exceed SERVICE_MAX_AMOUNT`);
   }

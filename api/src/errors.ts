@@ -49,6 +49,18 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "Idempotency-Key must be 1 to 255 printable ASCII characters.",
   },
+  url_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "url must be an absolute https:// URL (http:// only in sandbox) without user name, password or fragment.",
+  },
+  url_https_required: { status: 400, type: "invalid_request_error", message: "Production webhook URLs must use https://." },
+  url_address_forbidden: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The webhook URL's host is or resolves to an address webhooks may not go to (private, loopback, link-local, metadata, …).",
+  },
+  url_unresolvable: { status: 400, type: "invalid_request_error", message: "The webhook URL's host does not resolve to an address." },
   route_not_found: { status: 404, type: "not_found_error", message: "No such endpoint." },
   method_not_allowed: { status: 405, type: "invalid_request_error", message: "This endpoint does not take that method." },
 
@@ -91,6 +103,13 @@ export const ERROR_CATALOGUE = {
   // Resources and state
   resource_not_found: { status: 404, type: "not_found_error", message: "No such resource." },
   session_not_cancelable: { status: 409, type: "conflict_error", message: "The payment session can no longer be canceled." },
+  webhook_endpoint_limit_reached: {
+    status: 409,
+    type: "conflict_error",
+    message: "This account already has the most webhook endpoints allowed in this environment (16).",
+  },
+  webhook_endpoint_disabled: { status: 409, type: "conflict_error", message: "The webhook endpoint is disabled; enable it first." },
+  no_webhook_endpoint: { status: 409, type: "conflict_error", message: "There is no enabled webhook endpoint in this environment to deliver to." },
   idempotency_key_reused: {
     status: 422,
     type: "idempotency_error",

@@ -12,18 +12,30 @@ import { buildApp, SWAGGER_PATH } from "./http/app.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { MAX_BODY_BYTES } from "./http/body.ts";
 import { makeServices, type Services } from "./http/services.ts";
+import { resolveEncryptionKey } from "./webhooks/secrets.ts";
+import type { Resolver } from "./webhooks/target.ts";
+import { WebhookWorker } from "./webhooks/worker.ts";
 
 export interface RunningService {
   url: string;
   swaggerUrl: string;
   databaseUrl: string;
   services: Services;
+  /** The webhook delivery worker of this process, unless SERVICE_WEBHOOK_WORKER=false. */
+  worker: WebhookWorker | undefined;
   stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** DNS for webhook URLs (tests). */
+  resolver?: Resolver;
+  /** TLS settings for webhook deliveries (tests: a private CA). */
+  webhookTls?: { ca?: string };
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
 
-export async function startService(config: Config, log: (line: string) => void = () => {}): Promise<RunningService> {
+export async function startService(config: Config, log: (line: string) => void = () => {}, options: StartOptions = {}): Promise<RunningService> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -32,11 +44,25 @@ export async function startService(config: Config, log: (line: string) => void =
     log(`embedded Postgres on 127.0.0.1:${config.embeddedPgPort}, data in ${join(config.dataDir, "pg")}`);
   }
   let database: Database | undefined;
+  let worker: WebhookWorker | undefined;
   try {
+    const encryption = resolveEncryptionKey(config.encryptionKey, config.dataDir);
+    if (encryption.created) log(`made a webhook-secret encryption key in ${encryption.file} (production: set SERVICE_ENCRYPTION_KEY)`);
     database = connect(databaseUrl, { max: config.dbPoolSize });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
-    const services = makeServices(config, database);
+    const services = makeServices(config, database, encryption.key, options.resolver);
+    if (config.webhooks.worker) {
+      worker = new WebhookWorker({
+        sql: database.sql,
+        encryptionKey: encryption.key,
+        settings: config.webhooks,
+        log,
+        resolver: options.resolver,
+        tls: options.webhookTls,
+      });
+      await worker.start();
+    }
     const app = buildApp(services);
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
@@ -53,14 +79,17 @@ export async function startService(config: Config, log: (line: string) => void =
       swaggerUrl: `${url}${SWAGGER_PATH}`,
       databaseUrl,
       services,
+      worker,
       async stop() {
         clearInterval(housekeeping);
+        await worker?.stop();
         await app.stop(true);
         await database!.close();
         await embedded?.stop();
       },
     };
   } catch (err) {
+    await worker?.stop().catch(() => {});
     await database?.close().catch(() => {});
     await embedded?.stop().catch(() => {});
     throw err;

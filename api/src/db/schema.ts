@@ -6,6 +6,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  boolean,
   check,
   index,
   integer,
@@ -138,5 +139,115 @@ export const idempotencyKeys = app.table(
   (t) => [
     primaryKey({ columns: [t.merchantId, t.environment, t.keyHash] }),
     index("idempotency_keys_created_idx").on(t.createdAt),
+  ],
+);
+
+/**
+ * Webhook endpoints (DESIGN.md §7): several per merchant and environment. The signing
+ * secret (`whsec_…`) must be shown again on demand, so it is stored sealed (AES-256-GCM
+ * under SERVICE_ENCRYPTION_KEY, bound to the endpoint id), never in clear. During a
+ * rotation the previous secret stays valid until `previous_secret_expires_at`, and every
+ * delivery carries a signature with each. Deleting an endpoint sets `deleted_at` (its
+ * attempt log stays); disabling (by the merchant, or by a `410 Gone`) stops deliveries.
+ */
+export const webhookEndpoints = app.table(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").notNull(),
+    url: text("url").notNull(),
+    description: text("description"),
+    enabled: boolean("enabled").notNull().default(true),
+    /** Why the service disabled it ("gone": the endpoint answered 410); null when the merchant did, or when enabled. */
+    disabledReason: text("disabled_reason"),
+    secretSealed: text("secret_sealed").notNull(),
+    previousSecretSealed: text("previous_secret_sealed"),
+    previousSecretExpiresAt: ts("previous_secret_expires_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    deletedAt: ts("deleted_at"),
+  },
+  (t) => [
+    index("webhook_endpoints_merchant_idx").on(t.merchantId, t.environment, t.createdAt),
+    check("webhook_endpoints_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
+  ],
+);
+
+/**
+ * The durable outbox: one row per (event, endpoint), written in the same statement or
+ * transaction as the event itself, so an event is never without its deliveries.
+ *
+ * state: waiting (an earlier event of the same session to the same endpoint is still
+ * open) → pending (due at next_attempt_at) → sending (claimed; next_attempt_at is then
+ * the lease's end, after which another worker may take it again) → succeeded | failed
+ * (retries used up, or the endpoint answered 410) | canceled (endpoint disabled or deleted).
+ * `ordered` deliveries (the automatic ones) keep at most one pending/sending row per
+ * (endpoint, session); redeliveries asked for by the merchant are not ordered.
+ */
+export const webhookDeliveries = app.table(
+  "webhook_deliveries",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => sessionEvents.id),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id),
+    sessionId: text("session_id").notNull(),
+    sequence: integer("sequence").notNull(),
+    ordered: boolean("ordered").notNull().default(true),
+    state: text("state").notNull(),
+    /** Claims so far; also the fencing token of the current claim. */
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at"),
+    lastAttemptAt: ts("last_attempt_at"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`${t.state} in ('pending', 'sending')`),
+    index("webhook_deliveries_queue_idx")
+      .on(t.sessionId, t.endpointId, t.sequence)
+      .where(sql`${t.state} in ('waiting', 'pending', 'sending')`),
+    index("webhook_deliveries_event_idx").on(t.eventId),
+    index("webhook_deliveries_endpoint_open_idx").on(t.endpointId).where(sql`${t.state} in ('waiting', 'pending', 'sending')`),
+    check(
+      "webhook_deliveries_state_chk",
+      sql`${t.state} in ('waiting', 'pending', 'sending', 'succeeded', 'failed', 'canceled')`,
+    ),
+  ],
+);
+
+/** Every delivery attempt, including test events: time, status code, latency, the first 1 KB of the answer, the error. */
+export const webhookAttempts = app.table(
+  "webhook_attempts",
+  {
+    id: text("id").primaryKey(),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id),
+    merchantId: text("merchant_id").notNull(),
+    environment: text("environment").notNull(),
+    /** An event of app.session_events, or a test event's own id (not stored as an event). */
+    eventId: text("event_id").notNull(),
+    /** "event" (automatic), "redelivery" (asked for), "test". */
+    kind: text("kind").notNull(),
+    attemptNumber: integer("attempt_number").notNull(),
+    url: text("url").notNull(),
+    succeeded: boolean("succeeded").notNull(),
+    statusCode: integer("status_code"),
+    latencyMs: integer("latency_ms").notNull(),
+    responseExcerpt: text("response_excerpt"),
+    error: text("error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("webhook_attempts_event_idx").on(t.eventId, t.createdAt.desc()),
+    index("webhook_attempts_endpoint_idx").on(t.endpointId, t.createdAt.desc(), t.id.desc()),
   ],
 );

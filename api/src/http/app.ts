@@ -9,6 +9,8 @@ import { newId } from "../../../shared/ids.ts";
 import { healthRoutes } from "./health.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
+import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
+import { eventRoutes } from "./events.ts";
 import type { Services } from "./services.ts";
 
 export const SWAGGER_PATH = "/docs";
@@ -138,7 +140,9 @@ export function buildApp(services: Services) {
     )
     .use(healthRoutes(services))
     .use(paymentSessionRoutes(services))
-    .use(publicSessionRoutes(services));
+    .use(publicSessionRoutes(services))
+    .use(webhookEndpointRoutes(services))
+    .use(eventRoutes(services));
 
   for (const r of app.routes) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);

@@ -185,3 +185,160 @@ export const BODY_ERRORS: ErrorCode[] = [
   "parameter_invalid",
   "parameter_unknown",
 ];
+
+// ---------------------------------------------------------------- webhooks
+
+export const CreateWebhookEndpointBody = t.Object(
+  {
+    url: t.String({
+      maxLength: 2048,
+      description: "Where events are POSTed. Production: https:// to a public address. Sandbox: http:// and localhost allowed too.",
+      examples: ["https://example.com/webhooks/paysession"],
+    }),
+    description: t.Optional(t.String({ maxLength: 256, description: "Your note about this endpoint.", examples: ["Orders service"] })),
+    enabled: t.Optional(t.Boolean({ description: "Default true." })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateWebhookEndpointBody = t.Object(
+  {
+    url: t.Optional(t.String({ maxLength: 2048, description: "A new URL; checked like on creation." })),
+    description: t.Optional(t.String({ maxLength: 256, description: "A new description; an empty string clears it." })),
+    enabled: t.Optional(
+      t.Boolean({ description: "false stops deliveries (queued ones are canceled); true resumes with the next event and clears disabledReason." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RotateSecretBody = t.Object(
+  {
+    overlapSeconds: t.Optional(
+      JsonInteger({
+        minimum: 0,
+        maximum: 604800,
+        description: "How long the old secret stays valid (deliveries carry both signatures meanwhile). Default 86400 (24 h); 0 drops it at once.",
+        examples: [86400],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RedeliverBody = t.Object(
+  {
+    webhookEndpointId: t.Optional(t.String({ maxLength: 64, description: "Only to this endpoint. Default: every enabled endpoint of this environment." })),
+  },
+  { additionalProperties: false },
+);
+
+const endpointFields = {
+  id: t.String({ examples: ["whe_V1StGXR8Z5jdHi6BmyT2kq4e"] }),
+  url: t.String({ examples: ["https://example.com/webhooks/paysession"] }),
+  description: t.Union([t.String(), t.Null()]),
+  enabled: t.Boolean(),
+  disabledReason: t.Union([t.Literal("gone"), t.Null()], { description: '"gone": disabled because it answered 410 Gone.' }),
+  environment: literals(ENVIRONMENTS),
+  previousSecretExpiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], {
+    description: "While a rotated-out secret is still valid: until when. Deliveries carry a signature with each.",
+  }),
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
+};
+
+export const WebhookEndpoint = t.Object(endpointFields);
+export const CreatedWebhookEndpoint = t.Object({
+  ...endpointFields,
+  secret: t.String({ description: "The signing secret (Standard Webhooks). Also at GET /webhook-endpoints/{id}/secret.", examples: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"] }),
+});
+export const WebhookEndpointList = t.Object({ data: t.Array(WebhookEndpoint) });
+export const DeletedWebhookEndpoint = t.Object({ id: t.String(), deleted: t.Literal(true) });
+export const WebhookSecret = t.Object({
+  secret: t.String({ examples: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"] }),
+  previousSecretExpiresAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+const EventType = t.Union(
+  ["payment_session.pending", "payment_session.funded", "payment_session.succeeded", "payment_session.canceled", "payment_session.error"].map((v) => t.Literal(v)),
+);
+
+export const SessionEvent = t.Object({
+  id: t.String({ examples: ["evt_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
+  type: EventType,
+  createdAt: t.String({ format: "date-time" }),
+  data: t.Object({
+    ...sessionFields,
+    previousStatus: t.Union([Status, t.Null()]),
+    reason: literals(TRANSITION_REASONS),
+    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change." }),
+    detail: t.Record(t.String(), t.Unknown()),
+  }),
+});
+
+const Delivery = t.Object({
+  webhookEndpointId: t.String(),
+  state: literals(["waiting", "pending", "sending", "succeeded", "failed", "canceled"] as const),
+  ordered: t.Boolean({ description: "false for redeliveries you asked for (outside the per-session order)." }),
+  attempts: JsonInteger(),
+  nextAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  lastAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  lastStatusCode: t.Union([JsonInteger(), t.Null()]),
+  lastError: t.Union([t.String(), t.Null()]),
+});
+
+export const SessionEventWithDeliveries = t.Object({ ...SessionEvent.properties, deliveries: t.Array(Delivery) });
+
+export const EventList = t.Object({
+  data: t.Array(SessionEvent),
+  hasMore: t.Boolean(),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as startingAfter to get the next page." }),
+});
+
+export const EventListQuery = t.Object({
+  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", description: "1 to 100, default 20." })),
+  startingAfter: t.Optional(t.String({ description: "An event id: the page after it." })),
+  paymentSessionId: t.Optional(t.String({ description: "Only this session's events." })),
+  type: t.Optional(EventType),
+});
+
+export const PageQuery = t.Object({
+  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", description: "1 to 100, default 20." })),
+  startingAfter: t.Optional(t.String({ description: "An id from the previous page: the page after it." })),
+});
+
+export const WebhookAttempt = t.Object({
+  id: t.String({ examples: ["wha_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
+  eventId: t.String(),
+  webhookEndpointId: t.String(),
+  kind: literals(["event", "redelivery", "test"] as const),
+  attemptNumber: JsonInteger(),
+  url: t.String(),
+  succeeded: t.Boolean(),
+  statusCode: t.Union([JsonInteger(), t.Null()], { description: "null when no HTTP answer came (timeout, refused, connection error)." }),
+  latencyMs: JsonInteger(),
+  responseBody: t.Union([t.String(), t.Null()], { description: "The first 1 KB of the answer." }),
+  error: t.Union([t.String(), t.Null()]),
+  createdAt: t.String({ format: "date-time" }),
+});
+
+export const AttemptList = t.Object({
+  data: t.Array(WebhookAttempt),
+  hasMore: t.Boolean(),
+  nextCursor: t.Union([t.String(), t.Null()]),
+});
+
+export const RedeliverResult = t.Object({
+  eventId: t.String(),
+  deliveries: t.Array(Delivery),
+});
+
+export const TestEventResult = t.Object({
+  event: t.Object({
+    id: t.String(),
+    type: t.Literal("webhook.test"),
+    createdAt: t.String({ format: "date-time" }),
+    data: t.Object({ webhookEndpointId: t.String(), environment: literals(ENVIRONMENTS), message: t.String() }),
+  }),
+  attempt: WebhookAttempt,
+});

@@ -11,6 +11,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { hashSecret, mintCredential } from "../credentials/format.ts";
+import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
 import type { EventRow, SessionRow } from "./views.ts";
 
@@ -47,8 +48,9 @@ export async function insertSession(
     ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
       select ${newId("event")}, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at from s
-    )
-    select * from s`;
+      returning id, session_id, merchant_id, environment, sequence
+    ), ${q.unsafe(NEW_SESSION_DELIVERIES_CTE)}
+    select s.*, (select count(*) from wn) as webhook_notified from s`;
   return { row: sessionFromSql(rows[0]!), token };
 }
 
@@ -123,10 +125,13 @@ export async function transitionSession(
        where id = ${args.sessionId}
       returning *`;
     const row = sessionFromSql(updated!);
+    const eventId = newId("event");
     await tx`
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-      values (${newId("event")}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
+      values (${eventId}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
               ${current.status}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
+    // The event's webhook deliveries, in the same transaction (webhooks/outbox.ts).
+    await enqueueEventDeliveries(tx, { id: eventId, sessionId: row.id, merchantId: row.merchantId, environment: row.environment, sequence: row.sequence });
     return row;
   });
 }
@@ -139,7 +144,7 @@ export async function transitionSession(
 const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
 const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
 
-function sessionFromSql(r: Record<string, unknown>): SessionRow {
+export function sessionFromSql(r: Record<string, unknown>): SessionRow {
   return {
     id: r.id as string,
     merchantId: r.merchant_id as string,

@@ -3,7 +3,8 @@
  * real HTTP server on a free port, and helpers to make merchants and keys.
  */
 import { loadConfig, type Config } from "../config.ts";
-import { startService, type RunningService } from "../server.ts";
+import { randomBytes } from "node:crypto";
+import { startService, type RunningService, type StartOptions } from "../server.ts";
 import { createApiKey, createMerchant, type Merchant } from "../credentials/store.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { createTestDatabase } from "./database.ts";
@@ -17,10 +18,18 @@ export interface TestService extends RunningService {
   close(): Promise<void>;
 }
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestService> {
   const tdb = await createTestDatabase();
-  const config = loadConfig({ SERVICE_PORT: "0", SERVICE_RATE_LIMIT_PER_SECOND: "100000", SERVICE_RATE_LIMIT_BURST: "100000", ...env, DATABASE_URL: tdb.url });
-  const running = await startService(config);
+  const config = loadConfig({
+    SERVICE_PORT: "0",
+    SERVICE_RATE_LIMIT_PER_SECOND: "100000",
+    SERVICE_RATE_LIMIT_BURST: "100000",
+    // A key per test service: tests never write one into the working tree's data dir.
+    SERVICE_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    ...env,
+    DATABASE_URL: tdb.url,
+  });
+  const running = await startService(config, () => {}, options);
   const db = running.services.database.db;
   return {
     ...running,

@@ -1,0 +1,45 @@
+/**
+ * The webhook delivery worker on its own: `bun api/src/webhooks/main.ts`. The API process
+ * runs one too unless SERVICE_WEBHOOK_WORKER=false; any number may run side by side (they
+ * share the work through the table). Uses DATABASE_URL, or the embedded Postgres of the
+ * data dir when `bun run dev` has it running. Needs the same SERVICE_ENCRYPTION_KEY (or
+ * data dir) as the API, to open the endpoints' secrets. Stops cleanly on SIGINT/SIGTERM.
+ */
+import { ConfigError, loadConfig } from "../config.ts";
+import { connect } from "../db/client.ts";
+import { migrate } from "../db/migrate.ts";
+import { resolveEncryptionKey } from "./secrets.ts";
+import { WebhookWorker } from "./worker.ts";
+
+const log = (line: string) => console.log(`[paysession-webhooks] ${line}`);
+
+let config;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+const database = connect(url, { max: Math.min(config.dbPoolSize, 10) });
+await migrate(database.sql);
+const { key } = resolveEncryptionKey(config.encryptionKey, config.dataDir);
+const worker = new WebhookWorker({ sql: database.sql, encryptionKey: key, settings: config.webhooks, log });
+await worker.start();
+log(`delivering webhooks (concurrency ${config.webhooks.concurrency}, ${config.webhooks.endpointConcurrency} per endpoint)`);
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    await worker.stop();
+    await database.close();
+    process.exit(0);
+  });
+}

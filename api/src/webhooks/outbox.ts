@@ -1,0 +1,75 @@
+/**
+ * The durable outbox: the rows of app.webhook_deliveries that an event's own statement or
+ * transaction writes, one per enabled endpoint of the session's merchant and environment,
+ * and the NOTIFY that wakes the delivery worker when that transaction commits.
+ *
+ * Whoever records a session event calls one of these in the same transaction:
+ *   - insertSession (creation) splices NEW_SESSION_DELIVERIES_CTE into its single statement;
+ *   - every later status change calls `enqueueEventDeliveries(tx, event)` right after
+ *     inserting the event row (transitionSession does; so must the session actor).
+ *
+ * Ordering per (endpoint, session): a new delivery is `pending` (due now) only when no
+ * earlier delivery of that session to that endpoint is still open; otherwise it is
+ * `waiting`, and the worker makes it pending when the one before it ends (succeeded or
+ * retries used up). The open rows are locked (in id order) before deciding, so a worker
+ * finishing the head at the same moment is either seen as finished or finishes after
+ * this transaction commits and then releases the new row itself. Writers do not lock the
+ * endpoint row: a delivery written while its endpoint is being disabled is canceled by the
+ * worker's claim instead of being sent.
+ */
+import type { Sql, TransactionSql } from "postgres";
+
+export const WEBHOOK_CHANNEL = "paysession_webhooks";
+
+export interface EventRef {
+  id: string;
+  sessionId: string;
+  merchantId: string;
+  environment: string;
+  sequence: number;
+}
+
+/**
+ * For insertSession's one statement. Expects a preceding CTE `e` that inserted the event
+ * and returned (id, session_id, merchant_id, environment, sequence); adds CTEs `wd`
+ * (the deliveries) and `wn` (the NOTIFY, when any was written). The final SELECT must
+ * reference `wn`, e.g. `(select count(*) from wn)`, or Postgres skips it.
+ */
+export const NEW_SESSION_DELIVERIES_CTE = `
+  wd as (
+    insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
+    select e.id, ep.id, e.session_id, e.sequence, true, 'pending', now()
+      from e join app.webhook_endpoints ep
+        on ep.merchant_id = e.merchant_id and ep.environment = e.environment and ep.enabled and ep.deleted_at is null
+    returning 1
+  ), wn as (
+    select pg_notify('${WEBHOOK_CHANNEL}', '') from (select 1 from wd limit 1) x
+  )`;
+
+/** In the transaction that inserted `event`: its deliveries, and a NOTIFY on commit. Returns how many. */
+export async function enqueueEventDeliveries(tx: TransactionSql | Sql, event: EventRef): Promise<number> {
+  const rows = await tx`
+    with open as (
+      select id, endpoint_id from app.webhook_deliveries
+       where session_id = ${event.sessionId} and ordered and state in ('waiting', 'pending', 'sending')
+       order by id
+       for update
+    ), wd as (
+      insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
+      select ${event.id}, ep.id, ${event.sessionId}, ${event.sequence}, true,
+             case when exists (select 1 from open where open.endpoint_id = ep.id) then 'waiting' else 'pending' end,
+             case when exists (select 1 from open where open.endpoint_id = ep.id) then null else now() end
+        from app.webhook_endpoints ep
+       where ep.merchant_id = ${event.merchantId} and ep.environment = ${event.environment} and ep.enabled and ep.deleted_at is null
+      returning state
+    )
+    select count(*)::int as n,
+           (select count(*) from (select pg_notify(${WEBHOOK_CHANNEL}, '') from (select 1 from wd where state = 'pending' limit 1) x) y)::int as notified
+      from wd`;
+  return rows[0]!.n as number;
+}
+
+/** Wakes every delivery worker (after redeliveries and the like). */
+export async function notifyWorkers(q: TransactionSql | Sql): Promise<void> {
+  await q`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+}

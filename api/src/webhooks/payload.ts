@@ -1,0 +1,81 @@
+/**
+ * What a webhook says, pure. An event is a row of app.session_events (one per status
+ * change); its payload is the session's merchant view *as of that event*: the session's
+ * fixed fields (amount, currency, metadata, …) with the status, reason and time of the
+ * event, plus previousStatus, reason, sequence and the event's detail. Built the same way
+ * for every attempt, for GET /events and for redeliveries, so the body never changes.
+ * (Lifecycle fields that change over time belong in the event's `detail`.)
+ */
+import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import { merchantView, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
+
+export const EVENT_TYPES = [
+  "payment_session.pending",
+  "payment_session.funded",
+  "payment_session.succeeded",
+  "payment_session.canceled",
+  "payment_session.error",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+export const TEST_EVENT_TYPE = "webhook.test";
+
+export const eventType = (status: SessionStatus): EventType => `payment_session.${status.toLowerCase()}` as EventType;
+
+export interface EventFacts {
+  id: string;
+  sequence: number;
+  status: SessionStatus;
+  previousStatus: SessionStatus | null;
+  reason: TransitionReason;
+  detail: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface SessionEventData extends MerchantSessionView {
+  previousStatus: SessionStatus | null;
+  reason: TransitionReason;
+  sequence: number;
+  detail: Record<string, unknown>;
+}
+
+export interface WebhookEvent {
+  id: string;
+  type: EventType;
+  createdAt: string;
+  data: SessionEventData;
+}
+
+export function buildEvent(session: SessionRow, publicMerchantId: string, event: EventFacts): WebhookEvent {
+  const view = merchantView(session, publicMerchantId);
+  return {
+    id: event.id,
+    type: eventType(event.status),
+    createdAt: event.createdAt.toISOString(),
+    data: {
+      ...view,
+      status: event.status,
+      statusReason: event.reason,
+      updatedAt: event.createdAt.toISOString(),
+      previousStatus: event.previousStatus,
+      reason: event.reason,
+      sequence: event.sequence,
+      detail: event.detail,
+    },
+  };
+}
+
+export interface TestEvent {
+  id: string;
+  type: typeof TEST_EVENT_TYPE;
+  createdAt: string;
+  data: { webhookEndpointId: string; environment: string; message: string };
+}
+
+export function buildTestEvent(id: string, endpointId: string, environment: string, at: Date): TestEvent {
+  return {
+    id,
+    type: TEST_EVENT_TYPE,
+    createdAt: at.toISOString(),
+    data: { webhookEndpointId: endpointId, environment, message: "A test event from Paysession. Answer 2xx to acknowledge it." },
+  };
+}

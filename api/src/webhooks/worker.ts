@@ -1,0 +1,458 @@
+/**
+ * The delivery worker. Any number may run, in the API process (server.ts) or on their
+ * own (webhooks/main.ts); the table is the only shared state.
+ *
+ *   claim   — one statement takes due rows (`pending` whose next_attempt_at has come, or
+ *             `sending` whose lease ran out because a process died mid-delivery) with
+ *             FOR UPDATE SKIP LOCKED, at most `endpointConcurrency` per endpoint per claim,
+ *             none of an endpoint whose slots are full with as many claimed jobs again
+ *             waiting here (so a freed slot finds its next job at hand); each becomes `sending`,
+ *             attempts + 1 (the claim's fencing token), next_attempt_at = now + lease.
+ *             Only heads of the per-(endpoint, session) queues are ever pending (outbox.ts),
+ *             so the order per session holds whatever the concurrency.
+ *   send    — sender.ts, within the overall and per-endpoint bounds of this process, so a
+ *             slow endpoint holds at most its own slots and others keep flowing.
+ *   record  — results are written in batches, one transaction each: the attempts, the
+ *             new state of each delivery (fenced by its claim number), 410 → endpoint
+ *             disabled, and the next waiting delivery of each finished queue made pending.
+ *             A result not yet recorded when the process dies is simply sent again once
+ *             its lease expires: at least once, never lost.
+ *   wake-up — LISTEN (the writers NOTIFY in their transaction), after each batch, and a
+ *             timer set to the earliest next_attempt_at (capped at pollMs). The timer is
+ *             only a hint: the durable schedule is next_attempt_at in the table.
+ */
+import type { Sql } from "postgres";
+import type { WebhookSettings } from "../config.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { newId } from "../../../shared/ids.ts";
+import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import { sessionFromSql } from "../sessions/repository.ts";
+import { WEBHOOK_CHANNEL } from "./outbox.ts";
+import { buildEvent } from "./payload.ts";
+import { retryDelayMs } from "./schedule.ts";
+import { sendWebhook, type SendResult } from "./sender.ts";
+import { insertAttempts, signingSecrets, type NewAttempt } from "./store.ts";
+import { secretKey, webhookHeaders } from "./signing.ts";
+import type { Resolver } from "./target.ts";
+
+const CLAIM_BATCH = 200;
+const RECORD_BATCH = 1000;
+
+export interface WorkerOptions {
+  sql: Sql;
+  encryptionKey: Buffer;
+  settings: WebhookSettings;
+  log?: (line: string) => void;
+  resolver?: Resolver;
+  tls?: { ca?: string };
+  random?: () => number;
+}
+
+interface Job {
+  deliveryId: number;
+  claim: number;
+  ordered: boolean;
+  endpointId: string;
+  url: string;
+  environment: Environment;
+  merchantId: string;
+  eventId: string;
+  body: string;
+  keys: Buffer[];
+}
+
+interface Outcome {
+  job: Job;
+  result: SendResult;
+  atMs: number;
+}
+
+export interface WorkerStats {
+  claimed: number;
+  succeeded: number;
+  failedAttempts: number;
+  recorded: number;
+}
+
+const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
+
+export class WebhookWorker {
+  readonly stats: WorkerStats = { claimed: 0, succeeded: 0, failedAttempts: 0, recorded: 0 };
+  private readonly sql: Sql;
+  private readonly s: WebhookSettings;
+  private readonly log: (line: string) => void;
+  private readonly random: () => number;
+  private readonly abort = new AbortController();
+  private stopping = false;
+  private pumping: Promise<void> | undefined;
+  private pumpAgain = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  /** endpoint → jobs in flight; endpoint → claimed jobs waiting for a slot. */
+  private readonly active = new Map<string, number>();
+  private readonly queued = new Map<string, Job[]>();
+  private activeTotal = 0;
+  private queuedTotal = 0;
+  private readonly outcomes: Outcome[] = [];
+  private recording: Promise<void> | undefined;
+  private idle: (() => void) | undefined;
+  private readonly keyCache = new Map<string, Buffer[]>();
+
+  constructor(private readonly opts: WorkerOptions) {
+    this.sql = opts.sql;
+    this.s = opts.settings;
+    this.log = opts.log ?? (() => {});
+    this.random = opts.random ?? Math.random;
+  }
+
+  async start(): Promise<void> {
+    const listener = await this.sql.listen(
+      WEBHOOK_CHANNEL,
+      () => this.wake(),
+      () => this.wake(), // (re)connected: catch up on anything missed meanwhile
+    );
+    this.unlisten = () => listener.unlisten();
+    this.wake();
+  }
+
+  /** Look at the table now. */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+      if (this.pumpAgain && !this.stopping) this.wake();
+    });
+  }
+
+  private setTimer(ms: number): void {
+    if (this.stopping) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), Math.max(5, Math.min(ms, this.s.pollMs)));
+  }
+
+  /**
+   * Endpoints not to claim for now: those with their slots full and as many claimed jobs
+   * again waiting here (so a freed slot finds the next job at hand, without a round trip).
+   */
+  private saturated(): string[] {
+    const out: string[] = [];
+    for (const [id, n] of this.active) if (n + (this.queued.get(id)?.length ?? 0) >= 2 * this.s.endpointConcurrency) out.push(id);
+    return out;
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for (;;) {
+        this.pumpAgain = false;
+        if (this.stopping) return;
+        const room = Math.min(CLAIM_BATCH, this.s.concurrency - this.activeTotal - this.queuedTotal);
+        if (room <= 0) return; // a finishing send wakes us
+        const excluded = this.saturated();
+        const jobs = await this.claim(room, excluded);
+        for (const job of jobs) this.dispatch(job);
+        // Something was due: look again (endpoints now at their limit are excluded next time,
+        // so one endpoint's backlog cannot hide others' due deliveries).
+        if (jobs.length > 0 || this.pumpAgain) continue;
+        const [next] = await this.sql`
+          select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
+            from app.webhook_deliveries
+           where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
+        const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+        if (ms <= 0) continue;
+        this.setTimer(ms);
+        return;
+      }
+    } catch (e) {
+      if (!this.stopping) this.log(`webhook worker: claim failed: ${String((e as Error)?.message ?? e)}`);
+      this.setTimer(this.s.pollMs);
+    }
+  }
+
+  private async claim(limit: number, excluded: string[]): Promise<Job[]> {
+    const rows = await this.sql`
+      with due as (
+        select d.id, d.endpoint_id, d.next_attempt_at, (ep.enabled and ep.deleted_at is null) as live
+          from app.webhook_deliveries d join app.webhook_endpoints ep on ep.id = d.endpoint_id
+         where d.state in ('pending', 'sending') and d.next_attempt_at <= now()
+           and not (d.endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))
+         order by d.next_attempt_at
+         limit ${limit * 4}
+         for update of d skip locked
+      ), stray as (
+        -- written while its endpoint was being disabled (a race the writers do not lock against)
+        update app.webhook_deliveries d set state = 'canceled', next_attempt_at = null
+          from due where d.id = due.id and not due.live
+      ), pick as (
+        select id from (
+          select id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rn from due where live
+        ) x where rn <= ${this.s.endpointConcurrency}
+        order by next_attempt_at limit ${limit}
+      ), claimed as (
+        update app.webhook_deliveries d
+           set state = 'sending', attempts = d.attempts + 1,
+               next_attempt_at = now() + ${this.s.leaseMs} * interval '1 millisecond'
+          from pick where d.id = pick.id
+        returning d.id, d.event_id, d.endpoint_id, d.attempts, d.ordered
+      )
+      select c.id as delivery_id, c.attempts as claim, c.ordered,
+             ep.id as endpoint_id, ep.url, ep.environment, ep.merchant_id, ep.secret_sealed, ep.previous_secret_sealed,
+             coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
+             e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
+             to_jsonb(s) - 'token_hash' as session,
+             case when ep.environment = 'sandbox' then m.sandbox_public_id else m.live_public_id end as public_merchant_id
+        from claimed c
+        join app.webhook_endpoints ep on ep.id = c.endpoint_id
+        join app.session_events e on e.id = c.event_id
+        join app.payment_sessions s on s.id = e.session_id
+        join app.merchants m on m.id = ep.merchant_id`;
+    this.stats.claimed += rows.length;
+    return rows.map((r) => {
+      const session = sessionFromSql({ ...asJson<Record<string, unknown>>(r.session), token_hash: "" });
+      const event = buildEvent(session, r.public_merchant_id as string, {
+        id: r.event_id as string,
+        sequence: r.sequence as number,
+        status: r.status as SessionStatus,
+        previousStatus: (r.previous_status as SessionStatus | null) ?? null,
+        reason: r.reason as TransitionReason,
+        detail: asJson<Record<string, unknown>>(r.detail),
+        createdAt: new Date(r.event_created_at as string),
+      });
+      return {
+        deliveryId: Number(r.delivery_id),
+        claim: r.claim as number,
+        ordered: r.ordered as boolean,
+        endpointId: r.endpoint_id as string,
+        url: r.url as string,
+        environment: r.environment as Environment,
+        merchantId: r.merchant_id as string,
+        eventId: r.event_id as string,
+        body: JSON.stringify(event),
+        keys: this.keysOf(r),
+      };
+    });
+  }
+
+  private keysOf(r: Record<string, unknown>): Buffer[] {
+    const id = r.endpoint_id as string;
+    const cacheKey = `${id}|${r.secret_sealed}|${r.previous_valid ? r.previous_secret_sealed : ""}`;
+    let keys = this.keyCache.get(cacheKey);
+    if (!keys) {
+      const secrets = signingSecrets(this.opts.encryptionKey, {
+        id,
+        secretSealed: r.secret_sealed as string,
+        previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
+        previousValid: r.previous_valid as boolean,
+      });
+      keys = secrets.map(secretKey);
+      if (this.keyCache.size > 10_000) this.keyCache.clear();
+      this.keyCache.set(cacheKey, keys);
+    }
+    return keys;
+  }
+
+  private dispatch(job: Job): void {
+    const n = this.active.get(job.endpointId) ?? 0;
+    if (n < this.s.endpointConcurrency) {
+      this.run(job);
+    } else {
+      const q = this.queued.get(job.endpointId) ?? [];
+      q.push(job);
+      this.queued.set(job.endpointId, q);
+      this.queuedTotal++;
+    }
+  }
+
+  private run(job: Job): void {
+    this.active.set(job.endpointId, (this.active.get(job.endpointId) ?? 0) + 1);
+    this.activeTotal++;
+    const atMs = Date.now();
+    const headers = webhookHeaders(job.keys, job.eventId, Math.floor(atMs / 1000), job.body);
+    sendWebhook(job.url, job.environment, headers, job.body, {
+      timeoutMs: this.s.timeoutMs,
+      resolver: this.opts.resolver,
+      tls: this.opts.tls,
+      signal: this.abort.signal,
+    })
+      .then((result) => {
+        if (result.succeeded) this.stats.succeeded++;
+        else if (!result.aborted) this.stats.failedAttempts++;
+        this.outcomes.push({ job, result, atMs });
+      })
+      .finally(() => {
+        this.activeTotal--;
+        const left = (this.active.get(job.endpointId) ?? 1) - 1;
+        const next = this.queued.get(job.endpointId)?.shift();
+        if (left === 0 && !next) this.active.delete(job.endpointId);
+        else this.active.set(job.endpointId, left);
+        if (next) {
+          this.queuedTotal--;
+          if (this.queued.get(job.endpointId)!.length === 0) this.queued.delete(job.endpointId);
+          if (this.stopping) this.outcomes.push({ job: next, result: abortedResult(), atMs: Date.now() });
+          else this.run(next);
+        }
+        this.record();
+        if (this.activeTotal === 0) this.idle?.();
+        this.wake();
+      });
+  }
+
+  /** Writes the outcomes gathered so far; one writer at a time, batches form by themselves. */
+  private record(): void {
+    if (this.recording) return;
+    this.recording = (async () => {
+      while (this.outcomes.length > 0) {
+        const batch = this.outcomes.splice(0, RECORD_BATCH);
+        try {
+          const wakeNow = await this.write(batch);
+          this.stats.recorded += batch.length;
+          if (wakeNow) this.wake();
+        } catch (e) {
+          this.outcomes.unshift(...batch);
+          const code = (e as { code?: string })?.code;
+          // A deadlock or serialization failure is retried at once; anything else after a pause.
+          if (code !== "40P01" && code !== "40001") {
+            this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
+            if (this.stopping) return;
+            await Bun.sleep(500);
+          }
+        }
+      }
+    })().finally(() => {
+      this.recording = undefined;
+      if (this.outcomes.length > 0 && !this.stopping) this.record();
+    });
+  }
+
+  /** One transaction for a batch of outcomes. Returns whether deliveries became due at once. */
+  private async write(batch: Outcome[]): Promise<boolean> {
+    const attempts: NewAttempt[] = [];
+    const updates: { id: number; claim: number; state: string; delayMs: number; atMs: number; statusCode: number | null; error: string | null; undo: number }[] = [];
+    const gone = new Set<string>();
+    let soon = false;
+    for (const { job, result, atMs } of batch) {
+      if (result.aborted) {
+        updates.push({ id: job.deliveryId, claim: job.claim, state: "pending", delayMs: 0, atMs, statusCode: null, error: null, undo: 1 });
+        continue;
+      }
+      attempts.push({
+        id: newId("webhookAttempt"),
+        endpointId: job.endpointId,
+        merchantId: job.merchantId,
+        environment: job.environment,
+        eventId: job.eventId,
+        kind: job.ordered ? "event" : "redelivery",
+        attemptNumber: job.claim,
+        url: job.url,
+        succeeded: result.succeeded,
+        statusCode: result.statusCode,
+        latencyMs: result.latencyMs,
+        responseExcerpt: result.responseExcerpt,
+        error: result.error,
+        atMs,
+      });
+      let state: string;
+      let delayMs = 0;
+      if (result.succeeded) state = "succeeded";
+      else if (result.gone) {
+        state = "failed";
+        gone.add(job.endpointId);
+      } else {
+        const d = retryDelayMs(this.s.retrySchedule, job.claim, this.random());
+        if (d === undefined) state = "failed";
+        else {
+          state = "pending";
+          delayMs = d;
+          if (d < this.s.pollMs) soon = true;
+        }
+      }
+      updates.push({ id: job.deliveryId, claim: job.claim, state, delayMs, atMs, statusCode: result.statusCode, error: result.error, undo: 0 });
+    }
+    let released = 0;
+    await this.sql.begin(async (tx) => {
+      await insertAttempts(tx, attempts);
+      const finished = await tx`
+        with r as (
+          select * from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) as r(
+            id bigint, claim int, state text, "delayMs" float8, "atMs" float8, "statusCode" int, error text, undo int)
+        ), locked as (
+          select d.id from app.webhook_deliveries d join r on r.id = d.id
+           where d.state = 'sending' and d.attempts = r.claim
+           order by d.id
+           for update of d
+        )
+        update app.webhook_deliveries d
+           set state = r.state,
+               next_attempt_at = case when r.state = 'pending' then now() + r."delayMs" * interval '1 millisecond' else null end,
+               attempts = d.attempts - r.undo,
+               last_attempt_at = case when r.undo = 1 then d.last_attempt_at else to_timestamp(r."atMs" / 1000.0) end,
+               last_status_code = case when r.undo = 1 then d.last_status_code else r."statusCode" end,
+               last_error = case when r.undo = 1 then d.last_error else r.error end
+          from r
+         where d.id = r.id and d.id in (select id from locked) and d.state = 'sending' and d.attempts = r.claim
+        returning d.endpoint_id, d.session_id, d.ordered, d.state`;
+      if (gone.size > 0) {
+        const ids = [...gone];
+        await tx`
+          update app.webhook_endpoints set enabled = false, disabled_reason = 'gone', updated_at = now()
+           where id in ${tx(ids)} and enabled`;
+        await tx`
+          update app.webhook_deliveries set state = 'canceled', next_attempt_at = null
+           where id in (select id from app.webhook_deliveries
+                         where endpoint_id in ${tx(ids)} and state in ('waiting', 'pending', 'sending')
+                         order by id for update)`;
+      }
+      // Each finished head lets the next event of its (endpoint, session) queue go.
+      const heads = finished
+        .filter((f) => f.ordered && (f.state === "succeeded" || f.state === "failed") && !gone.has(f.endpoint_id as string))
+        .map((f) => ({ e: f.endpoint_id as string, s: f.session_id as string }));
+      if (heads.length > 0) {
+        const rel = await tx`
+          with f as (select * from jsonb_to_recordset(${JSON.stringify(heads)}::jsonb) as f(e text, s text)),
+          nxt as (
+            select distinct on (q.endpoint_id, q.session_id) q.id
+              from app.webhook_deliveries q join f on q.session_id = f.s and q.endpoint_id = f.e
+             where q.ordered and q.state = 'waiting'
+             order by q.endpoint_id, q.session_id, q.sequence
+          )
+          update app.webhook_deliveries w set state = 'pending', next_attempt_at = now()
+           where w.id in (select id from nxt) and w.state = 'waiting'
+             and not exists (select 1 from app.webhook_deliveries o
+                              where o.session_id = w.session_id and o.endpoint_id = w.endpoint_id and o.ordered
+                                and o.state in ('pending', 'sending'))
+          returning 1`;
+        released = rel.length;
+      }
+    });
+    return released > 0 || soon || updates.some((u) => u.undo === 1);
+  }
+
+  /**
+   * Stops claiming, aborts the sends in flight (their deliveries are handed back, due at
+   * once, without counting an attempt), writes what is pending, stops listening.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.unlisten?.().catch(() => {});
+    await this.pumping?.catch(() => {});
+    for (const [, jobs] of this.queued) for (const job of jobs) this.outcomes.push({ job, result: abortedResult(), atMs: Date.now() });
+    this.queued.clear();
+    this.queuedTotal = 0;
+    this.abort.abort();
+    if (this.activeTotal > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    await this.recording;
+    if (this.outcomes.length > 0) {
+      this.record();
+      await this.recording;
+    }
+  }
+}
+
+function abortedResult(): SendResult {
+  return { succeeded: false, statusCode: null, latencyMs: 0, responseExcerpt: null, error: "aborted: worker stopping", gone: false, aborted: true };
+}
