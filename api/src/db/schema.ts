@@ -11,6 +11,7 @@ import {
   index,
   integer,
   jsonb,
+  numeric,
   pgSchema,
   primaryKey,
   text,
@@ -74,10 +75,22 @@ export const paymentSessions = app.table(
     tokenExpiresAt: ts("token_expires_at").notNull(),
     /** Sequence number of the latest event of this session (1 = created). */
     sequence: integer("sequence").notNull().default(1),
+    /**
+     * The actor's durable timer: a runner advances the session once now() passes it
+     * (expiry, confirmation re-checks, news from the indexer or the sweeper set it to now()).
+     * Null: nothing to do until something new happens.
+     */
+    wakeAt: ts("wake_at"),
+    /** Once FUNDED: the network that paid and the amount confirmed then (token base units). */
+    fundingChainId: integer("funding_chain_id"),
+    fundingAmount: numeric("funding_amount", { precision: 78, scale: 0 }),
+    /** Sandbox: the next sweep of this session fails (→ ERROR sweep_failed). */
+    forceSweepFailure: boolean("force_sweep_failure").notNull().default(false),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
+    index("payment_sessions_wake_idx").on(t.wakeAt).where(sql`${t.wakeAt} is not null`),
     index("payment_sessions_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
     index("payment_sessions_status_idx").on(t.merchantId, t.environment, t.status, t.createdAt.desc(), t.id.desc()),
     check("payment_sessions_amount_chk", sql`${t.amountMinor} > 0`),
@@ -251,3 +264,123 @@ export const webhookAttempts = app.table(
     index("webhook_attempts_endpoint_idx").on(t.endpointId, t.createdAt.desc(), t.id.desc()),
   ],
 );
+
+/**
+ * Where a merchant's funds go, per environment and network. A deposit address commits to
+ * its settlement address, so a change applies to sessions created afterwards.
+ */
+export const merchantSettlements = app.table(
+  "merchant_settlements",
+  {
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").notNull(),
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase 0x hex. */
+    address: text("address").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.environment, t.chainId] })],
+);
+
+/** A session's one-time deposit address on each network it can be paid on. */
+export const sessionDeposits = app.table(
+  "session_deposits",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase 0x hex, as the indexer stores `to`. */
+    address: text("address").notNull(),
+    settlementAddress: text("settlement_address").notNull(),
+    tokenAddress: text("token_address").notNull(),
+    decimals: integer("decimals").notNull(),
+    /** The session amount in this network's token base units. */
+    requiredBaseUnits: numeric("required_base_units", { precision: 78, scale: 0 }).notNull(),
+    confirmations: integer("confirmations").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.chainId] }),
+    uniqueIndex("session_deposits_address_uq").on(t.chainId, t.address),
+  ],
+);
+
+/**
+ * Addresses the indexer keeps transfers of in bounded mode (indexer/watched-db.ts): every
+ * deposit and settlement address, registered before anyone can pay it, never removed.
+ */
+export const watchedAddresses = app.table("watched_addresses", {
+  /** Lowercase 0x hex. */
+  address: text("address").primaryKey(),
+  kind: text("kind").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+/**
+ * A request to move a session's funds on one network to its settlement address, written by
+ * the session actor with the transition that calls for it; carried out by the sweeper.
+ */
+export const sweeps = app.table(
+  "sweeps",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    chainId: integer("chain_id").notNull(),
+    depositAddress: text("deposit_address").notNull(),
+    settlementAddress: text("settlement_address").notNull(),
+    tokenAddress: text("token_address").notNull(),
+    /** Base units the actor expected to move; the sweep moves the whole balance. */
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    /** queued → sending → confirmed | failed (queued again between failed attempts). */
+    state: text("state").notNull().default("queued"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    transactionId: text("transaction_id"),
+    /** What the confirmed sweep actually moved (from the receipt's Transfer log). */
+    sweptAmount: numeric("swept_amount", { precision: 78, scale: 0 }),
+    lastError: text("last_error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("sweeps_due_idx").on(t.chainId, t.nextAttemptAt).where(sql`${t.state} = 'queued'`),
+    index("sweeps_session_idx").on(t.sessionId),
+    check("sweeps_state_chk", sql`${t.state} in ('queued', 'sending', 'confirmed', 'failed')`),
+  ],
+);
+
+/** One relayer transaction carrying a batch of sweeps (re-sent with the same nonce when stuck). */
+export const sweepTransactions = app.table(
+  "sweep_transactions",
+  {
+    id: text("id").primaryKey(),
+    chainId: integer("chain_id").notNull(),
+    relayer: text("relayer").notNull(),
+    nonce: bigint("nonce", { mode: "bigint" }).notNull(),
+    /** The newest hash sent for this nonce (a replacement changes it). */
+    txHash: text("tx_hash"),
+    /** Every hash sent for this nonce, oldest first: any of them may be the one mined. */
+    txHashes: jsonb("tx_hashes").$type<string[]>().notNull().default([]),
+    /** signed → sent → mined | failed */
+    state: text("state").notNull(),
+    maxFeePerGas: numeric("max_fee_per_gas", { precision: 78, scale: 0 }),
+    blockNumber: bigint("block_number", { mode: "bigint" }),
+    gasUsed: bigint("gas_used", { mode: "bigint" }),
+    lastError: text("last_error"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    sentAt: ts("sent_at"),
+    minedAt: ts("mined_at"),
+  },
+  (t) => [uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce)],
+);
+
+/** How far the session runner has looked at each chain's indexed transfers. */
+export const runnerCursors = app.table("runner_cursors", {
+  chainId: integer("chain_id").primaryKey(),
+  blockNumber: bigint("block_number", { mode: "bigint" }).notNull(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});

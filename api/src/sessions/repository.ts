@@ -159,6 +159,10 @@ export function sessionFromSql(r: Record<string, unknown>): SessionRow {
     tokenHash: r.token_hash as string,
     tokenExpiresAt: asDate(r.token_expires_at),
     sequence: r.sequence as number,
+    wakeAt: r.wake_at == null ? null : asDate(r.wake_at),
+    fundingChainId: (r.funding_chain_id as number | null) ?? null,
+    fundingAmount: r.funding_amount == null ? null : String(r.funding_amount),
+    forceSweepFailure: Boolean(r.force_sweep_failure),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
   };

@@ -16,6 +16,10 @@ const session: SessionRow = {
   tokenHash: "secret-hash",
   tokenExpiresAt: new Date("2026-01-01T01:30:00Z"),
   sequence: 3,
+  wakeAt: null,
+  fundingChainId: 1,
+  fundingAmount: "12340000",
+  forceSweepFailure: false,
   createdAt: new Date("2026-01-01T00:00:00Z"),
   updatedAt: new Date("2026-01-01T00:20:00Z"),
 };
