@@ -13,6 +13,10 @@ import { connect } from "../api/src/db/client.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
 import { insertSession } from "../api/src/sessions/repository.ts";
+import { newId } from "../shared/ids.ts";
+import { planDeposits } from "../api/src/sessions/deposits.ts";
+import { DEFAULT_SANDBOX_SETTLEMENT } from "../api/src/config.ts";
+import { loadChainsConfig } from "../shared/chains/config.ts";
 import { freePort } from "../shared/testing/ports.ts";
 import { closedLoop, round } from "./lib.ts";
 
@@ -25,6 +29,10 @@ await migrate(database.sql);
 const merchant = await createMerchant(database.db, "Bench");
 const { secret } = await createApiKey(database.db, merchant.id, "sandbox", "bench");
 
+// Sessions need a network to get deposit addresses; creating one never contacts its RPC,
+// so a closed port will do (and no indexer, sweeper or runner is started).
+const CHAIN_ENV = { SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:9", SERVICE_INDEXER: "false", SERVICE_SWEEPER: "false", SERVICE_SESSION_RUNNER: "false" };
+const networks = loadChainsConfig(CHAIN_ENV).networks;
 const port = await freePort();
 const server = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/main.ts")], {
   env: {
@@ -34,6 +42,7 @@ const server = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/main.ts")]
     SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
     SERVICE_RATE_LIMIT_BURST: "1000000",
     SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"), // nothing written to .data/
+    ...CHAIN_ENV,
   },
   stdout: "ignore",
   stderr: "inherit",
@@ -57,8 +66,14 @@ try {
   const http = await closedLoop(concurrency, seconds, post);
 
   const input = { amountMinor: 1234n, currency: "USD" as const, metadata: { orderId: "bench" }, referenceId: null, expiresInSeconds: 1800 };
-  const direct = () =>
-    insertSession(database.sql, { merchantId: merchant.id, environment: "sandbox", input, tokenGraceSeconds: 3600 }).then(() => true);
+  // The floor writes the same rows as the API: the session, its first event, its deposit
+  // addresses (computed the same way) and their watched-address registrations.
+  const direct = () => {
+    const id = newId("paymentSession");
+    const plan = planDeposits({ sessionId: id, environment: "sandbox", amountMinor: input.amountMinor, networks, settlements: new Map(), defaultSettlement: DEFAULT_SANDBOX_SETTLEMENT });
+    if (!plan.ok) throw new Error(plan.problem);
+    return insertSession(database.sql, { id, deposits: plan.deposits, merchantId: merchant.id, environment: "sandbox", input, tokenGraceSeconds: 3600 }).then(() => true);
+  };
   await closedLoop(concurrency, 1, direct);
   const floor = await closedLoop(concurrency, seconds, direct);
 

@@ -1,3 +1,4 @@
+import { newId } from "../shared/ids.ts";
 /**
  * Webhook delivery figures, against the delivery worker running as its own process
  * (api/src/webhooks/main.ts, the same code the API process runs) and a local receiver
@@ -61,7 +62,7 @@ await createEndpoint(database.sql, encryptionKey, {
   enabled: true,
 });
 const input = { amountMinor: 1234n, currency: "USD" as const, metadata: { orderId: "bench" }, referenceId: null, expiresInSeconds: 1800 };
-const create = () => insertSession(database.sql, { merchantId: merchant.id, environment: "sandbox", input, tokenGraceSeconds: 3600 });
+const create = () => insertSession(database.sql, { id: newId("paymentSession"), deposits: [], merchantId: merchant.id, environment: "sandbox", input, tokenGraceSeconds: 3600 });
 
 // 1. the backlog, written before any worker runs
 const queue = Array.from({ length: backlog }, (_, i) => i);

@@ -24,6 +24,8 @@ export interface Config {
   minAmountMinor: bigint;
   maxAmountMinor: bigint;
   logRequests: boolean;
+  /** Where sandbox funds go for merchants that set no settlement address (lowercase hex). */
+  sandboxSettlementAddress: string;
   /** Port of the local anvil that `bun run dev` starts (when SERVICE_RPC_URL_LOCAL is unset). */
   devChainPort: number;
   indexerEnabled: boolean;
@@ -68,6 +70,9 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** anvil's account #1 (public test key): sandbox funds stay visible on the local network. */
+export const DEFAULT_SANDBOX_SETTLEMENT = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
   const str = (name: string, fallback: string) => {
@@ -107,6 +112,14 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return parsed.minor;
   };
+  const address = (name: string, fallback: string): string => {
+    const raw = str(name, fallback);
+    if (!/^0x[0-9a-fA-F]{40}$/.test(raw) || /^0x0{40}$/.test(raw)) {
+      problems.push(`${name}: "${raw}" is not a non-zero 0x address`);
+      return fallback;
+    }
+    return raw.toLowerCase();
+  };
   const bool = (name: string, fallback: boolean): boolean => {
     const raw = str(name, String(fallback)).toLowerCase();
     if (["1", "true", "yes"].includes(raw)) return true;
@@ -141,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     minAmountMinor: amount("SERVICE_MIN_AMOUNT", "0.50"),
     maxAmountMinor: amount("SERVICE_MAX_AMOUNT", "1000000.00"),
     logRequests: bool("SERVICE_LOG_REQUESTS", false),
+    sandboxSettlementAddress: address("SERVICE_SANDBOX_SETTLEMENT_ADDRESS", DEFAULT_SANDBOX_SETTLEMENT),
     devChainPort: int("SERVICE_DEV_CHAIN_PORT", 8545, 1, 65535),
     indexerEnabled: bool("SERVICE_INDEXER", true),
     indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),

@@ -102,6 +102,11 @@ export const ERROR_CATALOGUE = {
 
   // Resources and state
   resource_not_found: { status: 404, type: "not_found_error", message: "No such resource." },
+  settlement_address_missing: {
+    status: 409,
+    type: "conflict_error",
+    message: "The account has no settlement address for this environment: set one with PUT /settlement-addresses/{chainId} before creating production sessions.",
+  },
   session_not_cancelable: { status: 409, type: "conflict_error", message: "The payment session can no longer be canceled." },
   webhook_endpoint_limit_reached: {
     status: 409,
@@ -119,6 +124,7 @@ export const ERROR_CATALOGUE = {
 
   // Ours
   internal_error: { status: 500, type: "api_error", message: "Something went wrong on our side. The request may be retried." },
+  network_unavailable: { status: 503, type: "api_error", message: "No network is enabled for this environment on this server." },
   service_unavailable: { status: 503, type: "api_error", message: "The service is not ready. Retry shortly." },
 } as const satisfies Record<string, CatalogueEntry>;
 

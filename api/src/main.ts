@@ -5,8 +5,10 @@
 import { join } from "node:path";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { ensureDemoMerchant } from "./credentials/demo.ts";
-import { startService } from "./server.ts";
-import { startOnchain } from "./onchain.ts";
+import { startService, type RunningService } from "./server.ts";
+import { chainEnvFor, startIndexerBeside, startLocalNetwork } from "./onchain.ts";
+import type { DevChain } from "../../shared/devchain/index.ts";
+import type { IndexerProcess } from "../../indexer/process.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
 
 const dev = process.argv.includes("--dev");
@@ -21,33 +23,42 @@ try {
   if (!(err instanceof ConfigError)) throw err;
   problems.push(...err.problems);
 }
-const chains = parseChainsEnv(process.env);
+const chainEnv = config ? chainEnvFor(config, dev, process.env) : { ownLocalChain: false, env: process.env };
+const chains = parseChainsEnv(chainEnv.env);
 if (!chains.ok) problems.push(...chains.errors);
-if (problems.length || !config) {
+if (problems.length || !config || !chains.ok) {
   console.error(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   process.exit(1);
 }
 
-const service = await startService(config, log);
-log(`API       ${service.url}   (public base: ${config.publicUrl}, sandbox base: ${config.sandboxPublicUrl})`);
-log(`Swagger   ${service.swaggerUrl}`);
-
-let onchain;
-try {
-  onchain = await startOnchain({ config, databaseUrl: service.databaseUrl, dev, log });
-} catch (err) {
-  console.error(`[paysession] on-chain start failed: ${String((err as Error)?.message ?? err)}`);
-  await service.stop();
+// Started in order, stopped in reverse: the local chain (the API's workers use it), the API
+// with its Postgres, then the indexer (which writes into that Postgres).
+let chain: DevChain | undefined;
+let service: RunningService | undefined;
+let indexer: IndexerProcess | undefined;
+const fail = async (what: string, err: unknown) => {
+  console.error(`[paysession] ${what} failed: ${String((err as Error)?.message ?? err)}`);
+  await indexer?.stop();
+  await service?.stop();
+  await chain?.stop();
   process.exit(1);
-}
+};
+if (chainEnv.ownLocalChain) chain = await startLocalNetwork(config, log).catch((e) => fail("local test network", e));
+const running = await startService(config, log, { networks: chains.config.networks }).catch((e) => fail("service start", e));
+service = running;
+log(`API       ${running.url}   (public base: ${config.publicUrl}, sandbox base: ${config.sandboxPublicUrl})`);
+log(`Swagger   ${running.swaggerUrl}`);
+indexer = await startIndexerBeside({ config, chains: chains.config, databaseUrl: running.databaseUrl, env: chainEnv.env, log }).catch((e) =>
+  fail("indexer start", e),
+);
 
 if (dev) {
   const file = join(config.dataDir, "credentials.json");
-  const { credentials, created } = await ensureDemoMerchant(service.services.database.db, file, {
+  const { credentials, created } = await ensureDemoMerchant(running.services.database.db, file, {
     apiBaseUrl: config.sandboxPublicUrl.toString().replace(/\/$/, ""),
-    swaggerUrl: service.swaggerUrl,
-    ...(onchain.indexerUrl ? { indexerUrl: onchain.indexerUrl } : {}),
-    ...(onchain.rpcUrl ? { rpcUrl: onchain.rpcUrl } : {}),
+    swaggerUrl: running.swaggerUrl,
+    ...(indexer ? { indexerUrl: indexer.url } : {}),
+    ...(chain ? { rpcUrl: chain.rpcUrl } : {}),
   });
   log(`demo merchant (sandbox)${created ? " created" : ""}:`);
   log(`  SERVICE_API_HOST=${credentials.apiBaseUrl}`);
@@ -66,8 +77,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     if (stopping) return;
     stopping = true;
     log(`${signal}: stopping`);
-    await onchain.stop();
-    await service.stop();
+    await indexer?.stop();
+    await running.stop();
+    await chain?.stop();
     process.exit(0);
   });
 }

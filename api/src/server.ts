@@ -12,6 +12,7 @@ import { buildApp, SWAGGER_PATH } from "./http/app.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { MAX_BODY_BYTES } from "./http/body.ts";
 import { makeServices, type Services } from "./http/services.ts";
+import type { NetworkConfig } from "../../shared/chains/config.ts";
 import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
@@ -31,6 +32,8 @@ export interface StartOptions {
   resolver?: Resolver;
   /** TLS settings for webhook deliveries (tests: a private CA). */
   webhookTls?: { ca?: string };
+  /** Enabled networks (shared/chains); none: sessions cannot be created. */
+  networks?: NetworkConfig[];
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
@@ -51,7 +54,7 @@ export async function startService(config: Config, log: (line: string) => void =
     database = connect(databaseUrl, { max: config.dbPoolSize });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
-    const services = makeServices(config, database, encryption.key, options.resolver);
+    const services = makeServices(config, database, encryption.key, options.resolver, options.networks ?? []);
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
         sql: database.sql,

@@ -44,6 +44,18 @@ test("an operator bootstraps a merchant, lists, adds and revokes keys", async ()
   expect(stillFine.status).toBe(201);
 }, 30_000);
 
+test("an operator sets a production settlement address", async () => {
+  const created = await admin("merchant:create", "--name", "Settle Co");
+  const id = created.out.merchant.id;
+  const set = await admin("settlement:set", "--merchant", id, "--env", "production", "--chain", "8453", "--address", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8");
+  expect(set.code).toBe(0);
+  expect(set.out.settlement.address).toBe("0x70997970c51812dc3a010c7d01b50e0d17dc79c8");
+  const live = await svc.call("POST", "/payment-sessions", { auth: created.out.keys.production, body: { amount: "1.00", currency: "USD" } });
+  expect(live.status).toBe(201);
+  expect((await admin("settlement:set", "--merchant", id, "--env", "production", "--chain", "31337", "--address", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8")).code).toBe(2);
+  expect((await admin("settlement:set", "--merchant", id, "--env", "production", "--chain", "8453", "--address", "0x00")).code).toBe(2);
+});
+
 test("bad commands and flags exit 2 with a message", async () => {
   expect((await admin("nope")).code).toBe(2);
   const r = await admin("key:create", "--merchant", "acct_missing", "--env", "sandbox");

@@ -4,6 +4,7 @@
  *   key:create --merchant acct_… --env sandbox|production [--name ci]
  *   key:list --merchant acct_…
  *   key:revoke --merchant acct_… --key key_…
+ *   settlement:set --merchant acct_… --env production --chain 8453 --address 0x…
  * Secrets are printed once, here, and never again. Add --json for machine-readable output.
  * Uses DATABASE_URL, or the embedded Postgres of the data dir (the running one if `bun run dev` is up).
  */
@@ -16,8 +17,11 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.ts"
 import { migrate } from "../db/migrate.ts";
 import { createApiKey, createMerchant, findMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
+import { presetByChainId } from "../../../shared/chains/presets.ts";
+import { parseSettlementAddress } from "../sessions/deposits.ts";
+import { setSettlement } from "../sessions/settlements.ts";
 
-const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--json]`;
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--json]`;
 
 function die(message: string): never {
   console.error(message);
@@ -32,6 +36,8 @@ const { positionals, values } = parseArgs({
     merchant: { type: "string" },
     env: { type: "string" },
     key: { type: "string" },
+    chain: { type: "string" },
+    address: { type: "string" },
     json: { type: "boolean", default: false },
   },
 });
@@ -111,6 +117,16 @@ try {
       const revoked = await revokeApiKey(db, await merchantId(), values.key ?? die("--key key_… is required"));
       if (!revoked) die(`no active key ${values.key} for that merchant`);
       out(`revoked ${revoked.id} (${revoked.prefix}…); it is refused from the next request on`, { key: revoked });
+      break;
+    }
+    case "settlement:set": {
+      const environment = env();
+      const chainId = Number(values.chain ?? die("--chain <chain id> is required"));
+      const preset = presetByChainId(chainId);
+      if (!preset || preset.environment !== environment) die(`--chain ${values.chain} is not a ${environment} network`);
+      const address = parseSettlementAddress(values.address ?? die("--address 0x… is required")) ?? die("--address must be a non-zero 0x address");
+      const saved = await setSettlement(db, await merchantId(), environment, chainId, address);
+      out(`${environment} ${preset.name}: funds of new sessions settle to ${saved.address}`, { settlement: saved });
       break;
     }
     default:

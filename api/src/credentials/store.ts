@@ -77,6 +77,8 @@ export async function revokeApiKey(db: Db, merchantId: string, keyId: string): P
 export interface KeyLookup {
   key: ApiKeySummary;
   merchant: Merchant;
+  /** The merchant's settlement addresses in the key's environment, by chain id (read here to save a query per create). */
+  settlements: Map<number, string>;
 }
 
 /**
@@ -89,7 +91,9 @@ export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | 
   const sql = db.$client;
   const [row] = await sql`
     select k.id, k.merchant_id, k.environment, k.name, k.prefix, k.key_hash, k.created_at, k.last_used_at, k.revoked_at,
-           m.name as merchant_name, m.sandbox_public_id, m.live_public_id, m.created_at as merchant_created_at
+           m.name as merchant_name, m.sandbox_public_id, m.live_public_id, m.created_at as merchant_created_at,
+           (select json_object_agg(ms.chain_id, ms.address) from app.merchant_settlements ms
+             where ms.merchant_id = k.merchant_id and ms.environment = k.environment) as settlements
       from app.api_keys k join app.merchants m on m.id = k.merchant_id
      where k.key_hash = ${hash}`;
   // The index probe already matched the hash; the constant-time check keeps it that way
@@ -114,6 +118,9 @@ export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | 
       livePublicId: row.live_public_id,
       createdAt: date(row.merchant_created_at)!,
     },
+    settlements: new Map(
+      Object.entries((typeof row.settlements === "string" ? JSON.parse(row.settlements) : row.settlements) ?? {}).map(([k, v]) => [Number(k), v as string]),
+    ),
   };
 }
 

@@ -9,6 +9,7 @@ import { newId } from "../../../shared/ids.ts";
 import { healthRoutes } from "./health.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
+import { settlementAddressRoutes } from "./settlement-addresses.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import type { Services } from "./services.ts";
@@ -142,7 +143,8 @@ export function buildApp(services: Services) {
     .use(paymentSessionRoutes(services))
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))
-    .use(eventRoutes(services));
+    .use(eventRoutes(services))
+    .use(settlementAddressRoutes(services));
 
   for (const r of app.routes) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);

@@ -16,6 +16,8 @@ export interface ApiKeyAuth {
   environment: Environment;
   merchant: Merchant;
   key: ApiKeySummary;
+  /** The merchant's settlement addresses in this environment, by chain id. */
+  settlements: Map<number, string>;
 }
 
 export interface SessionTokenAuth {
@@ -73,7 +75,7 @@ export async function requireApiKey(services: Services, request: Request): Promi
     // Not awaited: bookkeeping must not slow or fail the request.
     touchApiKey(services.database.db, found.key.id, new Date(now)).catch(() => services.keyTouchedAt.delete(found.key.id));
   }
-  return { environment: cred.environment, merchant: found.merchant, key: found.key };
+  return { environment: cred.environment, merchant: found.merchant, key: found.key, settlements: found.settlements };
 }
 
 export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { getAddress } from "viem";
+import { startTestService, TEST_PRODUCTION_SETTLEMENT, type TestService } from "../testing/service.ts";
+import { predictDepositAddress, predictedTokenAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import { DEFAULT_SANDBOX_SETTLEMENT } from "../config.ts";
 
 let svc: TestService;
 let key: string;
@@ -55,6 +58,52 @@ describe("create", () => {
       [r.body.paymentSessionToken, `%${r.body.paymentSessionToken}%`],
     );
     expect(leaked[0]!.n).toBe(0);
+  });
+});
+
+describe("deposit addresses", () => {
+  test("each session gets its CREATE2 deposit address on every network of its environment, registered as watched", async () => {
+    const a = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "12.34", currency: "USD" } });
+    expect(a.body.networks).toEqual([
+      {
+        chainId: 31337,
+        network: "Local test network (anvil)",
+        tokenAddress: predictedTokenAddress().toLowerCase(),
+        tokenSymbol: "TUSD",
+        decimals: 6,
+        depositAddress: predictDepositAddress({
+          settlement: getAddress(DEFAULT_SANDBOX_SETTLEMENT),
+          sessionSalt: sessionSalt(a.body.paymentSessionId),
+        }).toLowerCase(),
+        amountBaseUnits: "12340000",
+        confirmations: 1,
+      },
+    ]);
+    const b = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "12.34", currency: "USD" } });
+    expect(b.body.networks[0].depositAddress).not.toBe(a.body.networks[0].depositAddress);
+    const watched = await svc.services.database.sql`select kind from app.watched_addresses where address = ${a.body.networks[0].depositAddress}`;
+    expect(watched.map((w) => w.kind)).toEqual(["deposit"]);
+    // Retrieve and list show the same networks.
+    const r = await svc.call("GET", `/payment-sessions/${a.body.paymentSessionId}`, { auth: key });
+    expect(r.body.networks).toEqual(a.body.networks);
+  });
+
+  test("production: the merchant's settlement address; none set is a clear 409 and nothing is written", async () => {
+    const live = await svc.call("POST", "/payment-sessions", { auth: liveKey, body: { amount: "5.00", currency: "USD" } });
+    expect(live.status).toBe(201);
+    expect(live.body.networks.map((n: { chainId: number }) => n.chainId)).toEqual([8453]);
+    expect(live.body.networks[0].depositAddress).toBe(
+      predictDepositAddress({ settlement: getAddress(TEST_PRODUCTION_SETTLEMENT), sessionSalt: sessionSalt(live.body.paymentSessionId) }).toLowerCase(),
+    );
+    const bare = await svc.merchant("No settlement");
+    await svc.services.database.sql`delete from app.merchant_settlements where merchant_id = ${bare.merchant.id}`;
+    const before = await svc.count("payment_sessions");
+    const refused = await svc.call("POST", "/payment-sessions", { auth: bare.liveKey, body: { amount: "5.00", currency: "USD" } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe("settlement_address_missing");
+    expect(await svc.count("payment_sessions")).toBe(before);
+    // Sandbox works without one: the default sandbox settlement address.
+    expect((await svc.call("POST", "/payment-sessions", { auth: bare.sandboxKey, body: { amount: "5.00", currency: "USD" } })).status).toBe(201);
   });
 });
 
@@ -181,7 +230,9 @@ describe("public view", () => {
       merchantName: "Acme",
       expiresAt: c.body.expiresAt,
       createdAt: c.body.createdAt,
+      networks: c.body.networks,
     });
+    expect(r.body.networks.length).toBe(1);
     expect(r.headers.get("access-control-allow-origin")).toBe("*");
   });
 

@@ -2,11 +2,12 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isSessionStatus } from "../../../shared/status.ts";
-import { isId } from "../../../shared/ids.ts";
+import { isId, newId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
-import { findSession, insertSession, listSessions, sessionEventsOf, transitionSession, type Query } from "../sessions/repository.ts";
-import { merchantView } from "../sessions/views.ts";
+import { depositsOf, findSession, insertSession, listSessions, sessionEventsOf, transitionSession, type Query } from "../sessions/repository.ts";
+import { merchantView, type SessionRow } from "../sessions/views.ts";
+import { planDeposits } from "../sessions/deposits.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
@@ -38,20 +39,42 @@ export function paymentSessionRoutes(services: Services) {
 
   async function create(q: Query, auth: ApiKeyAuth, body: CreateBody) {
     const input = checkCreateInput(body, limits);
+    const id = newId("paymentSession");
+    const plan = planDeposits({
+      sessionId: id,
+      environment: auth.environment,
+      amountMinor: input.amountMinor,
+      networks: services.networks,
+      settlements: auth.settlements,
+      defaultSettlement: config.sandboxSettlementAddress,
+    });
+    if (!plan.ok) {
+      throw plan.problem === "no_network"
+        ? new ApiError("network_unavailable", `No network is enabled for ${auth.environment} on this server.`)
+        : new ApiError("settlement_address_missing");
+    }
     const { row, token } = await insertSession(q, {
+      id,
       merchantId: auth.merchant.id,
       environment: auth.environment,
       input,
       tokenGraceSeconds: config.sessionTokenGraceSeconds,
+      deposits: plan.deposits,
     });
     return {
       status: 201,
       body: {
-        ...merchantView(row, publicMerchantId(auth.merchant, auth.environment)),
+        ...merchantView(row, publicMerchantId(auth.merchant, auth.environment), plan.deposits),
         paymentSessionToken: token,
         tokenExpiresAt: row.tokenExpiresAt.toISOString(),
       },
     };
+  }
+
+  /** The merchant's view with networks and history, as retrieve and cancel answer. */
+  async function fullView(auth: ApiKeyAuth, row: SessionRow) {
+    const [deposits, events] = await Promise.all([depositsOf(database.db, [row.id]), sessionEventsOf(database.db, row.id)]);
+    return merchantView(row, publicMerchantId(auth.merchant, auth.environment), deposits.get(row.id) ?? [], events);
   }
 
   async function loadOwn(auth: ApiKeyAuth, id: string) {
@@ -99,6 +122,8 @@ export function paymentSessionRoutes(services: Services) {
             "currency_unsupported",
             "idempotency_key_invalid",
             "idempotency_key_reused",
+            "settlement_address_missing",
+            "network_unavailable",
           ],
         }),
       },
@@ -129,8 +154,9 @@ export function paymentSessionRoutes(services: Services) {
           startingAfter,
         });
         const mid = publicMerchantId(auth.merchant, auth.environment);
+        const deposits = await depositsOf(database.db, page.rows.map((r) => r.id));
         return {
-          data: page.rows.map((r) => merchantView(r, mid)),
+          data: page.rows.map((r) => merchantView(r, mid, deposits.get(r.id) ?? [])),
           hasMore: page.hasMore,
           nextCursor: page.hasMore ? page.rows[page.rows.length - 1]!.id : null,
         };
@@ -152,7 +178,7 @@ export function paymentSessionRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         const row = await loadOwn(auth, params.id);
-        return merchantView(row, publicMerchantId(auth.merchant, auth.environment), await sessionEventsOf(database.db, row.id));
+        return fullView(auth, row);
       },
       {
         detail: doc({
@@ -181,7 +207,7 @@ export function paymentSessionRoutes(services: Services) {
           const now = await loadOwn(auth, params.id);
           throw new ApiError("session_not_cancelable", `The payment session is ${now.status}; only a PENDING session can be canceled.`);
         }
-        return merchantView(updated, publicMerchantId(auth.merchant, auth.environment), await sessionEventsOf(database.db, row.id));
+        return fullView(auth, updated);
       },
       {
         detail: doc({

@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
-import { transitionSession } from "../sessions/repository.ts";
+import { depositsOf, transitionSession } from "../sessions/repository.ts";
 import { publicView } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken } from "./auth.ts";
@@ -24,7 +24,7 @@ export function publicSessionRoutes(services: Services) {
         if (query.paymentSessionId !== undefined && query.paymentSessionId !== auth.session.id) {
           throw new ApiError("session_token_mismatch", undefined, "paymentSessionId");
         }
-        return publicView(auth.session, auth.merchantName);
+        return publicView(auth.session, auth.merchantName, (await depositsOf(services.database.db, [auth.session.id])).get(auth.session.id) ?? []);
       },
       {
         query: PublicQuery,
@@ -51,7 +51,7 @@ export function publicSessionRoutes(services: Services) {
           reason: "canceled_by_payer",
         });
         if (!updated) throw new ApiError("session_not_cancelable", `The payment session is ${auth.session.status}; only a PENDING session can be canceled.`);
-        return publicView(updated, auth.merchantName);
+        return publicView(updated, auth.merchantName, (await depositsOf(services.database.db, [updated.id])).get(updated.id) ?? []);
       },
       {
         detail: doc({

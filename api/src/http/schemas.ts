@@ -40,6 +40,31 @@ export const EmptyBody = t.Object({}, { additionalProperties: false, description
 
 const Status = literals(SESSION_STATUSES);
 
+const NetworkView = t.Object(
+  {
+    chainId: JsonInteger({ examples: [8453] }),
+    network: t.String({ examples: ["Base"] }),
+    tokenAddress: t.String({ examples: ["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"] }),
+    tokenSymbol: t.String({ examples: ["USDC"] }),
+    decimals: JsonInteger({ examples: [6] }),
+    depositAddress: t.String({ description: "The session's one-time address on this network: pay the amount of the token here.", examples: ["0x5b3a…"] }),
+    amountBaseUnits: t.String({ description: "The amount in the token's base units (USDC: 6 decimals).", examples: ["12340000"] }),
+    confirmations: JsonInteger({ description: "Blocks after which a payment counts.", examples: [10] }),
+  },
+  { description: "Where and how much to pay on one network." },
+);
+
+export const SettlementAddressBody = t.Object(
+  { address: t.String({ maxLength: 64, description: "0x-prefixed 20-byte address, any case.", examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }) },
+  { additionalProperties: false },
+);
+export const SettlementAddress = t.Object({
+  chainId: JsonInteger({ examples: [8453] }),
+  address: t.String({ examples: ["0x70997970c51812dc3a010c7d01b50e0d17dc79c8"] }),
+  updatedAt: t.String({ format: "date-time" }),
+});
+export const SettlementAddressList = t.Object({ data: t.Array(SettlementAddress) });
+
 const HistoryEntry = t.Object({
   sequence: JsonInteger(),
   status: Status,
@@ -62,6 +87,7 @@ const sessionFields = {
   expiresAt: t.String({ format: "date-time" }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
+  networks: t.Array(NetworkView),
 };
 
 export const MerchantSession = t.Object({ ...sessionFields, history: t.Optional(t.Array(HistoryEntry)) });
@@ -90,6 +116,7 @@ export const PublicSession = t.Object({
   merchantName: t.String(),
   expiresAt: t.String({ format: "date-time" }),
   createdAt: t.String({ format: "date-time" }),
+  networks: t.Array(NetworkView),
 });
 
 export const ListQuery = t.Object({
@@ -245,6 +272,7 @@ const endpointFields = {
   }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
+  networks: t.Array(NetworkView),
 };
 
 export const WebhookEndpoint = t.Object(endpointFields);

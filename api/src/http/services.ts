@@ -2,6 +2,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Resolver } from "../webhooks/target.ts";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
 
 /** What the HTTP layer needs from the rest of the process. */
 export interface Services {
@@ -14,11 +15,14 @@ export interface Services {
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;
+  /** Enabled networks of both environments (shared/chains), from the boot's chain config. */
+  networks: NetworkConfig[];
 }
 
-export function makeServices(config: Config, database: Database, encryptionKey: Buffer, resolver?: Resolver): Services {
+export function makeServices(config: Config, database: Database, encryptionKey: Buffer, resolver?: Resolver, networks: NetworkConfig[] = []): Services {
   return {
     config,
+    networks,
     database,
     encryptionKey,
     resolver,

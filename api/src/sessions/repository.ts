@@ -3,17 +3,18 @@
  * is one SQL statement that writes the session and its first event together; the rest
  * goes through drizzle.
  */
-import { and, asc, desc, eq, lt, or, sql as dsql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, or, sql as dsql, type SQL } from "drizzle-orm";
 import type { Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
-import { merchants, paymentSessions, sessionEvents } from "../db/schema.ts";
+import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { hashSecret, mintCredential } from "../credentials/format.ts";
 import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
-import type { EventRow, SessionRow } from "./views.ts";
+import type { PlannedDeposit } from "./deposits.ts";
+import type { DepositLike, DepositRow, EventRow, SessionRow } from "./views.ts";
 
 export type Query = Sql | TransactionSql;
 
@@ -25,26 +26,46 @@ export interface CreatedSession {
 
 export async function insertSession(
   q: Query,
-  args: { merchantId: string; environment: Environment; input: CreateSessionInput; tokenGraceSeconds: number },
+  args: {
+    id: string;
+    merchantId: string;
+    environment: Environment;
+    input: CreateSessionInput;
+    tokenGraceSeconds: number;
+    deposits: PlannedDeposit[];
+  },
 ): Promise<CreatedSession> {
-  const { merchantId, environment, input } = args;
+  const { id, merchantId, environment, input } = args;
   const token = mintCredential("session_token", environment);
-  const id = newId("paymentSession");
+  const deposits = JSON.stringify(args.deposits.map((d) => ({ ...d, requiredBaseUnits: d.requiredBaseUnits.toString() })));
   // The database clock is the one clock: created_at, expires_at and the token's expiry
   // all come from the same now().
   const rows = await q`
     with s as (
       insert into app.payment_sessions
         (id, merchant_id, environment, status, status_reason, amount_minor, currency, reference_id, metadata,
-         expires_at, token_hash, token_expires_at, sequence)
+         expires_at, token_hash, token_expires_at, sequence, wake_at)
       values
         (${id}, ${merchantId}, ${environment}, 'PENDING', 'created', ${input.amountMinor.toString()}::bigint, ${input.currency},
          ${input.referenceId}, ${JSON.stringify(input.metadata)}::jsonb,
          now() + make_interval(secs => ${input.expiresInSeconds}),
          ${hashSecret(token)},
          now() + make_interval(secs => ${input.expiresInSeconds + args.tokenGraceSeconds}),
-         1)
+         1,
+         now() + make_interval(secs => ${input.expiresInSeconds}))
       returning *
+    ), d as (
+      insert into app.session_deposits
+        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+      select s.id, x."chainId", x.address, x."settlementAddress", x."tokenAddress", x.decimals, x."requiredBaseUnits"::numeric, x.confirmations
+        from s, jsonb_to_recordset(${deposits}::jsonb)
+          as x("chainId" int, address text, "settlementAddress" text, "tokenAddress" text, decimals int, "requiredBaseUnits" text, confirmations int)
+      returning address, settlement_address
+    ), w as (
+      -- Registered before the address is handed out, so bounded indexing never misses a payment.
+      insert into app.watched_addresses (address, kind)
+      select address, 'deposit' from d union select settlement_address, 'settlement' from d
+      on conflict do nothing
     ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
       select ${newId("event")}, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at from s
@@ -60,6 +81,15 @@ export async function findSession(db: Db, merchantId: string, environment: Envir
     .from(paymentSessions)
     .where(and(eq(paymentSessions.id, id), eq(paymentSessions.merchantId, merchantId), eq(paymentSessions.environment, environment)));
   return row;
+}
+
+/** The deposit addresses of these sessions, grouped by session id, chain ids ascending. */
+export async function depositsOf(db: Db, sessionIds: string[]): Promise<Map<string, DepositRow[]>> {
+  const out = new Map<string, DepositRow[]>(sessionIds.map((id) => [id, []]));
+  if (sessionIds.length === 0) return out;
+  const rows = await db.select().from(sessionDeposits).where(inArray(sessionDeposits.sessionId, sessionIds)).orderBy(asc(sessionDeposits.chainId));
+  for (const r of rows) out.get(r.sessionId)!.push(r);
+  return out;
 }
 
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
@@ -165,5 +195,17 @@ export function sessionFromSql(r: Record<string, unknown>): SessionRow {
     forceSweepFailure: Boolean(r.force_sweep_failure),
     createdAt: asDate(r.created_at),
     updatedAt: asDate(r.updated_at),
+  };
+}
+
+/** A `session_deposits` row as Postgres's to_jsonb spells it (snake_case). */
+export function depositFromJson(r: Record<string, unknown>): DepositLike {
+  return {
+    chainId: Number(r.chain_id),
+    address: String(r.address),
+    tokenAddress: String(r.token_address),
+    decimals: Number(r.decimals),
+    requiredBaseUnits: String(r.required_base_units),
+    confirmations: Number(r.confirmations),
   };
 }

@@ -6,10 +6,48 @@
 import { formatAmount } from "../../../shared/money.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
-import type { paymentSessions, sessionEvents } from "../db/schema.ts";
+import type { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
+import { presetByChainId } from "../../../shared/chains/presets.ts";
 
 export type SessionRow = typeof paymentSessions.$inferSelect;
 export type EventRow = typeof sessionEvents.$inferSelect;
+export type DepositRow = typeof sessionDeposits.$inferSelect;
+
+/** Where and how much to pay on one network: what a checkout or a wallet needs. */
+export interface NetworkView {
+  chainId: number;
+  network: string;
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  depositAddress: string;
+  /** The amount in the token's base units, as a decimal string. */
+  amountBaseUnits: string;
+  confirmations: number;
+}
+
+export interface DepositLike {
+  chainId: number;
+  address: string;
+  tokenAddress: string;
+  decimals: number;
+  requiredBaseUnits: bigint | string;
+  confirmations: number;
+}
+
+export function networkView(d: DepositLike): NetworkView {
+  const preset = presetByChainId(d.chainId);
+  return {
+    chainId: d.chainId,
+    network: preset?.name ?? `chain ${d.chainId}`,
+    tokenAddress: d.tokenAddress,
+    tokenSymbol: preset?.stablecoin.symbol ?? "USD stablecoin",
+    decimals: d.decimals,
+    depositAddress: d.address,
+    amountBaseUnits: d.requiredBaseUnits.toString(),
+    confirmations: d.confirmations,
+  };
+}
 
 export interface HistoryEntry {
   sequence: number;
@@ -33,6 +71,7 @@ export interface MerchantSessionView {
   expiresAt: string;
   createdAt: string;
   updatedAt: string;
+  networks: NetworkView[];
   history?: HistoryEntry[];
 }
 
@@ -45,9 +84,10 @@ export interface PublicSessionView {
   merchantName: string;
   expiresAt: string;
   createdAt: string;
+  networks: NetworkView[];
 }
 
-export function merchantView(row: SessionRow, publicMerchantId: string, events?: EventRow[]): MerchantSessionView {
+export function merchantView(row: SessionRow, publicMerchantId: string, deposits: DepositLike[], events?: EventRow[]): MerchantSessionView {
   return {
     paymentSessionId: row.id,
     status: row.status as SessionStatus,
@@ -61,11 +101,12 @@ export function merchantView(row: SessionRow, publicMerchantId: string, events?:
     expiresAt: row.expiresAt.toISOString(),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+    networks: deposits.map(networkView),
     ...(events ? { history: events.map(historyEntry) } : {}),
   };
 }
 
-export function publicView(row: SessionRow, merchantName: string): PublicSessionView {
+export function publicView(row: SessionRow, merchantName: string, deposits: DepositLike[]): PublicSessionView {
   return {
     paymentSessionId: row.id,
     status: row.status as SessionStatus,
@@ -75,6 +116,7 @@ export function publicView(row: SessionRow, merchantName: string): PublicSession
     merchantName,
     expiresAt: row.expiresAt.toISOString(),
     createdAt: row.createdAt.toISOString(),
+    networks: deposits.map(networkView),
   };
 }
 

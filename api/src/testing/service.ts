@@ -8,6 +8,16 @@ import { startService, type RunningService, type StartOptions } from "../server.
 import { createApiKey, createMerchant, type Merchant } from "../credentials/store.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { createTestDatabase } from "./database.ts";
+import { loadChainsConfig } from "../../../shared/chains/config.ts";
+import { setSettlement } from "../sessions/settlements.ts";
+
+/** Closed ports: creating a session never contacts a network's RPC. */
+export const TEST_CHAIN_ENV: Record<string, string> = {
+  SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:9",
+  SERVICE_RPC_URL_BASE: "http://127.0.0.1:9",
+  SERVICE_INDEX_MODE: "full",
+};
+export const TEST_PRODUCTION_SETTLEMENT = "0x2222222222222222222222222222222222222222";
 
 export interface TestService extends RunningService {
   config: Config;
@@ -29,7 +39,10 @@ export async function startTestService(env: Record<string, string> = {}, options
     ...env,
     DATABASE_URL: tdb.url,
   });
-  const running = await startService(config, () => {}, options);
+  // Sessions need networks for their deposit addresses. Unless a test brings real chains,
+  // one sandbox and one production network whose RPC is never contacted (no chain workers).
+  const chainEnv = { ...TEST_CHAIN_ENV, ...env };
+  const running = await startService(config, () => {}, { networks: loadChainsConfig(chainEnv).networks, ...options });
   const db = running.services.database.db;
   return {
     ...running,
@@ -56,6 +69,7 @@ export async function startTestService(env: Record<string, string> = {}, options
       const merchant = await createMerchant(db, name);
       const sandbox = await createApiKey(db, merchant.id, "sandbox", "test");
       const live = await createApiKey(db, merchant.id, "production", "test");
+      await setSettlement(db, merchant.id, "production", 8453, TEST_PRODUCTION_SETTLEMENT);
       return { merchant, sandboxKey: sandbox.secret, liveKey: live.secret };
     },
     async count(table: string) {

@@ -1,3 +1,4 @@
+import { newId } from "../../../shared/ids.ts";
 /**
  * Webhook delivery end to end: a real service (its own database, its worker) and real
  * HTTP receivers on 127.0.0.1. Short retry schedule and timeout (settings) keep it fast.
@@ -252,7 +253,7 @@ describe("delivery", () => {
     const input = { amountMinor: 100n, currency: "USD" as const, metadata: {}, referenceId: null, expiresInSeconds: 600 };
     await Promise.all(
       Array.from({ length: 10 }, async () => {
-        for (let i = 0; i < 100; i++) await insertSession(svc.services.database.sql, { merchantId: merchantA, environment: "sandbox", input, tokenGraceSeconds: 60 });
+        for (let i = 0; i < 100; i++) await insertSession(svc.services.database.sql, { id: newId("paymentSession"), deposits: [], merchantId: merchantA, environment: "sandbox", input, tokenGraceSeconds: 60 });
       }),
     );
     await slow.waitFor(4, 3000); // the slow endpoint holds its slots now

@@ -25,7 +25,8 @@ const session: SessionRow = {
 };
 
 test("an event carries the session as of that event, with previousStatus, reason and sequence", () => {
-  const e = buildEvent(session, "mch_test_abc", {
+  const deposit = { chainId: 8453, address: "0xdd", tokenAddress: "0x83", decimals: 6, requiredBaseUnits: "12340000", confirmations: 10 };
+  const e = buildEvent(session, "mch_test_abc", [deposit], {
     id: "evt_1",
     sequence: 2,
     status: "FUNDED",
@@ -51,6 +52,9 @@ test("an event carries the session as of that event, with previousStatus, reason
       expiresAt: "2026-01-01T00:30:00.000Z",
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:10:00.000Z",
+      networks: [
+        { chainId: 8453, network: "Base", tokenAddress: "0x83", tokenSymbol: "USDC", decimals: 6, depositAddress: "0xdd", amountBaseUnits: "12340000", confirmations: 10 },
+      ],
       previousStatus: "PENDING",
       reason: "paid",
       sequence: 2,

@@ -7,7 +7,7 @@
  * (Lifecycle fields that change over time belong in the event's `detail`.)
  */
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
-import { merchantView, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
+import { merchantView, type DepositLike, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
 
 export const EVENT_TYPES = [
   "payment_session.pending",
@@ -45,8 +45,8 @@ export interface WebhookEvent {
   data: SessionEventData;
 }
 
-export function buildEvent(session: SessionRow, publicMerchantId: string, event: EventFacts): WebhookEvent {
-  const view = merchantView(session, publicMerchantId);
+export function buildEvent(session: SessionRow, publicMerchantId: string, deposits: DepositLike[], event: EventFacts): WebhookEvent {
+  const view = merchantView(session, publicMerchantId, deposits);
   return {
     id: event.id,
     type: eventType(event.status),

@@ -11,6 +11,8 @@ import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import type { Query } from "../sessions/repository.ts";
 import { buildEvent, type WebhookEvent } from "./payload.ts";
+import { depositsOf } from "../sessions/repository.ts";
+import type { DepositLike } from "../sessions/views.ts";
 import { notifyWorkers } from "./outbox.ts";
 import { seal, unseal } from "./secrets.ts";
 import { generateSecret } from "./signing.ts";
@@ -178,10 +180,11 @@ export interface EventWithSession {
   event: EventRow;
   session: typeof paymentSessions.$inferSelect;
   publicMerchantId: string;
+  deposits: DepositLike[];
 }
 
 export function eventObject(e: EventWithSession): WebhookEvent {
-  return buildEvent(e.session, e.publicMerchantId, {
+  return buildEvent(e.session, e.publicMerchantId, e.deposits, {
     id: e.event.id,
     sequence: e.event.sequence,
     status: e.event.status as SessionStatus,
@@ -199,8 +202,16 @@ const eventSelect = {
   livePublicId: merchants.livePublicId,
 };
 
-function withPublicId(r: { event: EventRow; session: typeof paymentSessions.$inferSelect; sandboxPublicId: string; livePublicId: string }): EventWithSession {
-  return { event: r.event, session: r.session, publicMerchantId: r.event.environment === "sandbox" ? r.sandboxPublicId : r.livePublicId };
+type EventJoin = { event: EventRow; session: typeof paymentSessions.$inferSelect; sandboxPublicId: string; livePublicId: string };
+
+async function withPublicIdAndDeposits(db: Db, rows: EventJoin[]): Promise<EventWithSession[]> {
+  const deposits = await depositsOf(db, [...new Set(rows.map((r) => r.session.id))]);
+  return rows.map((r) => ({
+    event: r.event,
+    session: r.session,
+    publicMerchantId: r.event.environment === "sandbox" ? r.sandboxPublicId : r.livePublicId,
+    deposits: deposits.get(r.session.id) ?? [],
+  }));
 }
 
 export async function findEvent(db: Db, o: Owner, id: string): Promise<EventWithSession | undefined> {
@@ -210,7 +221,7 @@ export async function findEvent(db: Db, o: Owner, id: string): Promise<EventWith
     .innerJoin(paymentSessions, eq(paymentSessions.id, sessionEvents.sessionId))
     .innerJoin(merchants, eq(merchants.id, sessionEvents.merchantId))
     .where(and(eq(sessionEvents.id, id), eq(sessionEvents.merchantId, o.merchantId), eq(sessionEvents.environment, o.environment)));
-  return r ? withPublicId(r) : undefined;
+  return r ? (await withPublicIdAndDeposits(db, [r]))[0] : undefined;
 }
 
 /** Newest first (by time, then id); one more row than asked tells whether another page exists. */
@@ -233,7 +244,7 @@ export async function listEvents(
     .where(and(...conditions))
     .orderBy(desc(sessionEvents.createdAt), desc(sessionEvents.id))
     .limit(o.limit + 1);
-  return { rows: rows.slice(0, o.limit).map(withPublicId), hasMore: rows.length > o.limit };
+  return { rows: await withPublicIdAndDeposits(db, rows.slice(0, o.limit)), hasMore: rows.length > o.limit };
 }
 
 export interface DeliveryView {

@@ -29,6 +29,7 @@ import type { SessionStatus, TransitionReason } from "../../../shared/status.ts"
 import { sessionFromSql } from "../sessions/repository.ts";
 import { WEBHOOK_CHANNEL } from "./outbox.ts";
 import { buildEvent } from "./payload.ts";
+import { depositFromJson } from "../sessions/repository.ts";
 import { retryDelayMs } from "./schedule.ts";
 import { sendWebhook, type SendResult } from "./sender.ts";
 import { insertAttempts, signingSecrets, type NewAttempt } from "./store.ts";
@@ -203,6 +204,8 @@ export class WebhookWorker {
              coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
              e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
              to_jsonb(s) - 'token_hash' as session,
+             (select coalesce(jsonb_agg(to_jsonb(sd) order by sd.chain_id), '[]'::jsonb)
+                from app.session_deposits sd where sd.session_id = s.id) as deposits,
              case when ep.environment = 'sandbox' then m.sandbox_public_id else m.live_public_id end as public_merchant_id
         from claimed c
         join app.webhook_endpoints ep on ep.id = c.endpoint_id
@@ -212,7 +215,8 @@ export class WebhookWorker {
     this.stats.claimed += rows.length;
     return rows.map((r) => {
       const session = sessionFromSql({ ...asJson<Record<string, unknown>>(r.session), token_hash: "" });
-      const event = buildEvent(session, r.public_merchant_id as string, {
+      const deposits = asJson<Record<string, unknown>[]>(r.deposits).map(depositFromJson);
+      const event = buildEvent(session, r.public_merchant_id as string, deposits, {
         id: r.event_id as string,
         sequence: r.sequence as number,
         status: r.status as SessionStatus,

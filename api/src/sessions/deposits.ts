@@ -1,0 +1,63 @@
+/**
+ * Where a new session can be paid: one deposit address per enabled network of its
+ * environment, bound to the merchant's settlement address on that network. Pure.
+ */
+import { getAddress, isAddress, type Address } from "viem";
+import { predictDepositAddress, predictedFactoryAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { minorToBaseUnits } from "../../../shared/money.ts";
+
+export interface PlannedDeposit {
+  chainId: number;
+  /** Lowercase 0x hex, as the indexer stores addresses. */
+  address: string;
+  settlementAddress: string;
+  tokenAddress: string;
+  decimals: number;
+  requiredBaseUnits: bigint;
+  confirmations: number;
+}
+
+export type DepositPlan =
+  | { ok: true; deposits: PlannedDeposit[] }
+  | { ok: false; problem: "no_network" | "no_settlement" };
+
+export function planDeposits(args: {
+  sessionId: string;
+  environment: Environment;
+  amountMinor: bigint;
+  networks: readonly NetworkConfig[];
+  /** The merchant's settlement address per chain id, for this environment. */
+  settlements: ReadonlyMap<number, string>;
+  /** Used on networks with no merchant setting; sandbox only. */
+  defaultSettlement?: string;
+}): DepositPlan {
+  const networks = args.networks.filter((n) => n.environment === args.environment);
+  if (networks.length === 0) return { ok: false, problem: "no_network" };
+  const salt = sessionSalt(args.sessionId);
+  const deposits: PlannedDeposit[] = [];
+  for (const n of networks) {
+    const settlement = args.settlements.get(n.chainId) ?? (args.environment === "sandbox" ? args.defaultSettlement : undefined);
+    if (!settlement) continue; // a production network without a settlement address is not offered
+    const address = predictDepositAddress({ factory: n.factory ?? predictedFactoryAddress(), settlement: getAddress(settlement), sessionSalt: salt });
+    deposits.push({
+      chainId: n.chainId,
+      address: address.toLowerCase(),
+      settlementAddress: settlement.toLowerCase(),
+      tokenAddress: n.stablecoin.address.toLowerCase(),
+      decimals: n.stablecoin.decimals,
+      requiredBaseUnits: minorToBaseUnits(args.amountMinor, n.stablecoin.decimals),
+      confirmations: n.confirmations,
+    });
+  }
+  if (deposits.length === 0) return { ok: false, problem: "no_settlement" };
+  return { ok: true, deposits };
+}
+
+/** A settlement address a merchant may set: a checksummed-or-lowercase 20-byte address, not zero. */
+export function parseSettlementAddress(text: string): Address | undefined {
+  if (!isAddress(text, { strict: false })) return undefined;
+  const a = getAddress(text);
+  return /^0x0{40}$/i.test(a) ? undefined : a;
+}

@@ -1,0 +1,39 @@
+/**
+ * A merchant's settlement addresses, per environment and network. Setting one also
+ * registers it as a watched address (bounded indexing keeps its transfers).
+ */
+import { and, asc, eq } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { merchantSettlements, watchedAddresses } from "../db/schema.ts";
+import type { Environment } from "../../../shared/environment.ts";
+
+export interface Settlement {
+  chainId: number;
+  address: string;
+  updatedAt: Date;
+}
+
+export async function setSettlement(db: Db, merchantId: string, environment: Environment, chainId: number, address: string): Promise<Settlement> {
+  const lower = address.toLowerCase();
+  return db.transaction(async (tx) => {
+    await tx.insert(watchedAddresses).values({ address: lower, kind: "settlement" }).onConflictDoNothing();
+    const [row] = await tx
+      .insert(merchantSettlements)
+      .values({ merchantId, environment, chainId, address: lower })
+      .onConflictDoUpdate({
+        target: [merchantSettlements.merchantId, merchantSettlements.environment, merchantSettlements.chainId],
+        set: { address: lower, updatedAt: new Date() },
+      })
+      .returning();
+    return { chainId: row!.chainId, address: row!.address, updatedAt: row!.updatedAt };
+  });
+}
+
+export async function listSettlements(db: Db, merchantId: string, environment: Environment): Promise<Settlement[]> {
+  const rows = await db
+    .select()
+    .from(merchantSettlements)
+    .where(and(eq(merchantSettlements.merchantId, merchantId), eq(merchantSettlements.environment, environment)))
+    .orderBy(asc(merchantSettlements.chainId));
+  return rows.map((r) => ({ chainId: r.chainId, address: r.address, updatedAt: r.updatedAt }));
+}
