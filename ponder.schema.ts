@@ -27,6 +27,8 @@ export const transfer = onchainTable(
     toIdx: index("transfers_to_idx").on(table.to, table.chainId, table.blockNumber),
     // Outflows (sweeps, refunds) from an address.
     fromIdx: index("transfers_from_idx").on(table.from, table.chainId, table.blockNumber),
+    // New blocks' transfers (the session runner's cursor looks only at those).
+    blockIdx: index("transfers_block_idx").on(table.chainId, table.blockNumber),
   }),
 );
 

@@ -15,6 +15,8 @@ export const ID_PREFIX = {
   apiKey: "key_",
   request: "req_",
   webhookEndpoint: "whe_",
+  sweep: "swp_",
+  sweepTransaction: "stx_",
   webhookAttempt: "wha_",
 } as const;
 

@@ -34,6 +34,8 @@ export interface Config {
   /** 32 bytes that seal webhook secrets at rest; undefined: read or made once under the data dir (dev). */
   encryptionKey: Buffer | undefined;
   webhooks: WebhookSettings;
+  /** The session actor runner (api/src/sessions/runner.ts). */
+  runner: { enabled: boolean; pollMs: number; concurrency: number };
 }
 
 export interface WebhookSettings {
@@ -160,6 +162,11 @@ export function loadConfig(env: Env = process.env): Config {
     indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
     encryptionKey: undefined,
+    runner: {
+      enabled: bool("SERVICE_SESSION_RUNNER", true),
+      pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),
+      concurrency: int("SERVICE_RUNNER_CONCURRENCY", 8, 1, 256),
+    },
     webhooks: {
       worker: bool("SERVICE_WEBHOOK_WORKER", true),
       retrySchedule: [],

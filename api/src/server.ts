@@ -16,6 +16,7 @@ import type { NetworkConfig } from "../../shared/chains/config.ts";
 import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
+import { SessionRunner } from "./sessions/runner.ts";
 
 export interface RunningService {
   url: string;
@@ -24,6 +25,8 @@ export interface RunningService {
   services: Services;
   /** The webhook delivery worker of this process, unless SERVICE_WEBHOOK_WORKER=false. */
   worker: WebhookWorker | undefined;
+  /** The session actor runner of this process, unless SERVICE_SESSION_RUNNER=false or no network is enabled. */
+  runner: SessionRunner | undefined;
   stop(): Promise<void>;
 }
 
@@ -48,6 +51,7 @@ export async function startService(config: Config, log: (line: string) => void =
   }
   let database: Database | undefined;
   let worker: WebhookWorker | undefined;
+  let runner: SessionRunner | undefined;
   try {
     const encryption = resolveEncryptionKey(config.encryptionKey, config.dataDir);
     if (encryption.created) log(`made a webhook-secret encryption key in ${encryption.file} (production: set SERVICE_ENCRYPTION_KEY)`);
@@ -66,6 +70,10 @@ export async function startService(config: Config, log: (line: string) => void =
       });
       await worker.start();
     }
+    if (config.runner.enabled && services.networks.length > 0) {
+      runner = new SessionRunner(database.sql, services.networks, config.runner, log);
+      await runner.start();
+    }
     const app = buildApp(services);
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
@@ -83,8 +91,10 @@ export async function startService(config: Config, log: (line: string) => void =
       databaseUrl,
       services,
       worker,
+      runner,
       async stop() {
         clearInterval(housekeeping);
+        await runner?.stop();
         await worker?.stop();
         await app.stop(true);
         await database!.close();
@@ -92,6 +102,7 @@ export async function startService(config: Config, log: (line: string) => void =
       },
     };
   } catch (err) {
+    await runner?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
     await database?.close().catch(() => {});
     await embedded?.stop().catch(() => {});

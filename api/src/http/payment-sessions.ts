@@ -5,7 +5,8 @@ import { isSessionStatus } from "../../../shared/status.ts";
 import { isId, newId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
-import { depositsOf, findSession, insertSession, listSessions, sessionEventsOf, transitionSession, type Query } from "../sessions/repository.ts";
+import { depositsOf, findSession, insertSession, listSessions, sessionEventsOf, type Query } from "../sessions/repository.ts";
+import { requestCancel } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { planDeposits } from "../sessions/deposits.ts";
 import { readJsonBody } from "./body.ts";
@@ -197,17 +198,9 @@ export function paymentSessionRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await loadOwn(auth, params.id);
-        const updated = await transitionSession(database.sql, {
-          sessionId: row.id,
-          from: ["PENDING"],
-          to: "CANCELED",
-          reason: "canceled_by_merchant",
-        });
-        if (!updated) {
-          const now = await loadOwn(auth, params.id);
-          throw new ApiError("session_not_cancelable", `The payment session is ${now.status}; only a PENDING session can be canceled.`);
-        }
-        return fullView(auth, updated);
+        const outcome = await requestCancel(database.sql, row.id, "merchant");
+        if (!outcome.canceled) throw new ApiError("session_not_cancelable", outcome.message);
+        return fullView(auth, await loadOwn(auth, row.id));
       },
       {
         detail: doc({

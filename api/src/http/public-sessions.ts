@@ -5,7 +5,8 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
-import { depositsOf, transitionSession } from "../sessions/repository.ts";
+import { depositsOf, findSessionById } from "../sessions/repository.ts";
+import { requestCancel } from "../sessions/cancel.ts";
 import { publicView } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken } from "./auth.ts";
@@ -44,13 +45,9 @@ export function publicSessionRoutes(services: Services) {
       async ({ request }) => {
         const auth = await requireSessionToken(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
-        const updated = await transitionSession(services.database.sql, {
-          sessionId: auth.session.id,
-          from: ["PENDING"],
-          to: "CANCELED",
-          reason: "canceled_by_payer",
-        });
-        if (!updated) throw new ApiError("session_not_cancelable", `The payment session is ${auth.session.status}; only a PENDING session can be canceled.`);
+        const outcome = await requestCancel(services.database.sql, auth.session.id, "payer");
+        if (!outcome.canceled) throw new ApiError("session_not_cancelable", outcome.message);
+        const updated = (await findSessionById(services.database.db, auth.session.id))!;
         return publicView(updated, auth.merchantName, (await depositsOf(services.database.db, [updated.id])).get(updated.id) ?? []);
       },
       {

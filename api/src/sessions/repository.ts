@@ -92,6 +92,11 @@ export async function depositsOf(db: Db, sessionIds: string[]): Promise<Map<stri
   return out;
 }
 
+export async function findSessionById(db: Db, id: string): Promise<SessionRow | undefined> {
+  const [row] = await db.select().from(paymentSessions).where(eq(paymentSessions.id, id));
+  return row;
+}
+
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
   return db.select().from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
 }

@@ -13,6 +13,7 @@ import { setSettlement } from "../sessions/settlements.ts";
 
 /** Closed ports: creating a session never contacts a network's RPC. */
 export const TEST_CHAIN_ENV: Record<string, string> = {
+  SERVICE_SESSION_RUNNER: "false",
   SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:9",
   SERVICE_RPC_URL_BASE: "http://127.0.0.1:9",
   SERVICE_INDEX_MODE: "full",
@@ -31,6 +32,7 @@ export interface TestService extends RunningService {
 export async function startTestService(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestService> {
   const tdb = await createTestDatabase();
   const config = loadConfig({
+    ...TEST_CHAIN_ENV,
     SERVICE_PORT: "0",
     SERVICE_RATE_LIMIT_PER_SECOND: "100000",
     SERVICE_RATE_LIMIT_BURST: "100000",

@@ -1,0 +1,177 @@
+/**
+ * One step of one session actor (DESIGN.md §5): in a single transaction, lock the session,
+ * gather its facts (indexed transfers into its deposit addresses with their confirmations,
+ * its sweeps), run the pure `decide`, and commit the transition, its event, its webhook
+ * deliveries, its sweep requests and its next wake-up together. The row lock makes steps
+ * of one session strictly sequential whichever runner or API request takes them; a crash
+ * before the commit leaves everything as it was, and decide, given the same facts, decides
+ * the same again.
+ */
+import type { Sql, TransactionSql } from "postgres";
+import { newId } from "../../../shared/ids.ts";
+import type { SessionStatus } from "../../../shared/status.ts";
+import { enqueueEventDeliveries } from "../webhooks/outbox.ts";
+import { decide, type Decision, type Facts, type SessionState, type Transfer } from "./decide.ts";
+
+/** The Postgres schema the indexer writes (indexer/process.ts). */
+export const INDEXER_SCHEMA = "indexer";
+export const SWEEP_CHANNEL = "paysession_sweeps";
+/** After this many failed sweeps on a network, funds wait for an operator instead of a new round. */
+export const MAX_SWEEP_ROUNDS = 3;
+
+export interface StepRequest {
+  cancelRequest?: "payer" | "merchant";
+  simulateError?: boolean;
+}
+
+export interface StepResult {
+  found: boolean;
+  status?: SessionStatus;
+  decision?: Decision;
+}
+
+interface DepositFact {
+  chain_id: number;
+  address: string;
+  settlement_address: string;
+  token_address: string;
+  required_base_units: string;
+  confirmations: number;
+}
+
+/**
+ * `skipLocked`: a runner passes true, so a session another runner is stepping is left to it
+ * (`found: false`); the API waits instead, so a cancel is decided on the latest state.
+ */
+export async function stepSession(sql: Sql, sessionId: string, request: StepRequest = {}, opts: { skipLocked?: boolean; now?: Date } = {}): Promise<StepResult> {
+  return sql.begin(async (tx) => {
+    const [s] = opts.skipLocked
+      ? await tx`
+          select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
+            from app.payment_sessions where id = ${sessionId} for update skip locked`
+      : await tx`
+          select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
+            from app.payment_sessions where id = ${sessionId} for update`;
+    if (!s) return { found: false };
+    const deposits = (await tx`
+      select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
+        from app.session_deposits where session_id = ${sessionId} order by chain_id`) as unknown as DepositFact[];
+    const indexed = await readTransfers(tx, sessionId);
+    if (indexed === "not_ready") {
+      // While the indexer rebuilds, missing rows are not reorgs: look again shortly.
+      await tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`;
+      return { found: true, status: s.status as SessionStatus };
+    }
+    const sweeps = await tx`
+      select w.chain_id, w.state, w.amount::text, w.attempts, w.last_error, t.tx_hash
+        from app.sweeps w left join app.sweep_transactions t on t.id = w.transaction_id
+       where w.session_id = ${sessionId} order by w.created_at`;
+    const state: SessionState = {
+      status: s.status as SessionStatus,
+      expiresAt: new Date(s.expires_at as string),
+      networks: deposits.map((d) => ({ chainId: d.chain_id, requiredBaseUnits: BigInt(d.required_base_units), confirmationsRequired: d.confirmations })),
+      ...(s.funding_chain_id != null ? { funding: { chainId: s.funding_chain_id as number, amount: BigInt(s.funding_amount as string) } } : {}),
+    };
+    const facts: Facts = {
+      transfers: indexed,
+      sweptOrSweeping: sweptOrSweeping(sweeps as never),
+      ...(request.cancelRequest ? { cancelRequest: request.cancelRequest } : {}),
+      ...(request.simulateError ? { simulateError: true } : {}),
+      ...(state.funding ? sweepOutcome(sweeps as never, state.funding.chainId) : {}),
+    };
+    const decision = decide(state, facts, opts.now ?? new Date(s.db_now as string));
+
+    let status = state.status;
+    if (decision.transition) {
+      const t = decision.transition;
+      const funding = t.to === "FUNDED" ? { chainId: Number(t.detail.chainId), amount: String(t.detail.amount) } : null;
+      const [u] = await tx`
+        update app.payment_sessions
+           set status = ${t.to}, status_reason = ${t.reason}, sequence = sequence + 1, updated_at = now(),
+               funding_chain_id = coalesce(${funding?.chainId ?? null}::int, funding_chain_id),
+               funding_amount = coalesce(${funding?.amount ?? null}::numeric, funding_amount)
+         where id = ${sessionId}
+        returning sequence`;
+      const eventId = newId("event");
+      await tx`
+        insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+        values (${eventId}, ${sessionId}, ${s.merchant_id}, ${s.environment}, ${u!.sequence}, ${t.to}, ${state.status}, ${t.reason},
+                ${JSON.stringify(t.detail)}::jsonb, now())`;
+      await enqueueEventDeliveries(tx, { id: eventId, sessionId, merchantId: s.merchant_id as string, environment: s.environment as string, sequence: u!.sequence as number });
+      status = t.to;
+    }
+    for (const effect of decision.effects) {
+      const d = deposits.find((x) => x.chain_id === effect.chainId);
+      if (!d) continue;
+      await tx`
+        insert into app.sweeps (id, session_id, chain_id, deposit_address, settlement_address, token_address, amount)
+        values (${newId("sweep")}, ${sessionId}, ${d.chain_id}, ${d.address}, ${d.settlement_address}, ${d.token_address}, ${effect.amount.toString()}::numeric)`;
+    }
+    if (decision.effects.length) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
+    await tx`update app.payment_sessions set wake_at = ${decision.wakeAt?.toISOString() ?? null}::timestamptz where id = ${sessionId}`;
+    return { found: true, status, decision };
+  });
+}
+
+/**
+ * Transfers into the session's deposit addresses with their confirmations, from the
+ * indexer's tables; "not_ready" while the indexer (re)builds; none when it never ran.
+ */
+async function readTransfers(tx: TransactionSql, sessionId: string): Promise<Transfer[] | "not_ready"> {
+  const [meta] = await tx`select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers`;
+  if (!meta?.transfers) return [];
+  if (meta.meta) {
+    const [ready] = await tx.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
+    if (ready && ready.ready === false) return "not_ready";
+  }
+  const rows = await tx.unsafe(
+    `select t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp,
+            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
+       from app.session_deposits d
+       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+      where d.session_id = $1`,
+    [sessionId],
+  );
+  return rows.map((r) => ({
+    chainId: r.chain_id as number,
+    txHash: r.tx_hash as string,
+    logIndex: r.log_index as number,
+    value: BigInt(r.value as string),
+    blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
+    confirmations: r.confirmations as number,
+  }));
+}
+
+interface SweepFact {
+  chain_id: number;
+  state: string;
+  amount: string;
+  attempts: number;
+  last_error: string | null;
+  tx_hash: string | null;
+}
+
+/** Per network, what is swept or on its way; failed rounds count once there were too many. */
+function sweptOrSweeping(sweeps: SweepFact[]): Record<number, bigint> {
+  const out: Record<number, bigint> = {};
+  const failedRounds = new Map<number, number>();
+  for (const w of sweeps) if (w.state === "failed") failedRounds.set(w.chain_id, (failedRounds.get(w.chain_id) ?? 0) + 1);
+  for (const w of sweeps) {
+    if (w.state === "failed" && (failedRounds.get(w.chain_id) ?? 0) < MAX_SWEEP_ROUNDS) continue;
+    out[w.chain_id] = (out[w.chain_id] ?? 0n) + BigInt(w.amount);
+  }
+  return out;
+}
+
+/** The funding network's sweep outcome: confirmed if any sweep there confirmed; failed if all there failed. */
+function sweepOutcome(sweeps: SweepFact[], chainId: number): Pick<Facts, "sweep"> {
+  const on = sweeps.filter((w) => w.chain_id === chainId);
+  const confirmed = on.find((w) => w.state === "confirmed");
+  if (confirmed) return { sweep: { state: "confirmed", txHash: confirmed.tx_hash ?? "" } };
+  if (on.length && on.every((w) => w.state === "failed")) {
+    const last = on[on.length - 1]!;
+    return { sweep: { state: "failed", attempts: last.attempts, error: last.last_error ?? "sweep failed" } };
+  }
+  return {};
+}

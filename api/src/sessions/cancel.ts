@@ -1,0 +1,25 @@
+/**
+ * A cancel request is a fact fed to the session's actor, decided on the latest state under
+ * the actor's lock: refused once a payment is detected (even unconfirmed) or once the
+ * session left PENDING.
+ */
+import type { Sql } from "postgres";
+import type { SessionStatus } from "../../../shared/status.ts";
+import { stepSession } from "./actor.ts";
+
+export type CancelOutcome = { canceled: true } | { canceled: false; status: SessionStatus; message: string };
+
+export async function requestCancel(sql: Sql, sessionId: string, by: "payer" | "merchant"): Promise<CancelOutcome> {
+  const r = await stepSession(sql, sessionId, { cancelRequest: by });
+  const t = r.decision?.transition;
+  if (t?.to === "CANCELED" && (t.reason === "canceled_by_payer" || t.reason === "canceled_by_merchant")) return { canceled: true };
+  const status = r.status ?? "PENDING";
+  return {
+    canceled: false,
+    status,
+    message:
+      r.decision?.refused === "payment_detected"
+        ? "A payment to this session was detected; it can no longer be canceled."
+        : `The payment session is ${status}; only a PENDING session can be canceled.`,
+  };
+}

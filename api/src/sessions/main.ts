@@ -1,0 +1,46 @@
+/**
+ * A session runner on its own: `bun run actors`. The API process runs one too unless
+ * SERVICE_SESSION_RUNNER=false; any number may run side by side (each due session is
+ * stepped by one of them at a time). Uses DATABASE_URL, or the embedded Postgres of the data
+ * dir when `bun run dev` has it running, and the same SERVICE_RPC_URL_<KEY> settings as the
+ * API (for each network's confirmation depth). Stops cleanly on SIGINT/SIGTERM.
+ */
+import { ConfigError, loadConfig } from "../config.ts";
+import { connect } from "../db/client.ts";
+import { migrate } from "../db/migrate.ts";
+import { ChainConfigError, loadChainsConfig } from "../../../shared/chains/config.ts";
+import { SessionRunner } from "./runner.ts";
+
+const log = (line: string) => console.log(`[paysession-actors] ${line}`);
+
+let config;
+let chains;
+try {
+  config = loadConfig();
+  chains = loadChainsConfig(process.env);
+} catch (err) {
+  if (err instanceof ConfigError || err instanceof ChainConfigError) {
+    console.error(err.message);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+const database = connect(url, { max: Math.min(config.dbPoolSize, config.runner.concurrency + 2) });
+await migrate(database.sql);
+const runner = new SessionRunner(database.sql, chains.networks, config.runner, log);
+await runner.start();
+log(`stepping session actors (concurrency ${config.runner.concurrency}, poll ${config.runner.pollMs} ms)`);
+
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    await runner.stop();
+    await database.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * The session runner: finds actors that are due and steps them (actor.ts). Any number of
+ * runners may run, in the API process or on their own (`bun run actors`): a due session is
+ * stepped by whichever runner locks it first (SKIP LOCKED), never by two at once.
+ *
+ * What makes a session due (its `wake_at` ≤ now):
+ *   - its durable timer (expiry, a confirmation re-check) — set by the previous step;
+ *   - news from the indexer: on every new indexed head of a chain, sessions with a transfer
+ *     in the new blocks, or still within their confirmation depth, are woken (one indexed
+ *     query over the new blocks only, so the cost follows the chain's traffic, not the
+ *     number of open sessions);
+ *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once.
+ */
+import type { Sql } from "postgres";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
+import { SESSION_WAKE_CHANNEL } from "./wake.ts";
+
+export interface RunnerSettings {
+  /** How often to look at the indexer's heads and the timers when nothing NOTIFYs. */
+  pollMs: number;
+  /** Sessions stepped at once by this runner. */
+  concurrency: number;
+}
+
+export interface RunnerStats {
+  steps: number;
+  transitions: number;
+  errors: number;
+}
+
+export class SessionRunner {
+  readonly stats: RunnerStats = { steps: 0, transitions: 0, errors: 0 };
+  private stopping = false;
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly networks: NetworkConfig[],
+    private readonly settings: RunnerSettings,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  async start(): Promise<void> {
+    const listener = await this.sql.listen(SESSION_WAKE_CHANNEL, () => this.wake(), () => this.wake());
+    this.unlisten = () => listener.unlisten();
+    // A poll, not a timer standing in for state: every due time lives in the table.
+    this.timer = setInterval(() => this.wake(), this.settings.pollMs);
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    await this.unlisten?.().catch(() => {});
+    await this.pumping;
+  }
+
+  wake(): void {
+    if (this.stopping) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = this.pump()
+      .catch((e) => {
+        this.stats.errors++;
+        this.log(`session runner: ${String((e as Error)?.message ?? e)}`);
+      })
+      .finally(() => {
+        this.pumping = undefined;
+        if (this.again && !this.stopping) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    await this.scanNewBlocks();
+    for (;;) {
+      if (this.stopping) return;
+      const due = await this.sql`
+        select id from app.payment_sessions where wake_at <= now() order by wake_at limit ${this.settings.concurrency * 8}`;
+      if (due.length === 0) return;
+      let stepped = 0;
+      const queue = due.map((r) => r.id as string);
+      await Promise.all(
+        Array.from({ length: Math.min(this.settings.concurrency, queue.length) }, async () => {
+          for (let id = queue.shift(); id && !this.stopping; id = queue.shift()) {
+            try {
+              const r = await stepSession(this.sql, id, {}, { skipLocked: true });
+              if (!r.found) continue;
+              stepped++;
+              this.stats.steps++;
+              if (r.decision?.transition) this.stats.transitions++;
+            } catch (e) {
+              this.stats.errors++;
+              this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
+              // Back off this one session; the others go on.
+              await this.sql`update app.payment_sessions set wake_at = now() + interval '5 seconds' where id = ${id}`.catch(() => {});
+            }
+          }
+        }),
+      );
+      if (stepped === 0) return; // all due ones are being stepped elsewhere
+    }
+  }
+
+  /** Wake the sessions that new indexed blocks concern; then remember how far we looked. */
+  private async scanNewBlocks(): Promise<void> {
+    const [exists] = await this.sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
+    if (!exists?.t) return;
+    const heads = await this.sql.unsafe(
+      `select h.chain_id, h.block_number::text as head, c.block_number::text as seen
+         from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
+    );
+    for (const h of heads) {
+      if (h.seen === h.head) continue;
+      const chainId = h.chain_id as number;
+      const head = BigInt(h.head as string);
+      // Transfers still short of the confirmation depth need another look at every new block.
+      const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
+      const seen = h.seen === null ? head - depth : BigInt(h.seen as string);
+      const from = (seen < head ? seen : head) - depth;
+      await this.sql.unsafe(
+        `update app.payment_sessions s set wake_at = now()
+           from (select distinct d.session_id
+                   from ${INDEXER_SCHEMA}.transfers t
+                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
+                  where t.chain_id = $1 and t.block_number > $2) x
+          where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
+        [chainId, from.toString()],
+      );
+      await this.sql`
+        insert into app.runner_cursors (chain_id, block_number, updated_at) values (${chainId}, ${head.toString()}, now())
+        on conflict (chain_id) do update set block_number = excluded.block_number, updated_at = now()`;
+    }
+  }
+}
