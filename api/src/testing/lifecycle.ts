@@ -1,0 +1,73 @@
+/**
+ * TEST/BENCH helper for the payment lifecycle: real anvil chain(s) with TestUSD and the
+ * factory, a real service (API, session runner, webhook worker, and the sweeper when it is
+ * enabled) on its own database, and the real Ponder indexer writing into that database.
+ */
+import type { Address } from "viem";
+import { chainEnv, eventually, startTestChain, startTestIndexer, type TestChain } from "../../../indexer/testing/stack.ts";
+import type { IndexerProcess } from "../../../indexer/process.ts";
+import { startTestService, type TestService } from "./service.ts";
+
+export interface LifecycleStack {
+  svc: TestService;
+  chains: TestChain[];
+  indexer: IndexerProcess;
+  key: string;
+  liveKey: string;
+  /** POST /payment-sessions with the sandbox key. */
+  create(amount: string, extra?: Record<string, unknown>): Promise<{ id: string; token: string; networks: { chainId: number; depositAddress: string }[] }>;
+  /** A real on-chain payment: TestUSD minted into the session's deposit address on `chainId`. */
+  pay(session: { networks: { chainId: number; depositAddress: string }[] }, baseUnits: bigint, chainId?: number): Promise<{ blockNumber: bigint; transactionHash: `0x${string}` }>;
+  status(id: string): Promise<{ status: string; statusReason: string; history: { status: string; reason: string; detail: Record<string, unknown> }[] }>;
+  waitFor(id: string, status: string, timeoutMs?: number): Promise<{ status: string; statusReason: string; history: { status: string; reason: string; detail: Record<string, unknown> }[] }>;
+  close(): Promise<void>;
+}
+
+export async function startLifecycleStack(opts: { chains?: ("local" | "local2")[]; env?: Record<string, string> } = {}): Promise<LifecycleStack> {
+  const chains: TestChain[] = [];
+  for (const k of opts.chains ?? ["local"]) chains.push(await startTestChain(k));
+  const env = {
+    ...chainEnv(chains),
+    SERVICE_SESSION_RUNNER: "true",
+    SERVICE_RUNNER_POLL_MS: "20",
+    SERVICE_INDEX_MODE: "full",
+    ...(opts.env ?? {}),
+  };
+  const svc = await startTestService(env);
+  const indexer = await startTestIndexer(svc.databaseUrl, chains, opts.env ?? {});
+  const m = await svc.merchant("Lifecycle");
+  const stack: LifecycleStack = {
+    svc,
+    chains,
+    indexer,
+    key: m.sandboxKey,
+    liveKey: m.liveKey,
+    async create(amount, extra = {}) {
+      const r = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount, currency: "USD", ...extra } });
+      if (r.status !== 201) throw new Error(`create failed: ${JSON.stringify(r.body)}`);
+      return { id: r.body.paymentSessionId, token: r.body.paymentSessionToken, networks: r.body.networks };
+    },
+    async pay(session, baseUnits, chainId = chains[0]!.chain.chainId) {
+      const chain = chains.find((c) => c.chain.chainId === chainId)!;
+      const deposit = session.networks.find((n) => n.chainId === chainId)!;
+      return chain.mint(deposit.depositAddress as Address, baseUnits);
+    },
+    async status(id) {
+      return (await svc.call("GET", `/payment-sessions/${id}`, { auth: m.sandboxKey })).body;
+    },
+    async waitFor(id, status, timeoutMs = 15_000) {
+      return eventually(async () => {
+        const s = await stack.status(id);
+        return s.status === status ? s : undefined;
+      }, `${id} to be ${status}`, timeoutMs);
+    },
+    async close() {
+      await indexer.stop();
+      await svc.close();
+      for (const c of chains) await c.chain.stop();
+    },
+  };
+  return stack;
+}
+
+export { eventually };
