@@ -124,8 +124,9 @@ export class SessionRunner {
       const head = BigInt(h.head as string);
       // Transfers still short of the confirmation depth need another look at every new block.
       const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
-      const seen = h.seen === null ? head - depth : BigInt(h.seen as string);
-      const from = (seen < head ? seen : head) - depth;
+      // Never looked at this chain: every indexed transfer into a deposit address counts (a
+      // payment may have been indexed before any runner ran); after that, only new blocks.
+      const from = h.seen === null ? -1n : (BigInt(h.seen as string) < head ? BigInt(h.seen as string) : head) - depth;
       await this.sql.unsafe(
         `update app.payment_sessions s set wake_at = now()
            from (select distinct d.session_id

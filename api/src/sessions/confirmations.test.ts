@@ -1,0 +1,52 @@
+/**
+ * Confirmation depth and reorgs, end to end (local network at 3 confirmations): a detected
+ * but unconfirmed payment blocks cancels and does not fund; one reorged away before the
+ * depth never funds.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eventually, startLifecycleStack, type LifecycleStack } from "../testing/lifecycle.ts";
+
+let stack: LifecycleStack;
+beforeAll(async () => {
+  stack = await startLifecycleStack({ env: { SERVICE_CONFIRMATIONS_LOCAL: "3" } });
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+});
+
+const indexedTo = async (address: string) =>
+  (await stack.svc.services.database.sql`select block_number from indexer.transfers where "to" = ${address}`).length;
+
+test("detected but unconfirmed: no FUNDED yet, cancel refused; FUNDED at the third confirmation", async () => {
+  const s = await stack.create("1.00");
+  expect(s.networks[0]).toMatchObject({ confirmations: 3 });
+  await stack.pay(s, 1_000_000n);
+  await eventually(async () => ((await indexedTo(s.networks[0]!.depositAddress)) ? true : undefined), "payment indexed");
+  await Bun.sleep(200);
+  expect((await stack.status(s.id)).status).toBe("PENDING");
+  const cancel = await stack.svc.call("POST", `/payment-sessions/${s.id}/cancel`, { auth: stack.key });
+  expect(cancel.status).toBe(409);
+  expect(cancel.body.error.message).toContain("payment to this session was detected");
+  await stack.chains[0]!.rpc("anvil_mine", ["0x2"]);
+  const funded = await stack.waitFor(s.id, "FUNDED");
+  expect(funded.history.map((h) => h.status)).toEqual(["PENDING", "FUNDED"]);
+});
+
+test("a payment reorged away before the confirmation depth never funds", async () => {
+  const s = await stack.create("1.00");
+  await stack.pay(s, 1_000_000n);
+  const address = s.networks[0]!.depositAddress;
+  await eventually(async () => ((await indexedTo(address)) ? true : undefined), "payment indexed");
+  // Replace the payment's block with an empty one, then build past the depth.
+  await stack.chains[0]!.rpc("anvil_reorg", [1, []]);
+  await stack.chains[0]!.rpc("anvil_mine", ["0x4"]);
+  await eventually(async () => ((await indexedTo(address)) === 0 ? true : undefined), "the reorged transfer removed");
+  await Bun.sleep(500);
+  const now = await stack.status(s.id);
+  expect(now.status).toBe("PENDING");
+  expect(now.history.length).toBe(1);
+  // And it can still be paid for real.
+  await stack.pay(s, 1_000_000n);
+  await stack.chains[0]!.rpc("anvil_mine", ["0x2"]);
+  await stack.waitFor(s.id, "FUNDED");
+}, 30_000);
