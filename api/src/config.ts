@@ -32,6 +32,31 @@ export interface Config {
   /** 32 bytes that seal webhook secrets at rest; undefined: read or made once under the data dir (dev). */
   encryptionKey: Buffer | undefined;
   webhooks: WebhookSettings;
+  sweeps: SweepConfig;
+}
+
+/** The sweeper's knobs (sweeps/sweeper.ts). */
+export interface SweepSettings {
+  /** Queued sweeps per transaction (deposits of one token). */
+  batchSize: number;
+  /** Failed attempts after which a sweep is `failed` (its session then goes to ERROR). */
+  maxAttempts: number;
+  /** A transaction not mined after this long is re-signed with the same nonce and higher fees. */
+  stuckMs: number;
+  /** Longest pause between two looks at the table and the chain (NOTIFY wakes it sooner). */
+  pollMs: number;
+  /** Wait after the first failed attempt; doubled after each further one (max 1 h), ± 20 %. */
+  retryBaseMs: number;
+}
+
+export interface SweepConfig extends SweepSettings {
+  /** Run the sweeper inside the API process. */
+  enabled: boolean;
+  /**
+   * SERVICE_RELAYER_PRIVATE_KEY (0x + 64 hex), or undefined (sandbox networks then use the dev
+   * key). Not enumerable: never printed with the config, never serialized.
+   */
+  readonly relayerPrivateKey: `0x${string}` | undefined;
 }
 
 export interface WebhookSettings {
@@ -155,7 +180,23 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: int("SERVICE_WEBHOOK_POLL_MS", 1000, 10, 60_000),
       leaseMs: int("SERVICE_WEBHOOK_LEASE_MS", 60_000, 1000, 3_600_000),
     },
+    sweeps: {
+      enabled: bool("SERVICE_SWEEPER", true),
+      batchSize: int("SERVICE_SWEEP_BATCH_SIZE", 50, 1, 500),
+      maxAttempts: int("SERVICE_SWEEP_MAX_ATTEMPTS", 5, 1, 100),
+      stuckMs: int("SERVICE_SWEEP_STUCK_SECONDS", 120, 1, 86_400) * 1000,
+      pollMs: int("SERVICE_SWEEP_POLL_MS", 1000, 10, 60_000),
+      retryBaseMs: int("SERVICE_SWEEP_RETRY_BASE_SECONDS", 30, 1, 86_400) * 1000,
+      relayerPrivateKey: undefined,
+    },
   };
+  const rawRelayerKey = str("SERVICE_RELAYER_PRIVATE_KEY", "").trim();
+  let relayerPrivateKey: `0x${string}` | undefined;
+  if (rawRelayerKey) {
+    if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) relayerPrivateKey = rawRelayerKey as `0x${string}`;
+    else problems.push(`SERVICE_RELAYER_PRIVATE_KEY: must be 0x followed by 64 hex characters (a secp256k1 private key)`);
+  }
+  Object.defineProperty(config.sweeps, "relayerPrivateKey", { value: relayerPrivateKey, enumerable: false, writable: false });
   const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
   if (rawKey) {
     config.encryptionKey = parseEncryptionKey(rawKey);
