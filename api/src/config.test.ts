@@ -73,7 +73,8 @@ test("sweeper settings: defaults, bounds, and a relayer key that is validated bu
   expect(d.sweeps.relayerPrivateKey).toBeUndefined();
   const key = `0x${"ab".repeat(32)}`;
   const c = loadConfig({ SERVICE_RELAYER_PRIVATE_KEY: key, SERVICE_SWEEPER: "false", SERVICE_SWEEP_BATCH_SIZE: "20" });
-  expect(c.sweeps.relayerPrivateKey).toBe(key as `0x${string}`);
+  expect(c.sweeps.relayerPrivateKey?.reveal()).toBe(key as `0x${string}`);
+  expect(`${c.sweeps.relayerPrivateKey}`).toBe("[redacted]");
   expect(c.sweeps.enabled).toBe(false);
   expect(c.sweeps.batchSize).toBe(20);
   expect(JSON.stringify(c.sweeps)).not.toContain("abab");

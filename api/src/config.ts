@@ -54,9 +54,29 @@ export interface SweepConfig extends SweepSettings {
   enabled: boolean;
   /**
    * SERVICE_RELAYER_PRIVATE_KEY (0x + 64 hex), or undefined (sandbox networks then use the dev
-   * key). Not enumerable: never printed with the config, never serialized.
+   * key). Wrapped so that printing or serializing the config never shows it: `.reveal()`.
    */
-  readonly relayerPrivateKey: `0x${string}` | undefined;
+  relayerPrivateKey: RedactedKey | undefined;
+}
+
+/** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
+export class RedactedKey {
+  readonly #key: `0x${string}`;
+  constructor(key: `0x${string}`) {
+    this.#key = key;
+  }
+  reveal(): `0x${string}` {
+    return this.#key;
+  }
+  toString(): string {
+    return "[redacted]";
+  }
+  toJSON(): string {
+    return "[redacted]";
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "[redacted]";
+  }
 }
 
 export interface WebhookSettings {
@@ -191,12 +211,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   const rawRelayerKey = str("SERVICE_RELAYER_PRIVATE_KEY", "").trim();
-  let relayerPrivateKey: `0x${string}` | undefined;
   if (rawRelayerKey) {
-    if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) relayerPrivateKey = rawRelayerKey as `0x${string}`;
-    else problems.push(`SERVICE_RELAYER_PRIVATE_KEY: must be 0x followed by 64 hex characters (a secp256k1 private key)`);
+    if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) {
+      config.sweeps.relayerPrivateKey = new RedactedKey(rawRelayerKey as `0x${string}`);
+    } else problems.push(`SERVICE_RELAYER_PRIVATE_KEY: must be 0x followed by 64 hex characters (a secp256k1 private key)`);
   }
-  Object.defineProperty(config.sweeps, "relayerPrivateKey", { value: relayerPrivateKey, enumerable: false, writable: false });
   const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
   if (rawKey) {
     config.encryptionKey = parseEncryptionKey(rawKey);
