@@ -113,8 +113,9 @@ export async function startSweeper(opts: SweeperOptions): Promise<Sweeper> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      const stopping = Promise.all(chains.map((c) => c.stop())); // each stops claiming at once
       await listener.unlisten().catch(() => {});
-      await Promise.all(chains.map((c) => c.stop()));
+      await stopping;
     },
   };
 }
@@ -145,6 +146,7 @@ class ChainSweeper {
   private readonly random: () => number;
   /** Signed transactions of this process, by hash, to rebroadcast the very same bytes. */
   private readonly signed = new Map<string, { raw: Hex; fees: Fees; gas: bigint }>();
+  private readonly lastBroadcastError = new Map<string, string>();
   private stopping = false;
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
@@ -333,8 +335,11 @@ class ChainSweeper {
     } catch (e) {
       const msg = firstLine(e);
       if (!/already known|known transaction|already imported/i.test(msg)) {
-        this.log(`sweeper ${this.net.name}: broadcasting ${hash} failed: ${msg}`);
-        await this.sql`update app.sweep_transactions set last_error = ${msg} where id = ${txId}`;
+        if (this.lastBroadcastError.get(hash) !== msg) {
+          this.lastBroadcastError.set(hash, msg);
+          this.log(`sweeper ${this.net.name}: broadcasting ${hash} failed (retried every poll): ${msg}`);
+          await this.sql`update app.sweep_transactions set last_error = ${msg} where id = ${txId}`;
+        }
         return;
       }
     }
@@ -407,7 +412,7 @@ class ChainSweeper {
     const hashes = asJson<string[]>(row.tx_hashes);
     const receipt = await this.receiptOf(hashes);
     if (receipt) {
-      const head = await this.client.getBlockNumber();
+      const head = await this.client.getBlockNumber({ cacheTime: 0 });
       if (!isConfirmed(receipt.blockNumber, head, this.net.confirmations)) return false;
       await this.recordMined(row, receipt);
       return true;
