@@ -7,7 +7,8 @@ import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { ensureDemoMerchant } from "./credentials/demo.ts";
 import { startService } from "./server.ts";
 import { startOnchain } from "./onchain.ts";
-import { parseChainsEnv } from "../../shared/chains/config.ts";
+import { loadChainsConfig, parseChainsEnv } from "../../shared/chains/config.ts";
+import { relayerKeyProblems } from "./sweeps/relayer.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => console.log(`[paysession] ${line}`);
@@ -23,6 +24,8 @@ try {
 }
 const chains = parseChainsEnv(process.env);
 if (!chains.ok) problems.push(...chains.errors);
+// The sweeper signs with SERVICE_RELAYER_PRIVATE_KEY; sandbox networks may use the dev key.
+if (chains.ok && config?.sweeps.enabled) problems.push(...relayerKeyProblems(chains.config.networks, config.sweeps.relayerPrivateKey?.reveal()));
 if (problems.length || !config) {
   console.error(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   process.exit(1);
@@ -37,6 +40,16 @@ try {
   onchain = await startOnchain({ config, databaseUrl: service.databaseUrl, dev, log });
 } catch (err) {
   console.error(`[paysession] on-chain start failed: ${String((err as Error)?.message ?? err)}`);
+  await service.stop();
+  process.exit(1);
+}
+
+try {
+  const sweeper = await service.startSweeper(loadChainsConfig(onchain.chainEnv).networks);
+  if (sweeper) log(`sweeper   running (batches of ${config.sweeps.batchSize}; SERVICE_SWEEPER=false to run it apart)`);
+} catch (err) {
+  console.error(`[paysession] sweeper start failed: ${String((err as Error)?.message ?? err)}`);
+  await onchain.stop();
   await service.stop();
   process.exit(1);
 }
@@ -66,6 +79,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     if (stopping) return;
     stopping = true;
     log(`${signal}: stopping`);
+    await service.sweeper?.stop(); // before its chain goes away
     await onchain.stop();
     await service.stop();
     process.exit(0);

@@ -15,6 +15,9 @@ import { makeServices, type Services } from "./http/services.ts";
 import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
+import type { NetworkConfig } from "../../shared/chains/config.ts";
+import { relayerKeysFor } from "./sweeps/relayer.ts";
+import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
 
 export interface RunningService {
   url: string;
@@ -23,6 +26,14 @@ export interface RunningService {
   services: Services;
   /** The webhook delivery worker of this process, unless SERVICE_WEBHOOK_WORKER=false. */
   worker: WebhookWorker | undefined;
+  /** The sweeper of this process, once started (SERVICE_SWEEPER and at least one network). */
+  readonly sweeper: Sweeper | undefined;
+  /**
+   * Starts the sweeper for these networks unless SERVICE_SWEEPER=false, there are none, or it
+   * runs already (main.ts calls it once the chain side is up: the dev chain's RPC URL is only
+   * known then). Throws when a production network has no SERVICE_RELAYER_PRIVATE_KEY.
+   */
+  startSweeper(networks: readonly NetworkConfig[]): Promise<Sweeper | undefined>;
   stop(): Promise<void>;
 }
 
@@ -31,6 +42,8 @@ export interface StartOptions {
   resolver?: Resolver;
   /** TLS settings for webhook deliveries (tests: a private CA). */
   webhookTls?: { ca?: string };
+  /** Networks to sweep on from the start (otherwise see RunningService.startSweeper). */
+  networks?: readonly NetworkConfig[];
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
@@ -45,6 +58,18 @@ export async function startService(config: Config, log: (line: string) => void =
   }
   let database: Database | undefined;
   let worker: WebhookWorker | undefined;
+  let sweeper: Sweeper | undefined;
+  const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
+    if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
+    sweeper = await startSweeper({
+      sql: database.sql,
+      networks,
+      relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
+      settings: config.sweeps,
+      log,
+    });
+    return sweeper;
+  };
   try {
     const encryption = resolveEncryptionKey(config.encryptionKey, config.dataDir);
     if (encryption.created) log(`made a webhook-secret encryption key in ${encryption.file} (production: set SERVICE_ENCRYPTION_KEY)`);
@@ -63,6 +88,7 @@ export async function startService(config: Config, log: (line: string) => void =
       });
       await worker.start();
     }
+    if (options.networks) await startSweeperFor(options.networks);
     const app = buildApp(services);
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
@@ -80,8 +106,13 @@ export async function startService(config: Config, log: (line: string) => void =
       databaseUrl,
       services,
       worker,
+      get sweeper() {
+        return sweeper;
+      },
+      startSweeper: startSweeperFor,
       async stop() {
         clearInterval(housekeeping);
+        await sweeper?.stop();
         await worker?.stop();
         await app.stop(true);
         await database!.close();
@@ -89,6 +120,7 @@ export async function startService(config: Config, log: (line: string) => void =
       },
     };
   } catch (err) {
+    await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
     await database?.close().catch(() => {});
     await embedded?.stop().catch(() => {});

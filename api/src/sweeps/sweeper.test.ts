@@ -129,7 +129,17 @@ async function transactions() {
   const rows = await db.sql`
     select id, nonce, state, tx_hash, tx_hashes, max_fee_per_gas::text as max_fee_per_gas, block_number, gas_used, created_at::text as created_at
       from app.sweep_transactions order by nonce`;
-  return rows.map((r) => ({ ...r, tx_hashes: (typeof r.tx_hashes === "string" ? JSON.parse(r.tx_hashes) : r.tx_hashes) as string[] }));
+  return rows.map((r) => ({
+    id: r.id as string,
+    nonce: BigInt(r.nonce as bigint),
+    state: r.state as string,
+    tx_hash: r.tx_hash as string,
+    tx_hashes: (typeof r.tx_hashes === "string" ? JSON.parse(r.tx_hashes) : r.tx_hashes) as string[],
+    max_fee_per_gas: r.max_fee_per_gas as string,
+    block_number: r.block_number as bigint | null,
+    gas_used: r.gas_used as bigint | null,
+    created_at: r.created_at as string,
+  }));
 }
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false | null>, timeoutMs = 15_000): Promise<T> {
@@ -164,15 +174,15 @@ test("one sweep: confirmed, the settlement got the amount, swept_amount and gas 
   expect(t!.id).toBe(r.transaction_id as string);
   expect(t!.state).toBe("mined");
   expect(BigInt(t!.nonce)).toBe(BigInt(before));
-  expect(BigInt(t!.gas_used)).toBeGreaterThan(50_000n);
+  expect(BigInt(t!.gas_used!)).toBeGreaterThan(50_000n);
   const receipt = await chain.publicClient.getTransactionReceipt({ hash: t!.tx_hash as Hex });
   expect(receipt.from.toLowerCase()).toBe(DEV_RELAYER_ADDRESS.toLowerCase());
-  expect(BigInt(t!.block_number)).toBe(receipt.blockNumber);
+  expect(BigInt(t!.block_number!)).toBe(receipt.blockNumber);
   expect(await relayerNonce()).toBe(before + 1);
 }, 30_000);
 
 test("a batch of 20 sweeps goes out as one transaction", async () => {
-  const sessions = [];
+  const sessions: Awaited<ReturnType<typeof fundedSession>>[] = [];
   for (let i = 0; i < 20; i++) sessions.push(await fundedSession(usd(1 + i)));
   const ids: string[] = [];
   await db.sql.begin(async (tx) => {
@@ -287,10 +297,10 @@ test("two sweepers on one database send each sweep once", async () => {
   const before = await relayerNonce();
   await sweeper({ batchSize: 3 });
   await sweeper({ batchSize: 3 });
-  const sessions = [];
+  const sessions: Awaited<ReturnType<typeof fundedSession>>[] = [];
   const ids: string[] = [];
   for (let wave = 0; wave < 3; wave++) {
-    const batch = [];
+    const batch: Awaited<ReturnType<typeof fundedSession>>[] = [];
     for (let i = 0; i < 4; i++) batch.push(await fundedSession(usd(1)));
     await db.sql.begin(async (tx) => {
       for (const s of batch) ids.push(await queue(s, usd(1), chain.token, tx as never));
