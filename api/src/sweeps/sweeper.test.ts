@@ -384,3 +384,28 @@ test("stopped with a transaction in the mempool: the next sweeper finds it and r
   expect(await relayerNonce()).toBe(before + 1);
   expect(await chain.balanceOf(s.settlement)).toBe(usd(7));
 }, 30_000);
+
+test("recovery: a stray ERC-20 and native coin at a deposit address are swept to its settlement on request", async () => {
+  const { queueRecovery } = await import("./recover.ts");
+  const quirky = await deployQuirkyToken(chain);
+  const s = await fundedSession(usd(1));
+  const first = await queue(s, usd(1));
+  await sweeper();
+  await waitFor("first", sweepState(first, ["confirmed"]));
+  // Later, by mistake: another token and some ETH.
+  await chain.receipt(await chain.walletClient.writeContract({ address: quirky, abi: quirkyTokenAbi, functionName: "mint", args: [s.deposit, 555n] }));
+  await chain.receipt(await chain.walletClient.sendTransaction({ to: s.deposit, value: 10n ** 15n }));
+  const tokenSweep = await queueRecovery(db.sql, { sessionId: s.id, chainId: 31337, token: quirky });
+  const r = await waitFor("token recovery", sweepState(tokenSweep, ["confirmed", "failed"]));
+  expect(r.state).toBe("confirmed");
+  expect(r.swept_amount).toBe("555");
+  expect(await chain.balanceOf(s.settlement, quirky)).toBe(555n);
+  // Native coin goes along with every sweep (the sweeper self-destructs to the settlement).
+  expect(await chain.publicClient.getBalance({ address: s.settlement })).toBe(10n ** 15n);
+  await chain.receipt(await chain.walletClient.sendTransaction({ to: s.deposit, value: 2n * 10n ** 15n }));
+  const nativeSweep = await queueRecovery(db.sql, { sessionId: s.id, chainId: 31337, token: "native" });
+  expect((await waitFor("native recovery", sweepState(nativeSweep, ["confirmed", "failed"]))).state).toBe("confirmed");
+  expect(await chain.publicClient.getBalance({ address: s.settlement })).toBe(3n * 10n ** 15n);
+  expect(await chain.publicClient.getBalance({ address: s.deposit })).toBe(0n);
+  await expect(queueRecovery(db.sql, { sessionId: s.id, chainId: 1, token: "native" })).rejects.toThrow(/no deposit address/);
+}, 30_000);
