@@ -66,3 +66,27 @@ test("webhook settings: defaults, and each bad value reported", () => {
   }
   expect(problems.length).toBe(4);
 });
+
+test("sweeper settings: defaults, bounds, and a relayer key that is validated but never shown", () => {
+  const d = loadConfig({});
+  expect(d.sweeps).toMatchObject({ enabled: true, batchSize: 50, maxAttempts: 5, stuckMs: 120_000, pollMs: 1000, retryBaseMs: 30_000 });
+  expect(d.sweeps.relayerPrivateKey).toBeUndefined();
+  const key = `0x${"ab".repeat(32)}`;
+  const c = loadConfig({ SERVICE_RELAYER_PRIVATE_KEY: key, SERVICE_SWEEPER: "false", SERVICE_SWEEP_BATCH_SIZE: "20" });
+  expect(c.sweeps.relayerPrivateKey?.reveal()).toBe(key as `0x${string}`);
+  expect(`${c.sweeps.relayerPrivateKey}`).toBe("[redacted]");
+  expect(c.sweeps.enabled).toBe(false);
+  expect(c.sweeps.batchSize).toBe(20);
+  expect(JSON.stringify(c.sweeps)).not.toContain("abab");
+  expect(Bun.inspect(c)).not.toContain("abab");
+  let err: unknown;
+  try {
+    loadConfig({ SERVICE_RELAYER_PRIVATE_KEY: "0x1234", SERVICE_SWEEP_BATCH_SIZE: "0", SERVICE_SWEEP_MAX_ATTEMPTS: "x" });
+  } catch (e) {
+    err = e;
+  }
+  const problems = (err as ConfigError).problems;
+  expect(problems.length).toBe(3);
+  expect(problems.join("\n")).not.toContain("0x1234");
+  expect(problems.some((p) => p.startsWith("SERVICE_RELAYER_PRIVATE_KEY"))).toBe(true);
+});

@@ -36,6 +36,51 @@ export interface Config {
   webhooks: WebhookSettings;
   /** The session actor runner (api/src/sessions/runner.ts). */
   runner: { enabled: boolean; pollMs: number; concurrency: number };
+  sweeps: SweepConfig;
+}
+
+/** The sweeper's knobs (sweeps/sweeper.ts). */
+export interface SweepSettings {
+  /** Queued sweeps per transaction (deposits of one token). */
+  batchSize: number;
+  /** Failed attempts after which a sweep is `failed` (its session then goes to ERROR). */
+  maxAttempts: number;
+  /** A transaction not mined after this long is re-signed with the same nonce and higher fees. */
+  stuckMs: number;
+  /** Longest pause between two looks at the table and the chain (NOTIFY wakes it sooner). */
+  pollMs: number;
+  /** Wait after the first failed attempt; doubled after each further one (max 1 h), ± 20 %. */
+  retryBaseMs: number;
+}
+
+export interface SweepConfig extends SweepSettings {
+  /** Run the sweeper inside the API process. */
+  enabled: boolean;
+  /**
+   * SERVICE_RELAYER_PRIVATE_KEY (0x + 64 hex), or undefined (sandbox networks then use the dev
+   * key). Wrapped so that printing or serializing the config never shows it: `.reveal()`.
+   */
+  relayerPrivateKey: RedactedKey | undefined;
+}
+
+/** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
+export class RedactedKey {
+  readonly #key: `0x${string}`;
+  constructor(key: `0x${string}`) {
+    this.#key = key;
+  }
+  reveal(): `0x${string}` {
+    return this.#key;
+  }
+  toString(): string {
+    return "[redacted]";
+  }
+  toJSON(): string {
+    return "[redacted]";
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "[redacted]";
+  }
 }
 
 export interface WebhookSettings {
@@ -176,7 +221,22 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: int("SERVICE_WEBHOOK_POLL_MS", 1000, 10, 60_000),
       leaseMs: int("SERVICE_WEBHOOK_LEASE_MS", 60_000, 1000, 3_600_000),
     },
+    sweeps: {
+      enabled: bool("SERVICE_SWEEPER", true),
+      batchSize: int("SERVICE_SWEEP_BATCH_SIZE", 50, 1, 500),
+      maxAttempts: int("SERVICE_SWEEP_MAX_ATTEMPTS", 5, 1, 100),
+      stuckMs: int("SERVICE_SWEEP_STUCK_SECONDS", 120, 1, 86_400) * 1000,
+      pollMs: int("SERVICE_SWEEP_POLL_MS", 1000, 10, 60_000),
+      retryBaseMs: int("SERVICE_SWEEP_RETRY_BASE_SECONDS", 30, 1, 86_400) * 1000,
+      relayerPrivateKey: undefined,
+    },
   };
+  const rawRelayerKey = str("SERVICE_RELAYER_PRIVATE_KEY", "").trim();
+  if (rawRelayerKey) {
+    if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) {
+      config.sweeps.relayerPrivateKey = new RedactedKey(rawRelayerKey as `0x${string}`);
+    } else problems.push(`SERVICE_RELAYER_PRIVATE_KEY: must be 0x followed by 64 hex characters (a secp256k1 private key)`);
+  }
   const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
   if (rawKey) {
     config.encryptionKey = parseEncryptionKey(rawKey);

@@ -10,6 +10,7 @@ import { chainEnvFor, startIndexerBeside, startLocalNetwork } from "./onchain.ts
 import type { DevChain } from "../../shared/devchain/index.ts";
 import type { IndexerProcess } from "../../indexer/process.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
+import { relayerKeyProblems } from "./sweeps/relayer.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => console.log(`[paysession] ${line}`);
@@ -26,6 +27,8 @@ try {
 const chainEnv = config ? chainEnvFor(config, dev, process.env) : { ownLocalChain: false, env: process.env };
 const chains = parseChainsEnv(chainEnv.env);
 if (!chains.ok) problems.push(...chains.errors);
+// The sweeper signs with SERVICE_RELAYER_PRIVATE_KEY; sandbox networks may use the dev key.
+if (chains.ok && config?.sweeps.enabled) problems.push(...relayerKeyProblems(chains.config.networks, config.sweeps.relayerPrivateKey?.reveal()));
 if (problems.length || !config || !chains.ok) {
   console.error(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   process.exit(1);
@@ -51,6 +54,8 @@ log(`Swagger   ${running.swaggerUrl}`);
 indexer = await startIndexerBeside({ config, chains: chains.config, databaseUrl: running.databaseUrl, env: chainEnv.env, log }).catch((e) =>
   fail("indexer start", e),
 );
+
+if (running.sweeper) log(`sweeper   running (batches of ${config.sweeps.batchSize}; SERVICE_SWEEPER=false to run it apart)`);
 
 if (dev) {
   const file = join(config.dataDir, "credentials.json");

@@ -17,6 +17,8 @@ import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
+import { relayerKeysFor } from "./sweeps/relayer.ts";
+import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
 
 export interface RunningService {
   url: string;
@@ -27,6 +29,14 @@ export interface RunningService {
   worker: WebhookWorker | undefined;
   /** The session actor runner of this process, unless SERVICE_SESSION_RUNNER=false or no network is enabled. */
   runner: SessionRunner | undefined;
+  /** The sweeper of this process, once started (SERVICE_SWEEPER and at least one network). */
+  readonly sweeper: Sweeper | undefined;
+  /**
+   * Starts the sweeper for these networks unless SERVICE_SWEEPER=false, there are none, or it
+   * runs already (main.ts calls it once the chain side is up: the dev chain's RPC URL is only
+   * known then). Throws when a production network has no SERVICE_RELAYER_PRIVATE_KEY.
+   */
+  startSweeper(networks: readonly NetworkConfig[]): Promise<Sweeper | undefined>;
   stop(): Promise<void>;
 }
 
@@ -35,7 +45,8 @@ export interface StartOptions {
   resolver?: Resolver;
   /** TLS settings for webhook deliveries (tests: a private CA). */
   webhookTls?: { ca?: string };
-  /** Enabled networks (shared/chains); none: sessions cannot be created. */
+  /** Enabled networks (shared/chains): sessions get deposit addresses on them, and the session
+   * runner and the sweeper work on them. None: sessions cannot be created. */
   networks?: NetworkConfig[];
 }
 
@@ -52,6 +63,18 @@ export async function startService(config: Config, log: (line: string) => void =
   let database: Database | undefined;
   let worker: WebhookWorker | undefined;
   let runner: SessionRunner | undefined;
+  let sweeper: Sweeper | undefined;
+  const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
+    if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
+    sweeper = await startSweeper({
+      sql: database.sql,
+      networks,
+      relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
+      settings: config.sweeps,
+      log,
+    });
+    return sweeper;
+  };
   try {
     const encryption = resolveEncryptionKey(config.encryptionKey, config.dataDir);
     if (encryption.created) log(`made a webhook-secret encryption key in ${encryption.file} (production: set SERVICE_ENCRYPTION_KEY)`);
@@ -74,6 +97,7 @@ export async function startService(config: Config, log: (line: string) => void =
       runner = new SessionRunner(database.sql, services.networks, config.runner, log);
       await runner.start();
     }
+    if (options.networks) await startSweeperFor(options.networks);
     const app = buildApp(services);
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
@@ -92,9 +116,14 @@ export async function startService(config: Config, log: (line: string) => void =
       services,
       worker,
       runner,
+      get sweeper() {
+        return sweeper;
+      },
+      startSweeper: startSweeperFor,
       async stop() {
         clearInterval(housekeeping);
         await runner?.stop();
+        await sweeper?.stop();
         await worker?.stop();
         await app.stop(true);
         await database!.close();
@@ -103,6 +132,7 @@ export async function startService(config: Config, log: (line: string) => void =
     };
   } catch (err) {
     await runner?.stop().catch(() => {});
+    await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
     await database?.close().catch(() => {});
     await embedded?.stop().catch(() => {});

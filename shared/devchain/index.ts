@@ -23,7 +23,7 @@ export const ANVIL_ACCOUNTS = [
   },
   {
     address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
-    privateKey: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3ad9e8c3b8acb6c0",
+    privateKey: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
   },
 ] as const;
 

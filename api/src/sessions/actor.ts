@@ -11,11 +11,11 @@ import type { Sql, TransactionSql } from "postgres";
 import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus } from "../../../shared/status.ts";
 import { enqueueEventDeliveries } from "../webhooks/outbox.ts";
+import { queueSweep } from "../sweeps/queue.ts";
 import { decide, type Decision, type Facts, type SessionState, type Transfer } from "./decide.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
-export const SWEEP_CHANNEL = "paysession_sweeps";
 /** After this many failed sweeps on a network, funds wait for an operator instead of a new round. */
 export const MAX_SWEEP_ROUNDS = 3;
 
@@ -62,9 +62,12 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
       await tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`;
       return { found: true, status: s.status as SessionStatus };
     }
+    // The sweeps of the session's own token; recoveries of stray tokens (sweeps/recover.ts) are not its funds.
     const sweeps = await tx`
       select w.chain_id, w.state, w.amount::text, w.attempts, w.last_error, t.tx_hash
-        from app.sweeps w left join app.sweep_transactions t on t.id = w.transaction_id
+        from app.sweeps w
+        join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id and d.token_address = w.token_address
+        left join app.sweep_transactions t on t.id = w.transaction_id
        where w.session_id = ${sessionId} order by w.created_at`;
     const state: SessionState = {
       status: s.status as SessionStatus,
@@ -103,11 +106,15 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
     for (const effect of decision.effects) {
       const d = deposits.find((x) => x.chain_id === effect.chainId);
       if (!d) continue;
-      await tx`
-        insert into app.sweeps (id, session_id, chain_id, deposit_address, settlement_address, token_address, amount)
-        values (${newId("sweep")}, ${sessionId}, ${d.chain_id}, ${d.address}, ${d.settlement_address}, ${d.token_address}, ${effect.amount.toString()}::numeric)`;
+      await queueSweep(tx, {
+        sessionId,
+        chainId: d.chain_id,
+        depositAddress: d.address,
+        settlementAddress: d.settlement_address,
+        tokenAddress: d.token_address,
+        amount: effect.amount,
+      });
     }
-    if (decision.effects.length) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
     await tx`update app.payment_sessions set wake_at = ${decision.wakeAt?.toISOString() ?? null}::timestamptz where id = ${sessionId}`;
     return { found: true, status, decision };
   });

@@ -29,6 +29,8 @@ export async function startLifecycleStack(opts: { chains?: ("local" | "local2")[
   const env = {
     ...chainEnv(chains),
     SERVICE_SESSION_RUNNER: "true",
+    SERVICE_SWEEPER: "true",
+    SERVICE_SWEEP_POLL_MS: "50",
     SERVICE_RUNNER_POLL_MS: "20",
     SERVICE_INDEX_MODE: "full",
     ...(opts.env ?? {}),

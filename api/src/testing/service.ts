@@ -14,6 +14,7 @@ import { setSettlement } from "../sessions/settlements.ts";
 /** Closed ports: creating a session never contacts a network's RPC. */
 export const TEST_CHAIN_ENV: Record<string, string> = {
   SERVICE_SESSION_RUNNER: "false",
+  SERVICE_SWEEPER: "false",
   SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:9",
   SERVICE_RPC_URL_BASE: "http://127.0.0.1:9",
   SERVICE_INDEX_MODE: "full",

@@ -1,0 +1,41 @@
+/**
+ * The relayer key: the account that signs sweep transactions and pays their gas. It can never
+ * redirect funds (a sweep only ever pays a deposit's own settlement address), so a stolen key
+ * costs at most its gas money.
+ *
+ * SERVICE_RELAYER_PRIVATE_KEY, when set, signs on every enabled network. Unset, sandbox networks
+ * use the public dev key (anvil's account #2, funded on every anvil) and a production network
+ * refuses to start.
+ */
+import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
+
+/** anvil's account #2 (0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC): public, for sandbox networks only. */
+export const DEV_RELAYER_PRIVATE_KEY: Hex = ANVIL_ACCOUNTS[2].privateKey;
+export const DEV_RELAYER_ADDRESS = ANVIL_ACCOUNTS[2].address;
+
+export function isPrivateKey(raw: string): raw is Hex {
+  return /^0x[0-9a-fA-F]{64}$/.test(raw) && !/^0x0{64}$/.test(raw);
+}
+
+/** Problems with the relayer key for these networks (empty: fine). Never repeats the key. */
+export function relayerKeyProblems(networks: readonly Pick<NetworkConfig, "environment" | "name">[], key: Hex | undefined): string[] {
+  if (key) return [];
+  const prod = networks.filter((n) => n.environment === "production").map((n) => n.name);
+  return prod.length === 0
+    ? []
+    : [`SERVICE_RELAYER_PRIVATE_KEY is required when a production network is enabled (${prod.join(", ")}): it signs the sweep transactions and pays their gas`];
+}
+
+/** chainId → the key that signs there. Throws (without the key in the message) when a production network has none. */
+export function relayerKeysFor(networks: readonly NetworkConfig[], key: Hex | undefined): Record<number, Hex> {
+  const problems = relayerKeyProblems(networks, key);
+  if (problems.length) throw new Error(problems.join("; "));
+  return Object.fromEntries(networks.map((n) => [n.chainId, key ?? DEV_RELAYER_PRIVATE_KEY]));
+}
+
+export function relayerAddress(key: Hex): string {
+  return privateKeyToAccount(key).address.toLowerCase();
+}
