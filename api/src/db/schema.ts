@@ -91,6 +91,7 @@ export const paymentSessions = app.table(
   },
   (t) => [
     index("payment_sessions_wake_idx").on(t.wakeAt).where(sql`${t.wakeAt} is not null`),
+    index("payment_sessions_funded_idx").on(t.fundingChainId).where(sql`${t.status} = 'FUNDED'`),
     index("payment_sessions_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
     index("payment_sessions_status_idx").on(t.merchantId, t.environment, t.status, t.createdAt.desc(), t.id.desc()),
     check("payment_sessions_amount_chk", sql`${t.amountMinor} > 0`),

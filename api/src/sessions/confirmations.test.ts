@@ -1,14 +1,15 @@
 /**
- * Confirmation depth and reorgs, end to end (local network at 3 confirmations): a detected
- * but unconfirmed payment blocks cancels and does not fund; one reorged away before the
- * depth never funds.
+ * Confirmation depth and reorgs, end to end (local network at 3 confirmations, no sweeper,
+ * so FUNDED sessions stay FUNDED): a detected but unconfirmed payment blocks cancels and does
+ * not fund; one reorged away before the depth never funds; one reorged away after FUNDED
+ * makes the session ERROR (reorged).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eventually, startLifecycleStack, type LifecycleStack } from "../testing/lifecycle.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {
-  stack = await startLifecycleStack({ env: { SERVICE_CONFIRMATIONS_LOCAL: "3" } });
+  stack = await startLifecycleStack({ env: { SERVICE_CONFIRMATIONS_LOCAL: "3", SERVICE_SWEEPER: "false" } });
 }, 60_000);
 afterAll(async () => {
   await stack?.close();
@@ -49,4 +50,17 @@ test("a payment reorged away before the confirmation depth never funds", async (
   await stack.pay(s, 1_000_000n);
   await stack.chains[0]!.rpc("anvil_mine", ["0x2"]);
   await stack.waitFor(s.id, "FUNDED");
+}, 30_000);
+
+test("a funding payment reorged away after FUNDED → ERROR reorged", async () => {
+  const s = await stack.create("1.00");
+  await stack.pay(s, 1_000_000n);
+  await stack.chains[0]!.rpc("anvil_mine", ["0x2"]);
+  await stack.waitFor(s.id, "FUNDED");
+  // Rewrite the last three blocks (the payment's among them) without it.
+  await stack.chains[0]!.rpc("anvil_reorg", [3, []]);
+  await stack.chains[0]!.rpc("anvil_mine", ["0x1"]);
+  const e = await stack.waitFor(s.id, "ERROR");
+  expect(e.statusReason).toBe("reorged");
+  expect(e.history.map((h) => h.status)).toEqual(["PENDING", "FUNDED", "ERROR"]);
 }, 30_000);

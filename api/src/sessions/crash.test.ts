@@ -10,7 +10,7 @@ import { startLifecycleStack, type LifecycleStack } from "../testing/lifecycle.t
 let stack: LifecycleStack;
 beforeAll(async () => {
   // No runner in the API process: the only runner is the standalone one we kill.
-  stack = await startLifecycleStack({ env: { SERVICE_SESSION_RUNNER: "false" } });
+  stack = await startLifecycleStack({ env: { SERVICE_SESSION_RUNNER: "false", SERVICE_SWEEPER: "false" } });
 }, 60_000);
 afterAll(async () => {
   await stack?.close();

@@ -136,6 +136,11 @@ export class SessionRunner {
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
         [chainId, from.toString()],
       );
+      // A new head (or a reorg that replaced blocks) may have taken a funding transfer away:
+      // FUNDED sessions on this chain, few at any time (until their sweep lands), look again.
+      await this.sql`
+        update app.payment_sessions set wake_at = now()
+         where status = 'FUNDED' and funding_chain_id = ${chainId} and (wake_at is null or wake_at > now())`;
       await this.sql`
         insert into app.runner_cursors (chain_id, block_number, updated_at) values (${chainId}, ${head.toString()}, now())
         on conflict (chain_id) do update set block_number = excluded.block_number, updated_at = now()`;

@@ -32,7 +32,7 @@ test("the service runs the sweeper for its networks (dev relayer key on a sandbo
   expect(none.sweeper).toBeUndefined();
   await none.close();
 
-  const svc = await startTestService({ SERVICE_SWEEP_POLL_MS: "50" }, { networks: [network] });
+  const svc = await startTestService({ SERVICE_SWEEPER: "true", SERVICE_SWEEP_POLL_MS: "50" }, { networks: [network] });
   try {
     expect(svc.sweeper).toBeDefined();
     const { merchant } = await svc.merchant();

@@ -19,6 +19,7 @@ export interface LifecycleStack {
   /** A real on-chain payment: TestUSD minted into the session's deposit address on `chainId`. */
   pay(session: { networks: { chainId: number; depositAddress: string }[] }, baseUnits: bigint, chainId?: number): Promise<{ blockNumber: bigint; transactionHash: `0x${string}` }>;
   status(id: string): Promise<{ status: string; statusReason: string; history: { status: string; reason: string; detail: Record<string, unknown> }[] }>;
+  /** Until the session has reached `status` (it may have moved on since); its current state. */
   waitFor(id: string, status: string, timeoutMs?: number): Promise<{ status: string; statusReason: string; history: { status: string; reason: string; detail: Record<string, unknown> }[] }>;
   close(): Promise<void>;
 }
@@ -28,6 +29,7 @@ export async function startLifecycleStack(opts: { chains?: ("local" | "local2")[
   for (const k of opts.chains ?? ["local"]) chains.push(await startTestChain(k));
   const env = {
     ...chainEnv(chains),
+    SERVICE_RPC_URL_BASE: "", // sandbox chains only: no production network (and no relayer key) here
     SERVICE_SESSION_RUNNER: "true",
     SERVICE_SWEEPER: "true",
     SERVICE_SWEEP_POLL_MS: "50",
@@ -60,7 +62,7 @@ export async function startLifecycleStack(opts: { chains?: ("local" | "local2")[
     async waitFor(id, status, timeoutMs = 15_000) {
       return eventually(async () => {
         const s = await stack.status(id);
-        return s.status === status ? s : undefined;
+        return s.history.some((h) => h.status === status) ? s : undefined;
       }, `${id} to be ${status}`, timeoutMs);
     },
     async close() {

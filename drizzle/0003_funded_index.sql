@@ -1,0 +1,1 @@
+CREATE INDEX "payment_sessions_funded_idx" ON "app"."payment_sessions" USING btree ("funding_chain_id") WHERE "app"."payment_sessions"."status" = 'FUNDED';
