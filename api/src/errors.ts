@@ -107,6 +107,8 @@ export const ERROR_CATALOGUE = {
     type: "conflict_error",
     message: "The account has no settlement address for this environment: set one with PUT /settlement-addresses/{chainId} before creating production sessions.",
   },
+  session_not_pending: { status: 409, type: "conflict_error", message: "Only a PENDING payment session can do that." },
+  faucet_unavailable: { status: 409, type: "conflict_error", message: "This network has no faucet here: its test stablecoin is not ours to mint." },
   session_not_cancelable: { status: 409, type: "conflict_error", message: "The payment session can no longer be canceled." },
   webhook_endpoint_limit_reached: {
     status: 409,

@@ -10,6 +10,7 @@ import { healthRoutes } from "./health.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
+import { sandboxRoutes } from "./sandbox.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import type { Services } from "./services.ts";
@@ -144,7 +145,8 @@ export function buildApp(services: Services) {
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))
-    .use(settlementAddressRoutes(services));
+    .use(settlementAddressRoutes(services))
+    .use(sandboxRoutes(services));
 
   for (const r of app.routes) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);

@@ -3,6 +3,7 @@ import type { Database } from "../db/client.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { Faucet } from "../sandbox/faucet.ts";
 
 /** What the HTTP layer needs from the rest of the process. */
 export interface Services {
@@ -15,6 +16,8 @@ export interface Services {
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;
+  /** Sandbox faucet: TestUSD and payments on the local test networks. */
+  faucet: Faucet;
   /** Enabled networks of both environments (shared/chains), from the boot's chain config. */
   networks: NetworkConfig[];
 }
@@ -23,6 +26,7 @@ export function makeServices(config: Config, database: Database, encryptionKey: 
   return {
     config,
     networks,
+    faucet: new Faucet(),
     database,
     encryptionKey,
     resolver,

@@ -1,0 +1,69 @@
+/**
+ * The sandbox faucet: TestUSD minted by the public dev faucet account (TestUSD's minter) on
+ * the local test networks, and payments sent from it like a payer's wallet would. Only
+ * networks whose stablecoin is TestUSD can have a faucet (Circle's test USDC on the public
+ * test networks has its own faucet). Sends are serialized per chain in this process so the
+ * faucet account's nonces never collide.
+ */
+import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type Hash, type PublicClient } from "viem";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { devFaucetAccount, mintTestUsd, predictedTokenAddress } from "../../../shared/contracts/deploy.ts";
+
+export function hasFaucet(net: NetworkConfig): boolean {
+  return net.stablecoin.address.toLowerCase() === predictedTokenAddress().toLowerCase();
+}
+
+export class Faucet {
+  private readonly queues = new Map<number, Promise<unknown>>();
+  private readonly clients = new Map<number, { publicClient: PublicClient; walletClient: ReturnType<typeof createWalletClient> }>();
+
+  private client(net: NetworkConfig) {
+    let c = this.clients.get(net.chainId);
+    if (!c) {
+      const chain = { id: net.chainId, name: net.name, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [net.rpcUrl] } } };
+      const transport = http(net.rpcUrl);
+      c = {
+        publicClient: createPublicClient({ chain, transport, pollingInterval: 100 }) as PublicClient,
+        walletClient: createWalletClient({ chain, transport, account: devFaucetAccount() }),
+      };
+      this.clients.set(net.chainId, c);
+    }
+    return c;
+  }
+
+  /** One send at a time per chain (the faucet account's nonce). */
+  private serial<T>(chainId: number, work: () => Promise<T>): Promise<T> {
+    const prior = this.queues.get(chainId) ?? Promise.resolve();
+    const next = prior.catch(() => {}).then(work);
+    this.queues.set(chainId, next);
+    return next;
+  }
+
+  /** Mints `amount` base units of TestUSD to `to`. */
+  mint(net: NetworkConfig, to: Address, amount: bigint): Promise<Hash> {
+    return this.serial(net.chainId, async () => {
+      const { publicClient, walletClient } = this.client(net);
+      const receipt = await mintTestUsd({ publicClient, walletClient, to, amount, token: net.stablecoin.address });
+      return receipt.transactionHash;
+    });
+  }
+
+  /** A payment as a wallet makes it: TestUSD minted to the faucet, then transferred from it to `to`. */
+  pay(net: NetworkConfig, to: Address, amount: bigint): Promise<Hash> {
+    return this.serial(net.chainId, async () => {
+      const { publicClient, walletClient } = this.client(net);
+      await mintTestUsd({ publicClient, walletClient, to: devFaucetAccount().address, amount, token: net.stablecoin.address });
+      const hash = await walletClient.writeContract({
+        account: devFaucetAccount(),
+        chain: walletClient.chain,
+        address: net.stablecoin.address,
+        abi: erc20Abi,
+        functionName: "transfer",
+        args: [to, amount],
+      });
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
+      if (receipt.status !== "success") throw new Error(`faucet transfer ${hash} reverted`);
+      return hash;
+    });
+  }
+}
