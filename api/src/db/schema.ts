@@ -383,5 +383,7 @@ export const sweepTransactions = app.table(
 export const runnerCursors = app.table("runner_cursors", {
   chainId: integer("chain_id").primaryKey(),
   blockNumber: bigint("block_number", { mode: "bigint" }).notNull(),
+  /** The head's hash then: the same height with another hash, or a lower head, is a reorg. */
+  blockHash: text("block_hash"),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });

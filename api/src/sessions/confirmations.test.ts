@@ -59,7 +59,6 @@ test("a funding payment reorged away after FUNDED → ERROR reorged", async () =
   await stack.waitFor(s.id, "FUNDED");
   // Rewrite the last three blocks (the payment's among them) without it.
   await stack.chains[0]!.rpc("anvil_reorg", [3, []]);
-  await stack.chains[0]!.rpc("anvil_mine", ["0x1"]);
   const e = await stack.waitFor(s.id, "ERROR");
   expect(e.statusReason).toBe("reorged");
   expect(e.history.map((h) => h.status)).toEqual(["PENDING", "FUNDED", "ERROR"]);

@@ -16,6 +16,9 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
 import { SESSION_WAKE_CHANNEL } from "./wake.ts";
 
+/** How often FUNDED sessions look again for a reorg that no head showed. */
+const FUNDED_SAFETY_LOOK_MS = 30_000;
+
 export interface RunnerSettings {
   /** How often to look at the indexer's heads and the timers when nothing NOTIFYs. */
   pollMs: number;
@@ -27,15 +30,21 @@ export interface RunnerStats {
   steps: number;
   transitions: number;
   errors: number;
+  /** Milliseconds spent working (scanning new blocks and stepping), for bench/lifecycle.ts. */
+  busyMs: number;
+  /** Scans that found a new head. */
+  newHeads: number;
 }
 
 export class SessionRunner {
-  readonly stats: RunnerStats = { steps: 0, transitions: 0, errors: 0 };
+  readonly stats: RunnerStats = { steps: 0, transitions: 0, errors: 0, busyMs: 0, newHeads: 0 };
   private stopping = false;
   private pumping: Promise<void> | undefined;
   private again = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
+  /** chainId → when FUNDED sessions there were last looked at for lost funding. */
+  private readonly fundedLookedAt = new Map<number, number>();
 
   constructor(
     private readonly sql: Sql,
@@ -80,6 +89,15 @@ export class SessionRunner {
   }
 
   private async pump(): Promise<void> {
+    const t0 = performance.now();
+    try {
+      await this.pumpOnce();
+    } finally {
+      this.stats.busyMs += performance.now() - t0;
+    }
+  }
+
+  private async pumpOnce(): Promise<void> {
     await this.scanNewBlocks();
     for (;;) {
       if (this.stopping) return;
@@ -115,18 +133,33 @@ export class SessionRunner {
     const [exists] = await this.sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
     if (!exists?.t) return;
     const heads = await this.sql.unsafe(
-      `select h.chain_id, h.block_number::text as head, c.block_number::text as seen
+      `select h.chain_id, h.block_number::text as head, h.block_hash as hash, c.block_number::text as seen, c.block_hash as seen_hash
          from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
     );
+    const now = Date.now();
     for (const h of heads) {
-      if (h.seen === h.head) continue;
       const chainId = h.chain_id as number;
       const head = BigInt(h.head as string);
+      const seen = h.seen === null ? null : BigInt(h.seen as string);
+      // A head lower than before, or the same height with another hash: blocks were replaced.
+      const reorged = seen !== null && (head < seen || (head === seen && h.hash !== h.seen_hash));
+      const safetyDue = now - (this.fundedLookedAt.get(chainId) ?? 0) >= FUNDED_SAFETY_LOOK_MS;
+      if (reorged || safetyDue) {
+        // A reorg may have taken a funding transfer away: FUNDED sessions on this chain (few
+        // at any time: until their sweep lands) look again. Also now and then, should a reorg
+        // have come and gone between two looks.
+        this.fundedLookedAt.set(chainId, now);
+        await this.sql`
+          update app.payment_sessions set wake_at = now()
+           where status = 'FUNDED' and funding_chain_id = ${chainId} and (wake_at is null or wake_at > now())`;
+      }
+      if (seen === head && !reorged) continue;
+      this.stats.newHeads++;
       // Transfers still short of the confirmation depth need another look at every new block.
       const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
       // Never looked at this chain: every indexed transfer into a deposit address counts (a
       // payment may have been indexed before any runner ran); after that, only new blocks.
-      const from = h.seen === null ? -1n : (BigInt(h.seen as string) < head ? BigInt(h.seen as string) : head) - depth;
+      const from = seen === null ? -1n : (seen < head ? seen : head) - depth;
       await this.sql.unsafe(
         `update app.payment_sessions s set wake_at = now()
            from (select distinct d.session_id
@@ -136,14 +169,9 @@ export class SessionRunner {
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
         [chainId, from.toString()],
       );
-      // A new head (or a reorg that replaced blocks) may have taken a funding transfer away:
-      // FUNDED sessions on this chain, few at any time (until their sweep lands), look again.
       await this.sql`
-        update app.payment_sessions set wake_at = now()
-         where status = 'FUNDED' and funding_chain_id = ${chainId} and (wake_at is null or wake_at > now())`;
-      await this.sql`
-        insert into app.runner_cursors (chain_id, block_number, updated_at) values (${chainId}, ${head.toString()}, now())
-        on conflict (chain_id) do update set block_number = excluded.block_number, updated_at = now()`;
+        insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash as string}, now())
+        on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`;
     }
   }
 }

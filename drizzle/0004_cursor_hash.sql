@@ -1,0 +1,1 @@
+ALTER TABLE "app"."runner_cursors" ADD COLUMN "block_hash" text;
