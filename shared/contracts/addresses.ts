@@ -54,8 +54,11 @@ export function predictedTokenAddress(): Address {
   return viaDeterministicDeployer(testUsdInitCode());
 }
 
+let factoryAddress: Address | undefined;
 export function predictedFactoryAddress(): Address {
-  return viaDeterministicDeployer(depositFactoryInitCode());
+  // Fixed by the committed bytecode: computed once (it is on the session-creation path).
+  factoryAddress ??= viaDeterministicDeployer(depositFactoryInitCode());
+  return factoryAddress;
 }
 
 /** The CREATE2 salt of a session: keccak256 of its id's UTF-8 bytes. */
@@ -81,16 +84,24 @@ function checkSalt(salt: Hex): Hex {
  * address commits to the settlement address: another settlement gives another address.
  */
 export function predictDepositAddress(args: { factory?: Address; settlement: Address; sessionSalt: Hex }): Address {
-  const initCode = concat([
-    depositSweeperBytecode,
-    encodeAbiParameters([{ type: "address" }], [checkSettlement(args.settlement)]),
-  ]);
   return getContractAddress({
     opcode: "CREATE2",
     from: args.factory ?? predictedFactoryAddress(),
     salt: checkSalt(args.sessionSalt),
-    bytecode: initCode,
+    bytecodeHash: sweeperInitCodeHash(checkSettlement(args.settlement)),
   });
+}
+
+/** keccak256 of the sweeper's init code for a settlement address; a few merchants' worth is kept. */
+const initCodeHashes = new Map<Address, Hex>();
+function sweeperInitCodeHash(settlement: Address): Hex {
+  let hash = initCodeHashes.get(settlement);
+  if (!hash) {
+    hash = keccak256(concat([depositSweeperBytecode, encodeAbiParameters([{ type: "address" }], [settlement])]));
+    if (initCodeHashes.size >= 10_000) initCodeHashes.clear();
+    initCodeHashes.set(settlement, hash);
+  }
+  return hash;
 }
 
 export interface SweepDeposit {
