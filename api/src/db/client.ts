@@ -26,3 +26,7 @@ export function connect(url: string, opts: { max?: number } = {}): Database {
   const db = drizzle(sql, { schema });
   return { sql, db, close: () => sql.end({ timeout: 5 }) };
 }
+
+/** Raw-row readers for the shared client (see connect): dates and json come back as text. */
+export const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
+export const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));

@@ -10,6 +10,7 @@ import { connect } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { ChainConfigError, loadChainsConfig } from "../../../shared/chains/config.ts";
 import { SessionRunner } from "./runner.ts";
+import { stopOnSignals } from "../shutdown.ts";
 
 const log = (line: string) => console.log(`[paysession-actors] ${line}`);
 
@@ -33,14 +34,7 @@ const runner = new SessionRunner(database.sql, chains.networks, config.runner, l
 await runner.start();
 log(`stepping session actors (concurrency ${config.runner.concurrency}, poll ${config.runner.pollMs} ms)`);
 
-let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    await runner.stop();
-    await database.close();
-    process.exit(0);
-  });
-}
+stopOnSignals(log, async () => {
+  await runner.stop();
+  await database.close();
+});

@@ -15,6 +15,7 @@ import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
 import type { DepositLike, DepositRow, EventRow, SessionRow } from "./views.ts";
+import { asDate, asJson } from "../db/client.ts";
 
 export type Query = Sql | TransactionSql;
 
@@ -176,8 +177,6 @@ export async function transitionSession(
  * drizzle switches off postgres.js's own parsing of timestamps and json on the client it
  * wraps (it maps columns itself), so raw rows carry them as text.
  */
-const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
-const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
 
 export function sessionFromSql(r: Record<string, unknown>): SessionRow {
   return {

@@ -12,6 +12,7 @@ import { migrate } from "../db/migrate.ts";
 import { parseChainsEnv } from "../../../shared/chains/config.ts";
 import { relayerKeyProblems, relayerKeysFor } from "./relayer.ts";
 import { startSweeper } from "./sweeper.ts";
+import { stopOnSignals } from "../shutdown.ts";
 
 const log = (line: string) => console.log(`[paysession-sweeper] ${line}`);
 
@@ -45,14 +46,7 @@ const sweeper = await startSweeper({
 });
 log(`sweeping on ${networks.map((n) => n.key).join(", ")} (batches of ${config.sweeps.batchSize})`);
 
-let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    await sweeper.stop();
-    await database.close();
-    process.exit(0);
-  });
-}
+stopOnSignals(log, async () => {
+  await sweeper.stop();
+  await database.close();
+});

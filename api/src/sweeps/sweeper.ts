@@ -60,6 +60,7 @@ import {
   type SweepRow,
 } from "./plan.ts";
 import { newSweepTransactionId, SWEEP_CHANNEL } from "./queue.ts";
+import { asJson } from "../db/client.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
 /** Unfinished transactions per relayer and chain before new batches wait. */
@@ -133,7 +134,6 @@ interface ClaimedRow extends SweepRow {
   forceFailure: boolean;
 }
 
-const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
 
 class ChainSweeper {

@@ -10,6 +10,7 @@ import { connect } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { resolveEncryptionKey } from "./secrets.ts";
 import { WebhookWorker } from "./worker.ts";
+import { stopOnSignals } from "../shutdown.ts";
 
 const log = (line: string) => console.log(`[paysession-webhooks] ${line}`);
 
@@ -32,14 +33,7 @@ const worker = new WebhookWorker({ sql: database.sql, encryptionKey: key, settin
 await worker.start();
 log(`delivering webhooks (concurrency ${config.webhooks.concurrency}, ${config.webhooks.endpointConcurrency} per endpoint)`);
 
-let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    log(`${signal}: stopping`);
-    await worker.stop();
-    await database.close();
-    process.exit(0);
-  });
-}
+stopOnSignals(log, async () => {
+  await worker.stop();
+  await database.close();
+});

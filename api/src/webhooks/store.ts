@@ -16,6 +16,7 @@ import type { DepositLike } from "../sessions/views.ts";
 import { notifyWorkers } from "./outbox.ts";
 import { seal, unseal } from "./secrets.ts";
 import { generateSecret } from "./signing.ts";
+import { asDate } from "../db/client.ts";
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
@@ -383,7 +384,6 @@ export async function insertAttempts(q: Query, attempts: NewAttempt[]): Promise<
 
 // ---------------------------------------------------------------- raw rows
 
-const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
 
 export function endpointFromSql(r: Record<string, unknown>): EndpointRow {
   return {

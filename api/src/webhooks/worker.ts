@@ -35,6 +35,7 @@ import { sendWebhook, type SendResult } from "./sender.ts";
 import { insertAttempts, signingSecrets, type NewAttempt } from "./store.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
+import { asJson } from "../db/client.ts";
 
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 1000;
@@ -75,7 +76,6 @@ export interface WorkerStats {
   recorded: number;
 }
 
-const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
 
 export class WebhookWorker {
   readonly stats: WorkerStats = { claimed: 0, succeeded: 0, failedAttempts: 0, recorded: 0 };
