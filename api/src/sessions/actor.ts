@@ -8,10 +8,9 @@
  * the same again.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus } from "../../../shared/status.ts";
-import { enqueueEventDeliveries } from "../webhooks/outbox.ts";
 import { queueSweep } from "../sweeps/queue.ts";
+import { recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type Transfer } from "./decide.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
@@ -87,20 +86,14 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
     let status = state.status;
     if (decision.transition) {
       const t = decision.transition;
-      const funding = t.to === "FUNDED" ? { chainId: Number(t.detail.chainId), amount: String(t.detail.amount) } : null;
-      const [u] = await tx`
-        update app.payment_sessions
-           set status = ${t.to}, status_reason = ${t.reason}, sequence = sequence + 1, updated_at = now(),
-               funding_chain_id = coalesce(${funding?.chainId ?? null}::int, funding_chain_id),
-               funding_amount = coalesce(${funding?.amount ?? null}::numeric, funding_amount)
-         where id = ${sessionId}
-        returning sequence`;
-      const eventId = newId("event");
-      await tx`
-        insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-        values (${eventId}, ${sessionId}, ${s.merchant_id}, ${s.environment}, ${u!.sequence}, ${t.to}, ${state.status}, ${t.reason},
-                ${JSON.stringify(t.detail)}::jsonb, now())`;
-      await enqueueEventDeliveries(tx, { id: eventId, sessionId, merchantId: s.merchant_id as string, environment: s.environment as string, sequence: u!.sequence as number });
+      await recordTransition(tx, {
+        sessionId,
+        previous: state.status,
+        to: t.to,
+        reason: t.reason,
+        detail: t.detail,
+        ...(t.to === "FUNDED" ? { funding: { chainId: Number(t.detail.chainId), amount: String(t.detail.amount) } } : {}),
+      });
       status = t.to;
     }
     for (const effect of decision.effects) {

@@ -148,6 +148,11 @@ export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: Sess
  * Moves a session from one of `from` to `to`, recording the event, in one transaction.
  * Returns undefined (and changes nothing) when the session is not in one of `from`.
  */
+/**
+ * Moves a session from one of `from` to `to`, recording the event, in one transaction: a
+ * direct transition, outside the actor (tests and benchmarks drive webhooks with it).
+ * Returns undefined (and changes nothing) when the session is not in one of `from`.
+ */
 export async function transitionSession(
   sql: Sql,
   args: { sessionId: string; from: SessionStatus[]; to: SessionStatus; reason: TransitionReason; detail?: Record<string, unknown> },
@@ -155,21 +160,41 @@ export async function transitionSession(
   return sql.begin(async (tx) => {
     const [current] = await tx`select status from app.payment_sessions where id = ${args.sessionId} for update`;
     if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
-    const [updated] = await tx`
-      update app.payment_sessions
-         set status = ${args.to}, status_reason = ${args.reason}, sequence = sequence + 1, updated_at = now()
-       where id = ${args.sessionId}
-      returning *`;
-    const row = sessionFromSql(updated!);
-    const eventId = newId("event");
-    await tx`
-      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-      values (${eventId}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
-              ${current.status}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
-    // The event's webhook deliveries, in the same transaction (webhooks/outbox.ts).
-    await enqueueEventDeliveries(tx, { id: eventId, sessionId: row.id, merchantId: row.merchantId, environment: row.environment, sequence: row.sequence });
-    return row;
+    return recordTransition(tx, { ...args, previous: current.status as SessionStatus });
   });
+}
+
+/**
+ * In the caller's transaction, which holds the session's row lock: the new status, its
+ * event, and the event's webhook deliveries (webhooks/outbox.ts). The one place a status
+ * changes, for the actor and for transitionSession alike.
+ */
+export async function recordTransition(
+  tx: TransactionSql,
+  args: {
+    sessionId: string;
+    previous: SessionStatus;
+    to: SessionStatus;
+    reason: TransitionReason;
+    detail?: Record<string, unknown>;
+    funding?: { chainId: number; amount: string };
+  },
+): Promise<SessionRow> {
+  const [updated] = await tx`
+    update app.payment_sessions
+       set status = ${args.to}, status_reason = ${args.reason}, sequence = sequence + 1, updated_at = now(),
+           funding_chain_id = coalesce(${args.funding?.chainId ?? null}::int, funding_chain_id),
+           funding_amount = coalesce(${args.funding?.amount ?? null}::numeric, funding_amount)
+     where id = ${args.sessionId}
+    returning *`;
+  const row = sessionFromSql(updated!);
+  const eventId = newId("event");
+  await tx`
+    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+    values (${eventId}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
+            ${args.previous}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
+  await enqueueEventDeliveries(tx, { id: eventId, sessionId: row.id, merchantId: row.merchantId, environment: row.environment, sequence: row.sequence });
+  return row;
 }
 
 /**
