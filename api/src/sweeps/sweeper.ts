@@ -502,7 +502,7 @@ class ChainSweeper {
   private async recordMined(row: TxRow, receipt: TransactionReceipt): Promise<void> {
     const sweeps = await this.sweepsOf(row.id);
     const outcomes = interpretReceipt(receipt, sweeps, this.factory);
-    await this.sql.begin(async (tx) => {
+    const recorded = await this.sql.begin(async (tx) => {
       const done = await tx`
         update app.sweep_transactions
            set state = 'mined', tx_hash = ${receipt.transactionHash}, block_number = ${receipt.blockNumber.toString()}::bigint,
@@ -510,7 +510,7 @@ class ChainSweeper {
                last_error = ${receipt.status === "success" ? null : "reverted"}
          where id = ${row.id} and state in ('signed', 'sent')
         returning id`;
-      if (done.length === 0) return; // another sweeper recorded it
+      if (done.length === 0) return false; // recorded already (by another sweeper, or an earlier pass)
       const confirmed = outcomes.flatMap((o) => (o.outcome === "confirmed" ? [{ id: o.id, swept: o.sweptAmount.toString() }] : []));
       if (confirmed.length > 0) {
         const rows = await tx`
@@ -522,7 +522,9 @@ class ChainSweeper {
       }
       const failed = outcomes.flatMap((o) => (o.outcome === "failed" ? [{ id: o.id, error: o.error }] : []));
       await this.recordFailedAttempts(tx, failed, false, row.id);
+      return true;
     });
+    if (!recorded) return;
     const nConfirmed = outcomes.filter((o) => o.outcome === "confirmed").length;
     this.log(
       `sweeper ${this.net.name}: ${receipt.transactionHash} mined in block ${receipt.blockNumber} (gas ${receipt.gasUsed}): ${nConfirmed} confirmed, ${outcomes.length - nConfirmed} failed`,
