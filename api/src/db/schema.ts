@@ -92,6 +92,8 @@ export const paymentSessions = app.table(
   (t) => [
     index("payment_sessions_wake_idx").on(t.wakeAt).where(sql`${t.wakeAt} is not null`),
     index("payment_sessions_funded_idx").on(t.fundingChainId).where(sql`${t.status} = 'FUNDED'`),
+    // Bounded indexing reads new deposit addresses by creation time (view app.watched_addresses).
+    index("payment_sessions_created_idx").on(t.createdAt),
     index("payment_sessions_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
     index("payment_sessions_status_idx").on(t.merchantId, t.environment, t.status, t.createdAt.desc(), t.id.desc()),
     check("payment_sessions_amount_chk", sql`${t.amountMinor} > 0`),
@@ -307,17 +309,6 @@ export const sessionDeposits = app.table(
     uniqueIndex("session_deposits_address_uq").on(t.chainId, t.address),
   ],
 );
-
-/**
- * Addresses the indexer keeps transfers of in bounded mode (indexer/watched-db.ts): every
- * deposit and settlement address, registered before anyone can pay it, never removed.
- */
-export const watchedAddresses = app.table("watched_addresses", {
-  /** Lowercase 0x hex. */
-  address: text("address").primaryKey(),
-  kind: text("kind").notNull(),
-  createdAt: ts("created_at").notNull().defaultNow(),
-});
 
 /**
  * A request to move a session's funds on one network to its settlement address, written by

@@ -61,12 +61,7 @@ export async function insertSession(
       select s.id, x."chainId", x.address, x."settlementAddress", x."tokenAddress", x.decimals, x."requiredBaseUnits"::numeric, x.confirmations
         from s, jsonb_to_recordset(${deposits}::jsonb)
           as x("chainId" int, address text, "settlementAddress" text, "tokenAddress" text, decimals int, "requiredBaseUnits" text, confirmations int)
-      returning address, settlement_address
-    ), w as (
-      -- Registered before the address is handed out, so bounded indexing never misses a payment.
-      insert into app.watched_addresses (address, kind)
-      select address, 'deposit' from d union select settlement_address, 'settlement' from d
-      on conflict do nothing
+      returning 1
     ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
       select ${newId("event")}, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at from s

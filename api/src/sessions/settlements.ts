@@ -1,10 +1,10 @@
 /**
- * A merchant's settlement addresses, per environment and network. Setting one also
- * registers it as a watched address (bounded indexing keeps its transfers).
+ * A merchant's settlement addresses, per environment and network (bounded indexing keeps
+ * their transfers: they are in the view app.watched_addresses).
  */
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { merchantSettlements, watchedAddresses } from "../db/schema.ts";
+import { merchantSettlements } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 
 export interface Settlement {
@@ -15,18 +15,15 @@ export interface Settlement {
 
 export async function setSettlement(db: Db, merchantId: string, environment: Environment, chainId: number, address: string): Promise<Settlement> {
   const lower = address.toLowerCase();
-  return db.transaction(async (tx) => {
-    await tx.insert(watchedAddresses).values({ address: lower, kind: "settlement" }).onConflictDoNothing();
-    const [row] = await tx
-      .insert(merchantSettlements)
-      .values({ merchantId, environment, chainId, address: lower })
-      .onConflictDoUpdate({
-        target: [merchantSettlements.merchantId, merchantSettlements.environment, merchantSettlements.chainId],
-        set: { address: lower, updatedAt: new Date() },
-      })
-      .returning();
-    return { chainId: row!.chainId, address: row!.address, updatedAt: row!.updatedAt };
-  });
+  const [row] = await db
+    .insert(merchantSettlements)
+    .values({ merchantId, environment, chainId, address: lower })
+    .onConflictDoUpdate({
+      target: [merchantSettlements.merchantId, merchantSettlements.environment, merchantSettlements.chainId],
+      set: { address: lower, updatedAt: new Date() },
+    })
+    .returning();
+  return { chainId: row!.chainId, address: row!.address, updatedAt: row!.updatedAt };
 }
 
 export async function listSettlements(db: Db, merchantId: string, environment: Environment): Promise<Settlement[]> {
