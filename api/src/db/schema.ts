@@ -341,6 +341,9 @@ export const sweeps = app.table(
   (t) => [
     index("sweeps_due_idx").on(t.chainId, t.nextAttemptAt).where(sql`${t.state} = 'queued'`),
     index("sweeps_session_idx").on(t.sessionId),
+    // The sweeper's hot lookups: a deposit's sweep in flight, a transaction's sweeps.
+    index("sweeps_sending_idx").on(t.chainId, t.depositAddress).where(sql`${t.state} = 'sending'`),
+    index("sweeps_transaction_idx").on(t.transactionId).where(sql`${t.transactionId} is not null`),
     check("sweeps_state_chk", sql`${t.state} in ('queued', 'sending', 'confirmed', 'failed')`),
   ],
 );
@@ -367,7 +370,10 @@ export const sweepTransactions = app.table(
     sentAt: ts("sent_at"),
     minedAt: ts("mined_at"),
   },
-  (t) => [uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce)],
+  (t) => [
+    uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce),
+    index("sweep_transactions_open_idx").on(t.chainId, t.relayer).where(sql`${t.state} in ('signed', 'sent')`),
+  ],
 );
 
 /** How far the session runner has looked at each chain's indexed transfers. */

@@ -59,6 +59,9 @@ const errorCatalogueMarkdown = [
 
 const startedAt = new WeakMap<Request, number>();
 
+/** RPC and webhook URLs often carry provider keys: never let one into a log line. */
+const redactUrls = (text: string) => text.replace(/\b(https?|wss?):\/\/[^\s"']+/g, "$1://<redacted>");
+
 export function buildApp(services: Services) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
   const app = new Elysia()
@@ -108,7 +111,7 @@ export function buildApp(services: Services) {
       if (code === "PARSE") return errorResponse(new ApiError("body_malformed"), request);
       // Anything else is our bug: log it server-side (never request headers), answer 500.
       console.error(
-        JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: String((error as Error)?.stack ?? error) }),
+        JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: redactUrls(String((error as Error)?.stack ?? error)) }),
       );
       return errorResponse(new ApiError("internal_error"), request);
     })

@@ -47,10 +47,10 @@ const BAD_AMOUNTS: unknown[] = [
 ];
 const BAD_CURRENCIES: unknown[] = ["EUR", "US", "", "usdc", "USDT", "US D", "U$D", "DOLLAR", 840, null, true, [], {}, "USD".repeat(10)];
 const BAD_METADATA: unknown[] = [
-  [], "x", 1, null, { a: 1 }, { a: "\u0000" }, { "\u0000": "x" }, { a: null }, { a: { b: "c" } }, { a: ["x"] }, { "": "x" }, { ["k".repeat(41)]: "v" },
+  [], "x", 1, null, { a: 1 }, { a: "\u0000" }, { "\u0000": "x" }, { a: "\ud800" }, { "\udc00": "x" }, { a: null }, { a: { b: "c" } }, { a: ["x"] }, { "": "x" }, { ["k".repeat(41)]: "v" },
   { a: "v".repeat(501) }, Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, "v"])),
 ];
-const BAD_REFERENCE: unknown[] = ["", "a\u0000b", "r".repeat(129), 12, null, [], {}];
+const BAD_REFERENCE: unknown[] = ["", "a\u0000b", "a\ud800b", "r".repeat(129), 12, null, [], {}];
 const BAD_EXPIRY: unknown[] = [59, 86401, 1.5, "600", -1, null, 0, 1e12, true, [], "1e3"];
 const UNKNOWN_FIELDS = ["status", "paymentSessionId", "foo", "__proto__", "constructor", "amount ", "Amount", "token", "merchantId"];
 

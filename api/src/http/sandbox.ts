@@ -144,7 +144,7 @@ export function sandboxRoutes(services: Services) {
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
         await database.sql`update app.payment_sessions set expires_at = least(expires_at, now()) where id = ${row.id} and status = 'PENDING'`;
-        await stepSession(database.sql, row.id);
+        await stepSession(database.sql, row.id, {}, { chainHeads: services.chainHeads });
         return view(auth, row.id);
       },
       {

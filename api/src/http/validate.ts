@@ -26,6 +26,8 @@ interface Schema {
   const?: unknown;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 export function validateBody<T>(schema: unknown, value: unknown): T {
   check(schema as Schema, value, "");
   return value as T;
@@ -64,8 +66,10 @@ function check(schema: Schema, value: unknown, path: string): void {
       return checkObject(schema, value, path);
     case "string": {
       if (typeof value !== "string") fail("parameter_invalid", path, `${name} must be a string, not ${describe(value)}.`);
-      // Postgres text cannot hold NUL; refuse it here rather than fail in the database.
+      // Postgres text cannot hold NUL, nor jsonb a lone UTF-16 surrogate: refuse them here
+      // rather than fail in the database.
       if (value.includes("\u0000")) fail("parameter_invalid", path, `${name} must not contain NUL characters.`);
+      if (LONE_SURROGATE.test(value)) fail("parameter_invalid", path, `${name} must be valid Unicode text.`);
       if (schema.minLength !== undefined && value.length < schema.minLength)
         fail("parameter_invalid", path, `${name} must be at least ${schema.minLength} characters.`);
       if (schema.maxLength !== undefined && value.length > schema.maxLength)
@@ -105,7 +109,7 @@ function checkObject(schema: Schema, value: unknown, path: string): void {
   if (schema.maxProperties !== undefined && keys.length > schema.maxProperties)
     fail("parameter_invalid", path, `${name} may have at most ${schema.maxProperties} entries.`);
   for (const key of keys) {
-    if (key.includes("\u0000")) fail("parameter_invalid", path, `${name} has a key with a NUL character.`);
+    if (key.includes("\u0000") || LONE_SURROGATE.test(key)) fail("parameter_invalid", path, `${name} has a key that is not valid text.`);
     if (Object.hasOwn(props, key)) continue;
     const match = patterns.find(([re]) => re.test(key));
     if (match) {

@@ -11,6 +11,7 @@ import type { Sql, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
 import { queueSweep } from "../sweeps/queue.ts";
 import { recordTransition } from "./repository.ts";
+import type { ChainHeads } from "./chain-heads.ts";
 import { decide, type Decision, type Facts, type SessionState, type Transfer } from "./decide.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
@@ -42,7 +43,14 @@ interface DepositFact {
  * `skipLocked`: a runner passes true, so a session another runner is stepping is left to it
  * (`found: false`); the API waits instead, so a cancel is decided on the latest state.
  */
-export async function stepSession(sql: Sql, sessionId: string, request: StepRequest = {}, opts: { skipLocked?: boolean; now?: Date } = {}): Promise<StepResult> {
+export interface StepOptions {
+  skipLocked?: boolean;
+  now?: Date;
+  /** The chains' newest blocks (RPC), to tell a lagging indexer at expiry; absent: the indexer's head must pass the expiry. */
+  chainHeads?: ChainHeads;
+}
+
+export async function stepSession(sql: Sql, sessionId: string, request: StepRequest = {}, opts: StepOptions = {}): Promise<StepResult> {
   return sql.begin(async (tx) => {
     const [s] = opts.skipLocked
       ? await tx`
@@ -63,7 +71,7 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
     }
     // The sweeps of the session's own token; recoveries of stray tokens (sweeps/recover.ts) are not its funds.
     const sweeps = await tx`
-      select w.chain_id, w.state, w.amount::text, w.attempts, w.last_error, t.tx_hash
+      select w.chain_id, w.state, w.amount::text, w.swept_amount::text, w.attempts, w.last_error, t.tx_hash
         from app.sweeps w
         join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id and d.token_address = w.token_address
         left join app.sweep_transactions t on t.id = w.transaction_id
@@ -74,14 +82,18 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
       networks: deposits.map((d) => ({ chainId: d.chain_id, requiredBaseUnits: BigInt(d.required_base_units), confirmationsRequired: d.confirmations })),
       ...(s.funding_chain_id != null ? { funding: { chainId: s.funding_chain_id as number, amount: BigInt(s.funding_amount as string) } } : {}),
     };
+    const now = opts.now ?? new Date(s.db_now as string);
     const facts: Facts = {
       transfers: indexed,
       sweptOrSweeping: sweptOrSweeping(sweeps as never),
       ...(request.cancelRequest ? { cancelRequest: request.cancelRequest } : {}),
       ...(request.simulateError ? { simulateError: true } : {}),
       ...(state.funding ? sweepOutcome(sweeps as never, state.funding.chainId) : {}),
+      ...(state.status === "PENDING" && now >= state.expiresAt
+        ? { indexedPastExpiry: await indexedPastExpiry(tx, deposits.map((d) => d.chain_id), state.expiresAt, opts.chainHeads) }
+        : {}),
     };
-    const decision = decide(state, facts, opts.now ?? new Date(s.db_now as string));
+    const decision = decide(state, facts, now);
 
     let status = state.status;
     if (decision.transition) {
@@ -118,8 +130,12 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
  * indexer's tables; "not_ready" while the indexer (re)builds; none when it never ran.
  */
 async function readTransfers(tx: TransactionSql, sessionId: string): Promise<Transfer[] | "not_ready"> {
-  const [meta] = await tx`select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers`;
-  if (!meta?.transfers) return [];
+  const [meta] = await tx`
+    select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
+           to_regclass('indexer_meta.settings')::text as launched`;
+  // No table: either no indexer was ever started here (nothing indexed: no transfers), or
+  // one is rebuilding its schema (not ready: missing rows are not missing payments).
+  if (!meta?.transfers) return meta?.launched ? "not_ready" : [];
   if (meta.meta) {
     const [ready] = await tx.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
     if (ready && ready.ready === false) return "not_ready";
@@ -147,31 +163,67 @@ interface SweepFact {
   chain_id: number;
   state: string;
   amount: string;
+  swept_amount: string | null;
   attempts: number;
   last_error: string | null;
   tx_hash: string | null;
 }
 
-/** Per network, what is swept or on its way; failed rounds count once there were too many. */
+/**
+ * Per network, what is swept (what confirmed sweeps actually moved) or on its way (queued or
+ * sending). Failed rounds count for nothing until MAX_SWEEP_ROUNDS of them failed; then the
+ * last one's amount counts once, so funds wait for an operator instead of a new round.
+ */
 function sweptOrSweeping(sweeps: SweepFact[]): Record<number, bigint> {
   const out: Record<number, bigint> = {};
-  const failedRounds = new Map<number, number>();
-  for (const w of sweeps) if (w.state === "failed") failedRounds.set(w.chain_id, (failedRounds.get(w.chain_id) ?? 0) + 1);
+  const add = (chainId: number, v: bigint) => (out[chainId] = (out[chainId] ?? 0n) + v);
+  const failed = new Map<number, SweepFact[]>();
   for (const w of sweeps) {
-    if (w.state === "failed" && (failedRounds.get(w.chain_id) ?? 0) < MAX_SWEEP_ROUNDS) continue;
-    out[w.chain_id] = (out[w.chain_id] ?? 0n) + BigInt(w.amount);
+    if (w.state === "failed") failed.set(w.chain_id, [...(failed.get(w.chain_id) ?? []), w]);
+    else if (w.state === "confirmed") add(w.chain_id, BigInt(w.swept_amount ?? w.amount));
+    else add(w.chain_id, BigInt(w.amount));
   }
+  for (const [chainId, rounds] of failed) if (rounds.length >= MAX_SWEEP_ROUNDS) add(chainId, BigInt(rounds.at(-1)!.amount));
   return out;
 }
 
 /** The funding network's sweep outcome: confirmed if any sweep there confirmed; failed if all there failed. */
 function sweepOutcome(sweeps: SweepFact[], chainId: number): Pick<Facts, "sweep"> {
   const on = sweeps.filter((w) => w.chain_id === chainId);
-  const confirmed = on.find((w) => w.state === "confirmed");
-  if (confirmed) return { sweep: { state: "confirmed", txHash: confirmed.tx_hash ?? "" } };
+  const confirmed = on.filter((w) => w.state === "confirmed");
+  if (confirmed.length) {
+    const swept = confirmed.reduce((sum, w) => sum + BigInt(w.swept_amount ?? w.amount), 0n);
+    return { sweep: { state: "confirmed", txHash: confirmed.at(-1)!.tx_hash ?? "", swept } };
+  }
   if (on.length && on.every((w) => w.state === "failed")) {
     const last = on[on.length - 1]!;
     return { sweep: { state: "failed", attempts: last.attempts, error: last.last_error ?? "sweep failed" } };
   }
   return {};
+}
+
+/**
+ * Per network: has the indexer seen the chain up to `expiresAt`? Yes when its head block is
+ * stamped at or after it, or is the chain's newest block (a chain that mined nothing since
+ * cannot hold an unseen on-time payment).
+ */
+async function indexedPastExpiry(tx: TransactionSql, chainIds: number[], expiresAt: Date, chainHeads?: ChainHeads): Promise<Record<number, boolean>> {
+  const [exists] = await tx`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
+  if (!exists?.t) return {};
+  const heads = await tx.unsafe(`select chain_id, block_number::text as n, block_timestamp::text as ts from ${INDEXER_SCHEMA}.chain_heads`);
+  const out: Record<number, boolean> = {};
+  for (const chainId of chainIds) {
+    const h = heads.find((r) => r.chain_id === chainId);
+    if (!h) {
+      out[chainId] = false;
+      continue;
+    }
+    if (Number(h.ts) * 1000 >= expiresAt.getTime()) {
+      out[chainId] = true;
+      continue;
+    }
+    const latest = chainHeads ? await chainHeads.latest(chainId) : undefined;
+    out[chainId] = latest !== undefined && BigInt(h.n as string) >= latest;
+  }
+  return out;
 }

@@ -89,8 +89,19 @@ describe("PENDING", () => {
     expect(d.refused).toBe("payment_detected");
   });
 
-  test("sandbox simulated error", () => {
+  test("sandbox simulated error; a confirmed partial amount is swept", () => {
     expect(decide(pending(), facts([], { simulateError: true }), at(1)).transition).toMatchObject({ to: "ERROR", reason: "simulated" });
+    const d = decide(pending(), facts([tx(1, 5n, 5)], { simulateError: true }), at(1));
+    expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 5n }]);
+  });
+
+  test("an indexer that has not seen the chain up to the expiry holds the decision, within a grace period", () => {
+    const lagging = facts([], { indexedPastExpiry: { 1: true, 8453: false } });
+    const d = decide(pending(), lagging, at(31));
+    expect(d.transition).toBeUndefined();
+    expect(d.wakeAt!.getTime()).toBe(at(31).getTime() + CONFIRMATION_RECHECK_MS);
+    expect(decide(pending(), lagging, at(30 + 16)).transition).toMatchObject({ to: "CANCELED", reason: "expired" });
+    expect(decide(pending(), facts([], { indexedPastExpiry: { 1: true, 8453: true } }), at(31)).transition).toMatchObject({ to: "CANCELED" });
   });
 
   test("a reorg before the confirmation depth: the transfer vanishes, no FUNDED", () => {
@@ -108,7 +119,7 @@ describe("FUNDED", () => {
   const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
   const paidTx = tx(1, AMOUNT, 10);
   test("sweep confirmed → SUCCEEDED", () => {
-    const d = decide(funded, facts([paidTx], { sweep: { state: "confirmed", txHash: "0xabc" }, sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    const d = decide(funded, facts([paidTx], { sweep: { state: "confirmed", txHash: "0xabc", swept: AMOUNT }, sweptOrSweeping: { 1: AMOUNT } }), at(7));
     expect(d.transition).toMatchObject({ to: "SUCCEEDED", reason: "swept", detail: { sweepTxHash: "0xabc" } });
   });
   test("sweep failed past retries → ERROR sweep_failed", () => {
@@ -118,6 +129,17 @@ describe("FUNDED", () => {
   test("funding reorged away after confirmation → ERROR reorged", () => {
     const d = decide(funded, facts([], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
     expect(d.transition).toMatchObject({ to: "ERROR", reason: "reorged" });
+  });
+  test("a confirmed sweep that moved less than the funding is not SUCCEEDED", () => {
+    const d = decide(funded, facts([], { sweep: { state: "confirmed", txHash: "0xabc", swept: 0n }, sweptOrSweeping: { 1: 0n } }), at(7));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "reorged" });
+    const partial = decide(funded, facts([paidTx], { sweep: { state: "confirmed", txHash: "0xabc", swept: 1n }, sweptOrSweeping: { 1: 1n } }), at(7));
+    expect(partial.transition).toBeUndefined();
+    expect(partial.effects).toEqual([{ kind: "sweep", chainId: 1, amount: AMOUNT - 1n }]);
+  });
+  test("a cancel while FUNDED is refused and changes nothing", () => {
+    const d = decide(funded, facts([], { cancelRequest: "merchant", sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    expect(d).toEqual({ refused: "not_pending", effects: [] });
   });
   test("while the sweep is under way nothing changes", () => {
     const d = decide(funded, facts([paidTx], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
@@ -136,9 +158,16 @@ describe("CANCELED and terminal", () => {
     expect(d.transition).toMatchObject({ to: "ERROR", reason: "paid_after_cancel", detail: { chainId: 8453 } });
     expect(d.effects).toEqual([{ kind: "sweep", chainId: 8453, amount: AMOUNT }]);
   });
-  test("unconfirmed funds after cancel: wait", () => {
+  test("unconfirmed funds after cancel: wait, and look again soon", () => {
     const d = decide(canceled, facts([tx(1, AMOUNT, 1, 40)]), at(41));
     expect(d.transition).toBeUndefined();
+    expect(d.wakeAt!.getTime()).toBe(at(41).getTime() + CONFIRMATION_RECHECK_MS);
+  });
+  test("a late unconfirmed payment after SUCCEEDED is looked at again soon", () => {
+    const s = pending({ status: "SUCCEEDED", funding: { chainId: 1, amount: AMOUNT } });
+    const d = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 7n, 1, 50)], { sweptOrSweeping: { 1: AMOUNT } }), at(51));
+    expect(d.effects).toEqual([]);
+    expect(d.wakeAt!.getTime()).toBe(at(51).getTime() + CONFIRMATION_RECHECK_MS);
   });
   test("cancel of a canceled session is refused", () => {
     expect(decide(canceled, facts([], { cancelRequest: "payer" }), at(41)).refused).toBe("not_pending");

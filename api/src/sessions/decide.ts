@@ -54,8 +54,14 @@ export interface Facts {
   cancelRequest?: "payer" | "merchant";
   /** Sandbox: the merchant asked for an ERROR (simulated). */
   simulateError?: boolean;
-  /** The outcome of the sweep of the funding network, when there is one. */
-  sweep?: { state: "confirmed"; txHash: string } | { state: "failed"; attempts: number; error: string };
+  /** The outcome of the sweep of the funding network, when there is one (`swept`: base units it moved). */
+  sweep?: { state: "confirmed"; txHash: string; swept: bigint } | { state: "failed"; attempts: number; error: string };
+  /**
+   * Per network, whether the indexer has seen the chain up to the session's expiry (a block
+   * stamped at or after it, or the chain's newest block). Until then an expiry is not decided:
+   * an on-time payment may not be indexed yet. Absent: treated as caught up.
+   */
+  indexedPastExpiry?: Record<number, boolean>;
   /** Base units already swept (or being swept) per network, so late funds are swept once. */
   sweptOrSweeping: Record<number, bigint>;
 }
@@ -73,13 +79,21 @@ export interface Decision {
 
 /** How long to wait before looking again at a transfer that is short of confirmations. */
 export const CONFIRMATION_RECHECK_MS = 2_000;
+/**
+ * How long past its expiry a session waits for a lagging indexer before it is decided with
+ * what is known (a late-indexed on-time payment then shows as paid_after_cancel, still swept).
+ */
+export const EXPIRY_INDEX_GRACE_MS = 15 * 60_000;
 
 export function decide(state: SessionState, facts: Facts, now: Date): Decision {
   const byChain = summarize(state, facts.transfers);
   const confirmed = (chainId: number) => byChain.get(chainId)?.confirmed ?? 0n;
   const effects = lateFundsToSweep(state, facts, byChain);
   const hasUnconfirmed = [...byChain.values()].some((c) => c.unconfirmedOnTime > 0n);
-  const recheck = hasUnconfirmed ? new Date(now.getTime() + CONFIRMATION_RECHECK_MS) : undefined;
+  // Any transfer short of its depth, on time or late, is looked at again soon: late funds must
+  // be swept too, whatever the runners' settings say about which blocks to re-scan.
+  const anyUnconfirmed = [...byChain.values()].some((c) => c.all > c.confirmedAll);
+  const recheck = anyUnconfirmed ? new Date(now.getTime() + CONFIRMATION_RECHECK_MS) : undefined;
 
   switch (state.status) {
     case "PENDING": {
@@ -104,9 +118,13 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
           effects,
         };
       }
-      if (facts.simulateError) return { transition: { to: "ERROR", reason: "simulated", detail: {} }, effects };
+      if (facts.simulateError) return { transition: { to: "ERROR", reason: "simulated", detail: {} }, effects: sweepConfirmed(state, byChain) };
       if (now < state.expiresAt) return { effects, wakeAt: minDate(recheck, state.expiresAt) };
       if (hasUnconfirmed) return { effects, wakeAt: recheck };
+      const lagging = Object.values(facts.indexedPastExpiry ?? {}).some((caughtUp) => !caughtUp);
+      if (lagging && now.getTime() < state.expiresAt.getTime() + EXPIRY_INDEX_GRACE_MS) {
+        return { effects, wakeAt: new Date(now.getTime() + CONFIRMATION_RECHECK_MS) };
+      }
       const partial = state.networks.find((n) => confirmed(n.chainId) > 0n);
       if (partial) {
         return {
@@ -121,7 +139,7 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
             },
           },
           // Partial funds belong to the merchant too: sweep them.
-          effects: state.networks.filter((n) => confirmed(n.chainId) > 0n).map((n) => ({ kind: "sweep" as const, chainId: n.chainId, amount: confirmed(n.chainId) })),
+          effects: sweepConfirmed(state, byChain),
         };
       }
       return { transition: { to: "CANCELED", reason: "expired", detail: {} }, effects };
@@ -129,7 +147,9 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
     case "FUNDED": {
       const funding = state.funding!;
       const network = state.networks.find((n) => n.chainId === funding.chainId)!;
-      if (facts.sweep?.state === "confirmed") {
+      if (facts.cancelRequest) return { refused: "not_pending", effects };
+      // SUCCEEDED only once the funding amount itself reached the settlement address.
+      if (facts.sweep?.state === "confirmed" && facts.sweep.swept >= funding.amount) {
         return { transition: { to: "SUCCEEDED", reason: "swept", detail: { chainId: funding.chainId, sweepTxHash: facts.sweep.txHash } }, effects };
       }
       if (facts.sweep?.state === "failed") {
@@ -193,6 +213,13 @@ function summarize(state: SessionState, transfers: Transfer[]): Map<number, Chai
     if (!isConfirmed && onTime) s.unconfirmedOnTime += t.value;
   }
   return out;
+}
+
+/** Leaving PENDING for good: every confirmed amount goes to the merchant. */
+function sweepConfirmed(state: SessionState, byChain: Map<number, ChainSummary>): Effect[] {
+  return state.networks
+    .filter((n) => (byChain.get(n.chainId)?.confirmedAll ?? 0n) > 0n)
+    .map((n) => ({ kind: "sweep" as const, chainId: n.chainId, amount: byChain.get(n.chainId)!.confirmedAll }));
 }
 
 /** Outside PENDING, confirmed funds not yet swept are swept (late payments, second payments). */

@@ -15,6 +15,7 @@ import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
 import { SESSION_WAKE_CHANNEL } from "./wake.ts";
+import { ChainHeads } from "./chain-heads.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -43,6 +44,7 @@ export class SessionRunner {
   private again = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
+  private readonly chainHeads: ChainHeads;
   /** chainId → when FUNDED sessions there were last looked at for lost funding. */
   private readonly fundedLookedAt = new Map<number, number>();
 
@@ -51,7 +53,9 @@ export class SessionRunner {
     private readonly networks: NetworkConfig[],
     private readonly settings: RunnerSettings,
     private readonly log: (line: string) => void = () => {},
-  ) {}
+  ) {
+    this.chainHeads = new ChainHeads(networks);
+  }
 
   async start(): Promise<void> {
     const listener = await this.sql.listen(SESSION_WAKE_CHANNEL, () => this.wake(), () => this.wake());
@@ -110,7 +114,7 @@ export class SessionRunner {
         Array.from({ length: Math.min(this.settings.concurrency, queue.length) }, async () => {
           for (let id = queue.shift(); id && !this.stopping; id = queue.shift()) {
             try {
-              const r = await stepSession(this.sql, id, {}, { skipLocked: true });
+              const r = await stepSession(this.sql, id, {}, { skipLocked: true, chainHeads: this.chainHeads });
               if (!r.found) continue;
               stepped++;
               this.stats.steps++;

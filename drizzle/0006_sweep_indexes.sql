@@ -1,0 +1,3 @@
+CREATE INDEX "sweep_transactions_open_idx" ON "app"."sweep_transactions" USING btree ("chain_id","relayer") WHERE "app"."sweep_transactions"."state" in ('signed', 'sent');--> statement-breakpoint
+CREATE INDEX "sweeps_sending_idx" ON "app"."sweeps" USING btree ("chain_id","deposit_address") WHERE "app"."sweeps"."state" = 'sending';--> statement-breakpoint
+CREATE INDEX "sweeps_transaction_idx" ON "app"."sweeps" USING btree ("transaction_id") WHERE "app"."sweeps"."transaction_id" is not null;
