@@ -199,6 +199,7 @@ export function paymentSessionRoutes(services: Services) {
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await loadOwn(auth, params.id);
         const outcome = await requestCancel(database.sql, row.id, "merchant");
+        if ("notReady" in outcome) throw new ApiError("service_unavailable", "Payments are being re-indexed; retry the cancel shortly.", undefined, { "retry-after": "5" });
         if (!outcome.canceled) throw new ApiError("session_not_cancelable", outcome.message);
         return fullView(auth, await loadOwn(auth, row.id));
       },
@@ -210,7 +211,7 @@ export function paymentSessionRoutes(services: Services) {
           auth: "apiKey",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The canceled session." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "session_not_cancelable"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "session_not_cancelable", "service_unavailable"],
         }),
       },
     );

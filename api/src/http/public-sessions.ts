@@ -46,6 +46,7 @@ export function publicSessionRoutes(services: Services) {
         const auth = await requireSessionToken(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
         const outcome = await requestCancel(services.database.sql, auth.session.id, "payer");
+        if ("notReady" in outcome) throw new ApiError("service_unavailable", "Payments are being re-indexed; retry the cancel shortly.", undefined, { "retry-after": "5" });
         if (!outcome.canceled) throw new ApiError("session_not_cancelable", outcome.message);
         const updated = (await findSessionById(services.database.db, auth.session.id))!;
         return publicView(updated, auth.merchantName, (await depositsOf(services.database.db, [updated.id])).get(updated.id) ?? []);
@@ -58,7 +59,7 @@ export function publicSessionRoutes(services: Services) {
           auth: "sessionToken",
           body: EmptyBody,
           ok: { status: 200, schema: PublicSession, description: "The canceled session." },
-          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "session_not_cancelable"],
+          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "session_not_cancelable", "service_unavailable"],
         }),
       },
     );

@@ -7,12 +7,18 @@ import type { Sql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
 import { stepSession } from "./actor.ts";
 
-export type CancelOutcome = { canceled: true } | { canceled: false; status: SessionStatus; message: string };
+export type CancelOutcome =
+  | { canceled: true }
+  | { canceled: false; status: SessionStatus; message: string }
+  /** The indexer is rebuilding: the session's payments cannot be known right now. */
+  | { canceled: false; notReady: true };
 
 export async function requestCancel(sql: Sql, sessionId: string, by: "payer" | "merchant"): Promise<CancelOutcome> {
   const r = await stepSession(sql, sessionId, { cancelRequest: by });
+  if (r.found && !r.decision) return { canceled: false, notReady: true };
   const t = r.decision?.transition;
-  if (t?.to === "CANCELED" && (t.reason === "canceled_by_payer" || t.reason === "canceled_by_merchant")) return { canceled: true };
+  // Canceled, by this request or by the expiry it came after.
+  if (t?.to === "CANCELED") return { canceled: true };
   const status = r.status ?? "PENDING";
   return {
     canceled: false,

@@ -83,6 +83,12 @@ describe("PENDING", () => {
     expect(decide(pending(), facts([], { cancelRequest: "merchant" }), at(1)).transition).toMatchObject({ to: "CANCELED", reason: "canceled_by_merchant" });
   });
 
+  test("a cancel after the expiry is decided as the expiry", () => {
+    expect(decide(pending(), facts([], { cancelRequest: "payer" }), at(31)).transition).toMatchObject({ to: "CANCELED", reason: "expired" });
+    const paidLate = decide(pending(), facts([tx(1, 1n, 0, 29)], { cancelRequest: "payer" }), at(31));
+    expect(paidLate.refused).toBe("payment_detected");
+  });
+
   test("cancel refused once funds are detected, even unconfirmed", () => {
     const d = decide(pending(), facts([tx(1, 1n, 0)], { cancelRequest: "merchant" }), at(1));
     expect(d.transition).toBeUndefined();

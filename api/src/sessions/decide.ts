@@ -111,7 +111,8 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
         };
       }
       const detected = facts.transfers.length > 0;
-      if (facts.cancelRequest) {
+      // A cancel asked after the expiry is decided as the expiry it comes after.
+      if (facts.cancelRequest && now < state.expiresAt) {
         if (detected) return { refused: "payment_detected", effects, wakeAt: recheck ?? state.expiresAt };
         return {
           transition: { to: "CANCELED", reason: facts.cancelRequest === "payer" ? "canceled_by_payer" : "canceled_by_merchant", detail: {} },
@@ -120,6 +121,7 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
       }
       if (facts.simulateError) return { transition: { to: "ERROR", reason: "simulated", detail: {} }, effects: sweepConfirmed(state, byChain) };
       if (now < state.expiresAt) return { effects, wakeAt: minDate(recheck, state.expiresAt) };
+      if (facts.cancelRequest && detected) return { refused: "payment_detected", effects, wakeAt: recheck ?? new Date(now.getTime() + CONFIRMATION_RECHECK_MS) };
       if (hasUnconfirmed) return { effects, wakeAt: recheck };
       const lagging = Object.values(facts.indexedPastExpiry ?? {}).some((caughtUp) => !caughtUp);
       if (lagging && now.getTime() < state.expiresAt.getTime() + EXPIRY_INDEX_GRACE_MS) {
