@@ -5,7 +5,7 @@ import { isSessionStatus } from "../../../shared/status.ts";
 import { isId, newId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
-import { depositsOf, findSession, insertSession, listSessions, sessionEventsOf, type Query } from "../sessions/repository.ts";
+import { depositsOf, findSession, insertSession, listSessions, loadMerchantView, type Query } from "../sessions/repository.ts";
 import { requestCancel } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { planDeposits } from "../sessions/deposits.ts";
@@ -74,8 +74,7 @@ export function paymentSessionRoutes(services: Services) {
 
   /** The merchant's view with networks and history, as retrieve and cancel answer. */
   async function fullView(auth: ApiKeyAuth, row: SessionRow) {
-    const [deposits, events] = await Promise.all([depositsOf(database.db, [row.id]), sessionEventsOf(database.db, row.id)]);
-    return merchantView(row, publicMerchantId(auth.merchant, auth.environment), deposits.get(row.id) ?? [], events);
+    return loadMerchantView(database.db, row, publicMerchantId(auth.merchant, auth.environment));
   }
 
   async function loadOwn(auth: ApiKeyAuth, id: string) {
@@ -198,9 +197,7 @@ export function paymentSessionRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await loadOwn(auth, params.id);
-        const outcome = await requestCancel(database.sql, row.id, "merchant");
-        if ("notReady" in outcome) throw new ApiError("service_unavailable", "Payments are being re-indexed; retry the cancel shortly.", undefined, { "retry-after": "5" });
-        if (!outcome.canceled) throw new ApiError("session_not_cancelable", outcome.message);
+        await requestCancel(database.sql, row.id, "merchant");
         return fullView(auth, await loadOwn(auth, row.id));
       },
       {

@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
-import { depositsOf, findSessionById } from "../sessions/repository.ts";
+import { depositsOfSession, findSessionById } from "../sessions/repository.ts";
 import { requestCancel } from "../sessions/cancel.ts";
 import { publicView } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
@@ -25,7 +25,7 @@ export function publicSessionRoutes(services: Services) {
         if (query.paymentSessionId !== undefined && query.paymentSessionId !== auth.session.id) {
           throw new ApiError("session_token_mismatch", undefined, "paymentSessionId");
         }
-        return publicView(auth.session, auth.merchantName, (await depositsOf(services.database.db, [auth.session.id])).get(auth.session.id) ?? []);
+        return publicView(auth.session, auth.merchantName, await depositsOfSession(services.database.db, auth.session.id));
       },
       {
         query: PublicQuery,
@@ -45,11 +45,9 @@ export function publicSessionRoutes(services: Services) {
       async ({ request }) => {
         const auth = await requireSessionToken(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
-        const outcome = await requestCancel(services.database.sql, auth.session.id, "payer");
-        if ("notReady" in outcome) throw new ApiError("service_unavailable", "Payments are being re-indexed; retry the cancel shortly.", undefined, { "retry-after": "5" });
-        if (!outcome.canceled) throw new ApiError("session_not_cancelable", outcome.message);
+        await requestCancel(services.database.sql, auth.session.id, "payer");
         const updated = (await findSessionById(services.database.db, auth.session.id))!;
-        return publicView(updated, auth.merchantName, (await depositsOf(services.database.db, [updated.id])).get(updated.id) ?? []);
+        return publicView(updated, auth.merchantName, await depositsOfSession(services.database.db, updated.id));
       },
       {
         detail: doc({

@@ -15,8 +15,8 @@ import { parseAmount, minorToBaseUnits } from "../../../shared/money.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { stepSession } from "../sessions/actor.ts";
-import { depositsOf, findSession, sessionEventsOf } from "../sessions/repository.ts";
-import { merchantView, type SessionRow } from "../sessions/views.ts";
+import { depositsOfSession, findSession, loadMerchantView } from "../sessions/repository.ts";
+import type { SessionRow } from "../sessions/views.ts";
 import { hasFaucet } from "../sandbox/faucet.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
@@ -59,9 +59,7 @@ export function sandboxRoutes(services: Services) {
   }
 
   async function view(auth: ApiKeyAuth, id: string) {
-    const row = await ownSession(auth, id);
-    const [deposits, events] = await Promise.all([depositsOf(database.db, [id]), sessionEventsOf(database.db, id)]);
-    return merchantView(row, publicMerchantId(auth.merchant, "sandbox"), deposits.get(id) ?? [], events);
+    return loadMerchantView(database.db, await ownSession(auth, id), publicMerchantId(auth.merchant, "sandbox"));
   }
 
   const sessionErrors = [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found" as const, "route_not_found" as const];
@@ -96,7 +94,7 @@ export function sandboxRoutes(services: Services) {
         const auth = await sandboxAuth(request);
         const body = validateBody<{ amount?: string; chainId?: number }>(SandboxPayBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
-        const deposits = (await depositsOf(database.db, [row.id])).get(row.id) ?? [];
+        const deposits = await depositsOfSession(database.db, row.id);
         const net = faucetNetwork(body.chainId, (n) => deposits.some((d) => d.chainId === n.chainId));
         const deposit = deposits.find((d) => d.chainId === net.chainId)!;
         const amount = baseUnits(body.amount, deposit.decimals, BigInt(deposit.requiredBaseUnits));

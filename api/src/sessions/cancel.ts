@@ -4,28 +4,23 @@
  * session left PENDING.
  */
 import type { Sql } from "postgres";
-import type { SessionStatus } from "../../../shared/status.ts";
+import { ApiError } from "../errors.ts";
 import { stepSession } from "./actor.ts";
 
-export type CancelOutcome =
-  | { canceled: true }
-  | { canceled: false; status: SessionStatus; message: string }
-  /** The indexer is rebuilding: the session's payments cannot be known right now. */
-  | { canceled: false; notReady: true };
-
-export async function requestCancel(sql: Sql, sessionId: string, by: "payer" | "merchant"): Promise<CancelOutcome> {
+/** Cancels the session, or throws the catalogue error both cancel endpoints answer with. */
+export async function requestCancel(sql: Sql, sessionId: string, by: "payer" | "merchant"): Promise<void> {
   const r = await stepSession(sql, sessionId, { cancelRequest: by });
-  if (r.found && !r.decision) return { canceled: false, notReady: true };
-  const t = r.decision?.transition;
+  if (r.found && !r.decision) {
+    // The indexer is rebuilding: the session's payments cannot be known right now.
+    throw new ApiError("service_unavailable", "Payments are being re-indexed; retry the cancel shortly.", undefined, { "retry-after": "5" });
+  }
   // Canceled, by this request or by the expiry it came after.
-  if (t?.to === "CANCELED") return { canceled: true };
+  if (r.decision?.transition?.to === "CANCELED") return;
   const status = r.status ?? "PENDING";
-  return {
-    canceled: false,
-    status,
-    message:
-      r.decision?.refused === "payment_detected"
-        ? "A payment to this session was detected; it can no longer be canceled."
-        : `The payment session is ${status}; only a PENDING session can be canceled.`,
-  };
+  throw new ApiError(
+    "session_not_cancelable",
+    r.decision?.refused === "payment_detected"
+      ? "A payment to this session was detected; it can no longer be canceled."
+      : `The payment session is ${status}; only a PENDING session can be canceled.`,
+  );
 }

@@ -14,7 +14,7 @@ import { hashSecret, mintCredential } from "../credentials/format.ts";
 import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
-import type { DepositLike, DepositRow, EventRow, SessionRow } from "./views.ts";
+import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
 import { asDate, asJson } from "../db/client.ts";
 
 export type Query = Sql | TransactionSql;
@@ -91,6 +91,16 @@ export async function depositsOf(db: Db, sessionIds: string[]): Promise<Map<stri
 export async function findSessionById(db: Db, id: string): Promise<SessionRow | undefined> {
   const [row] = await db.select().from(paymentSessions).where(eq(paymentSessions.id, id));
   return row;
+}
+
+export async function depositsOfSession(db: Db, sessionId: string): Promise<DepositRow[]> {
+  return (await depositsOf(db, [sessionId])).get(sessionId) ?? [];
+}
+
+/** The merchant's full view of one session: with its networks and its history. */
+export async function loadMerchantView(db: Db, row: SessionRow, publicMerchantId: string): Promise<MerchantSessionView> {
+  const [deposits, events] = await Promise.all([depositsOfSession(db, row.id), sessionEventsOf(db, row.id)]);
+  return merchantView(row, publicMerchantId, deposits, events);
 }
 
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
