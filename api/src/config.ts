@@ -51,6 +51,15 @@ export interface SweepSettings {
   pollMs: number;
   /** Wait after the first failed attempt; doubled after each further one (max 1 h), ± 20 %. */
   retryBaseMs: number;
+  /**
+   * The relayer-spend guard (sweeps/guard.ts): at most this many new relayer transactions per
+   * network in any minute and any hour (past it, sweeps wait, recorded, and the operator is
+   * told), and at most this many for one session on one network (past it, its sweep fails
+   * with the guard's reason instead of paying again).
+   */
+  maxTxPerMinute: number;
+  maxTxPerHour: number;
+  maxTxPerSession: number;
 }
 
 export interface SweepConfig extends SweepSettings {
@@ -228,6 +237,9 @@ export function loadConfig(env: Env = process.env): Config {
       stuckMs: int("SERVICE_SWEEP_STUCK_SECONDS", 120, 1, 86_400) * 1000,
       pollMs: int("SERVICE_SWEEP_POLL_MS", 1000, 10, 60_000),
       retryBaseMs: int("SERVICE_SWEEP_RETRY_BASE_SECONDS", 30, 1, 86_400) * 1000,
+      maxTxPerMinute: int("SERVICE_SWEEP_MAX_TX_PER_MINUTE", 120, 1, 100_000),
+      maxTxPerHour: int("SERVICE_SWEEP_MAX_TX_PER_HOUR", 3600, 1, 1_000_000),
+      maxTxPerSession: int("SERVICE_SWEEP_MAX_TX_PER_SESSION", 8, 1, 1000),
       relayerPrivateKey: undefined,
     },
   };

@@ -8,6 +8,7 @@
  *   SERVICE_CONFIRMATIONS_<KEY>      confirmation depth override (integer ≥ 1)
  *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override (tests, or a chain where our TestUSD lives elsewhere)
  *   SERVICE_FACTORY_ADDRESS_<KEY>    deposit-wallet factory override
+ *   SERVICE_MIN_SWEEP_<KEY>          extra funds below this many token units wait (e.g. "1.00")
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
  *                                    is enabled, full for sandbox-only deployments)
@@ -31,6 +32,8 @@ export interface NetworkConfig {
   blockTimeSeconds: number;
   explorerUrl: string | null;
   factory: Address | null;
+  /** Extra funds below this (token base units) wait at the deposit for the next sweep (presets.ts minSweep). */
+  minSweepBaseUnits: bigint;
 }
 
 export interface ChainsConfig {
@@ -48,6 +51,7 @@ export const ENV_PREFIXES = [
   "SERVICE_CONFIRMATIONS_",
   "SERVICE_STABLECOIN_ADDRESS_",
   "SERVICE_FACTORY_ADDRESS_",
+  "SERVICE_MIN_SWEEP_",
 ] as const;
 
 export function parseChainsEnv(env: Env): ParseResult {
@@ -96,6 +100,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${preset.stablecoin.symbol} address (set its address)`);
     }
     const factory = parseAddressVar(errors, `SERVICE_FACTORY_ADDRESS_${sfx}`, get("SERVICE_FACTORY_ADDRESS_")) ?? preset.factory;
+    const minSweep = parseTokenAmountVar(errors, `SERVICE_MIN_SWEEP_${sfx}`, get("SERVICE_MIN_SWEEP_") ?? preset.minSweep.value, preset.stablecoin.decimals);
 
     if (errors.length > before || token === null) continue;
     networks.push({
@@ -111,6 +116,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       blockTimeSeconds: preset.blockTimeSeconds,
       explorerUrl: preset.explorerUrl,
       factory,
+      minSweepBaseUnits: minSweep ?? 0n,
     });
   }
 
@@ -155,6 +161,16 @@ function parseIntVar(errors: string[], name: string, raw: string | undefined, mi
     return undefined;
   }
   return Number(raw);
+}
+
+/** A token amount in whole units with up to `decimals` places ("1.00", "0.05") → base units. */
+function parseTokenAmountVar(errors: string[], name: string, raw: string, decimals: number): bigint | undefined {
+  const m = /^(\d{1,30})(?:\.(\d+))?$/.exec(raw);
+  if (!m || (m[2] ?? "").length > decimals) {
+    errors.push(`${name}: expected a token amount such as "1.00" (at most ${decimals} decimals), got "${raw}"`);
+    return undefined;
+  }
+  return BigInt(m[1]!) * 10n ** BigInt(decimals) + BigInt((m[2] ?? "").padEnd(decimals, "0") || "0");
 }
 
 function parseAddressVar(errors: string[], name: string, raw: string | undefined): Address | undefined {

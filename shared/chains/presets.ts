@@ -30,6 +30,13 @@ export interface ChainPreset {
   };
   /** Blocks on top of a transfer's block before we treat it as final for a payment. */
   confirmations: Sourced<number>;
+  /**
+   * Extra funds (a late payment, a partial, a second payment) below this many token units
+   * wait at the deposit, recorded, for the next sweep of that deposit or the operator's
+   * recovery: a sweep must not cost more gas than it moves. A session's own payment is
+   * always swept, whatever its size.
+   */
+  minSweep: Sourced<string>;
   /** Typical seconds between blocks (for estimates and polling, never for correctness). */
   blockTimeSeconds: number;
   /** Block explorer base URL (no trailing slash), null when there is none. */
@@ -45,6 +52,7 @@ export interface ChainPreset {
 const LOCAL_TOKEN_SOURCE = "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address";
 const TEST_USD = predictedTokenAddress();
 const FACTORY = predictedFactoryAddress();
+const TEST_MIN_SWEEP: Sourced<string> = { value: "0.01", source: "a test network: its gas costs nothing real, so anything above dust is swept" };
 const ANVIL_CONFIRMATIONS: Sourced<number> = {
   value: 1,
   source: "DESIGN §5: sandbox anvil uses 1 confirmation (blocks are only mined on demand)",
@@ -58,6 +66,7 @@ export const PRESETS = {
     environment: "sandbox",
     stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
     confirmations: ANVIL_CONFIRMATIONS,
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: FACTORY,
@@ -70,6 +79,7 @@ export const PRESETS = {
     environment: "sandbox",
     stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
     confirmations: ANVIL_CONFIRMATIONS,
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: FACTORY,
@@ -89,6 +99,7 @@ export const PRESETS = {
       value: 3,
       source: "our choice for a test network: quick feedback, still survives the usual 1–2 block L2 reorg",
     },
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 2,
     explorerUrl: "https://sepolia.basescan.org",
     factory: FACTORY,
@@ -108,6 +119,7 @@ export const PRESETS = {
       value: 3,
       source: "our choice for a test network: quick feedback; Sepolia reorgs deeper than 2 blocks are rare",
     },
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 12,
     explorerUrl: "https://sepolia.etherscan.io",
     factory: FACTORY,
@@ -129,6 +141,7 @@ export const PRESETS = {
         "stablecoin processors' deposit default for USDC on Ethereum (e.g. BVNK: 12, https://docs.bvnk.com/docs/currencies-1); " +
         "full finality is ~65 blocks (Circle Gateway, https://developers.circle.com/gateway/references/supported-blockchains)",
     },
+    minSweep: { value: "1.00", source: "our choice: a single sweep costs about 80,000 gas, well under 1 USDC at usual Ethereum fees" },
     blockTimeSeconds: 12,
     explorerUrl: "https://etherscan.io",
     factory: FACTORY,
@@ -150,6 +163,7 @@ export const PRESETS = {
         "stablecoin processors' deposit default for USDC on Base (e.g. BVNK: 10, https://docs.bvnk.com/docs/currencies-1); " +
         "L1 finality is ~65 Ethereum blocks (Circle Gateway)",
     },
+    minSweep: { value: "0.05", source: "our choice: a sweep on Base costs a fraction of a cent; below 5 cents is dust" },
     blockTimeSeconds: 2,
     explorerUrl: "https://basescan.org",
     factory: FACTORY,

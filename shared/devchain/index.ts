@@ -34,6 +34,13 @@ export interface DevChainOptions {
   stateFile?: string;
   /** Seconds between blocks; default: mine a block per transaction (automine). */
   blockTime?: number;
+  /**
+   * Automine, and also an empty block every this many seconds (anvil --mixed-mining), as a
+   * real network keeps making blocks: a session's expiry is decided only once the indexer
+   * has stored a block stamped after it (api/src/sessions/actor.ts), so an idle chain must
+   * still move on.
+   */
+  heartbeatSeconds?: number;
   /** Extra anvil flags, e.g. ["--slots-in-an-epoch", "1"]. */
   extraArgs?: string[];
 }
@@ -57,6 +64,7 @@ function archName(): string {
 export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   const args = ["--host", "127.0.0.1", "--port", String(opts.port), "--chain-id", String(opts.chainId), "--silent"];
   if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
+  else if (opts.heartbeatSeconds !== undefined) args.push("--mixed-mining", "--block-time", String(opts.heartbeatSeconds));
   if (opts.stateFile) args.push("--state", opts.stateFile, "--state-interval", "5");
   if (opts.extraArgs) args.push(...opts.extraArgs);
 

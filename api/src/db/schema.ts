@@ -363,6 +363,11 @@ export const sweepTransactions = app.table(
     /** signed → sent → mined | failed */
     state: text("state").notNull(),
     maxFeePerGas: numeric("max_fee_per_gas", { precision: 78, scale: 0 }),
+    /**
+     * The signed bytes of tx_hash (public once broadcast; no secret): after a restart they
+     * are broadcast again at once instead of waiting to be replaced as stuck.
+     */
+    rawTx: text("raw_tx"),
     blockNumber: bigint("block_number", { mode: "bigint" }),
     gasUsed: bigint("gas_used", { mode: "bigint" }),
     lastError: text("last_error"),
@@ -373,6 +378,32 @@ export const sweepTransactions = app.table(
   (t) => [
     uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce),
     index("sweep_transactions_open_idx").on(t.chainId, t.relayer).where(sql`${t.state} in ('signed', 'sent')`),
+  ],
+);
+
+/**
+ * The session's money ledger (sessions/funds.ts): each confirmed movement into a deposit
+ * address (`in`, per log) or from it to the settlement address (`out`, per transaction;
+ * log_index -1), with the event that reported it to the merchant.
+ */
+export const sessionFunds = app.table(
+  "session_funds",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    chainId: integer("chain_id").notNull(),
+    direction: text("direction").notNull(),
+    txHash: text("tx_hash").notNull(),
+    logIndex: integer("log_index").notNull(),
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    blockTimestamp: ts("block_timestamp"),
+    eventId: text("event_id"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.chainId, t.direction, t.txHash, t.logIndex] }),
+    check("session_funds_direction_chk", sql`${t.direction} in ('in', 'out')`),
   ],
 );
 

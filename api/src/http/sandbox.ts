@@ -26,6 +26,9 @@ import { validateBody } from "./validate.ts";
 
 const TAG = "Sandbox tools (sandbox API key)";
 
+/** How long `expire` waits for the expiry to be decided before it answers with the session as it is. */
+const EXPIRE_WAIT_MS = 10_000;
+
 export function sandboxRoutes(services: Services) {
   const { database } = services;
 
@@ -142,14 +145,22 @@ export function sandboxRoutes(services: Services) {
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
         await database.sql`update app.payment_sessions set expires_at = least(expires_at, now()) where id = ${row.id} and status = 'PENDING'`;
-        await stepSession(database.sql, row.id, {}, { chainHeads: services.chainHeads });
+        // An expiry is decided once the indexer has stored a block stamped after it (an on-time
+        // payment may still be in the newest block): answer when it is, or after EXPIRE_WAIT_MS.
+        const until = Date.now() + EXPIRE_WAIT_MS;
+        for (;;) {
+          const r = await stepSession(database.sql, row.id, {}, { networks: services.networks });
+          if (!r.found || r.status !== "PENDING" || Date.now() >= until) break;
+          await Bun.sleep(100);
+        }
         return view(auth, row.id);
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Expire the session now",
-          description: "A PENDING session expires at once: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. A payment still confirming is waited for.",
+          description:
+            "A PENDING session expires now: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. The expiry is decided once the indexer has stored a block stamped after it (the local network makes one every second); the answer waits up to 10 s for that. A payment still confirming is waited for; the answer then shows the session still PENDING, and its webhook follows.",
           auth: "apiKey",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The session after its expiry." },
@@ -163,7 +174,7 @@ export function sandboxRoutes(services: Services) {
         const auth = await sandboxAuth(request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
-        const r = await stepSession(database.sql, row.id, { simulateError: true });
+        const r = await stepSession(database.sql, row.id, { simulateError: true }, { networks: services.networks });
         if (r.decision?.transition?.reason !== "simulated") {
           throw new ApiError("session_not_pending", `The payment session is ${r.status}; only a PENDING session can be sent to ERROR.`);
         }

@@ -4,7 +4,7 @@
  * and the checks cannot drift apart.
  */
 import { t, type DocumentDecoration, type TSchema } from "elysia";
-import { SESSION_STATUSES, TRANSITION_REASONS } from "../../../shared/status.ts";
+import { EVENT_REASONS, SESSION_STATUSES, TRANSITION_REASONS } from "../../../shared/status.ts";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { ERROR_CATALOGUE, ERROR_TYPES, type ErrorCode } from "../errors.ts";
 import { METADATA_LIMITS } from "../sessions/create-input.ts";
@@ -91,7 +91,7 @@ const HistoryEntry = t.Object({
   sequence: JsonInteger(),
   status: Status,
   previousStatus: t.Union([Status, t.Null()]),
-  reason: literals(TRANSITION_REASONS),
+  reason: literals(EVENT_REASONS),
   detail: t.Record(t.String(), t.Unknown()),
   at: t.String({ format: "date-time" }),
 });
@@ -320,8 +320,8 @@ export const SessionEvent = t.Object({
   data: t.Object({
     ...sessionFields,
     previousStatus: t.Union([Status, t.Null()]),
-    reason: literals(TRANSITION_REASONS),
-    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change." }),
+    reason: literals(EVENT_REASONS),
+    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change or money event (funds_received, funds_settled)." }),
     detail: t.Record(t.String(), t.Unknown()),
   }),
 });

@@ -4,7 +4,6 @@ import { RateLimiter } from "./rate-limit.ts";
 import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { Faucet } from "../sandbox/faucet.ts";
-import { ChainHeads } from "../sessions/chain-heads.ts";
 
 /** What the HTTP layer needs from the rest of the process. */
 export interface Services {
@@ -17,8 +16,6 @@ export interface Services {
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;
-  /** The networks' newest blocks, for session steps taken by the API (sessions/chain-heads.ts). */
-  chainHeads: ChainHeads;
   /** Sandbox faucet: TestUSD and payments on the local test networks. */
   faucet: Faucet;
   /** Enabled networks of both environments (shared/chains), from the boot's chain config. */
@@ -30,7 +27,6 @@ export function makeServices(config: Config, database: Database, encryptionKey: 
     config,
     networks,
     faucet: new Faucet(),
-    chainHeads: new ChainHeads(networks),
     database,
     encryptionKey,
     resolver,

@@ -9,7 +9,7 @@ import type { Db } from "../db/client.ts";
 import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { MoneyEventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { hashSecret, mintCredential } from "../credentials/format.ts";
 import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
@@ -150,10 +150,6 @@ export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: Sess
 }
 
 /**
- * Moves a session from one of `from` to `to`, recording the event, in one transaction.
- * Returns undefined (and changes nothing) when the session is not in one of `from`.
- */
-/**
  * Moves a session from one of `from` to `to`, recording the event, in one transaction: a
  * direct transition, outside the actor (tests and benchmarks drive webhooks with it).
  * Returns undefined (and changes nothing) when the session is not in one of `from`.
@@ -165,7 +161,7 @@ export async function transitionSession(
   return sql.begin(async (tx) => {
     const [current] = await tx`select status from app.payment_sessions where id = ${args.sessionId} for update`;
     if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
-    return recordTransition(tx, { ...args, previous: current.status as SessionStatus });
+    return (await recordTransition(tx, { ...args, previous: current.status as SessionStatus })).row;
   });
 }
 
@@ -184,7 +180,7 @@ export async function recordTransition(
     detail?: Record<string, unknown>;
     funding?: { chainId: number; amount: string };
   },
-): Promise<SessionRow> {
+): Promise<{ row: SessionRow; eventId: string }> {
   const [updated] = await tx`
     update app.payment_sessions
        set status = ${args.to}, status_reason = ${args.reason}, sequence = sequence + 1, updated_at = now(),
@@ -199,7 +195,37 @@ export async function recordTransition(
     values (${eventId}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
             ${args.previous}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
   await enqueueEventDeliveries(tx, { id: eventId, sessionId: row.id, merchantId: row.merchantId, environment: row.environment, sequence: row.sequence });
-  return row;
+  return { row, eventId };
+}
+
+/**
+ * In the caller's transaction (holding the session's row lock): an event that is no status
+ * change — money moved (sessions/funds.ts) — with its webhook deliveries, in the session's
+ * one sequence. The status and its reason stay as they are.
+ */
+export async function recordMoneyEvent(
+  tx: TransactionSql,
+  args: { sessionId: string; reason: MoneyEventReason; detail: Record<string, unknown> },
+): Promise<string> {
+  const [row] = await tx`
+    update app.payment_sessions set sequence = sequence + 1, updated_at = now()
+     where id = ${args.sessionId}
+    returning id, merchant_id, environment, status, status_reason, sequence`;
+  const eventId = newId("event");
+  // The status reason of the moment goes with the event, so its payload never changes later.
+  const detail = { ...args.detail, statusReason: row!.status_reason };
+  await tx`
+    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+    values (${eventId}, ${row!.id}, ${row!.merchant_id}, ${row!.environment}, ${row!.sequence}, ${row!.status},
+            ${row!.status}, ${args.reason}, ${JSON.stringify(detail)}::jsonb, now())`;
+  await enqueueEventDeliveries(tx, {
+    id: eventId,
+    sessionId: row!.id as string,
+    merchantId: row!.merchant_id as string,
+    environment: row!.environment as string,
+    sequence: row!.sequence as number,
+  });
+  return eventId;
 }
 
 /**

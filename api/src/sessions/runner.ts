@@ -6,7 +6,8 @@
  * What makes a session due (its `wake_at` ≤ now):
  *   - its durable timer (expiry, a confirmation re-check) — set by the previous step;
  *   - news from the indexer: on every new indexed head of a chain, sessions with a transfer
- *     in the new blocks, or still within their confirmation depth, are woken (one indexed
+ *     into or out of a deposit address in the new blocks, or still within their confirmation
+ *     depth, are woken (one indexed
  *     query over the new blocks only, so the cost follows the chain's traffic, not the
  *     number of open sessions);
  *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once.
@@ -15,7 +16,6 @@ import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
 import { SESSION_WAKE_CHANNEL } from "./wake.ts";
-import { ChainHeads } from "./chain-heads.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -44,7 +44,6 @@ export class SessionRunner {
   private again = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
-  private readonly chainHeads: ChainHeads;
   /** chainId → when FUNDED sessions there were last looked at for lost funding. */
   private readonly fundedLookedAt = new Map<number, number>();
 
@@ -54,7 +53,6 @@ export class SessionRunner {
     private readonly settings: RunnerSettings,
     private readonly log: (line: string) => void = () => {},
   ) {
-    this.chainHeads = new ChainHeads(networks);
   }
 
   async start(): Promise<void> {
@@ -114,7 +112,7 @@ export class SessionRunner {
         Array.from({ length: Math.min(this.settings.concurrency, queue.length) }, async () => {
           for (let id = queue.shift(); id && !this.stopping; id = queue.shift()) {
             try {
-              const r = await stepSession(this.sql, id, {}, { skipLocked: true, chainHeads: this.chainHeads });
+              const r = await stepSession(this.sql, id, {}, { skipLocked: true, networks: this.networks });
               if (!r.found) continue;
               stepped++;
               this.stats.steps++;
@@ -164,11 +162,17 @@ export class SessionRunner {
       // Never looked at this chain: every indexed transfer into a deposit address counts (a
       // payment may have been indexed before any runner ran); after that, only new blocks.
       const from = seen === null ? -1n : (seen < head ? seen : head) - depth;
+      // Money into a deposit (a payment) or out of it (a sweep, whoever sent it: it settles).
       await this.sql.unsafe(
         `update app.payment_sessions s set wake_at = now()
-           from (select distinct d.session_id
+           from (select d.session_id
                    from ${INDEXER_SCHEMA}.transfers t
                    join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
+                  where t.chain_id = $1 and t.block_number > $2
+                 union
+                 select d.session_id
+                   from ${INDEXER_SCHEMA}.transfers t
+                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
                   where t.chain_id = $1 and t.block_number > $2) x
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
         [chainId, from.toString()],

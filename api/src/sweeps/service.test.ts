@@ -15,7 +15,7 @@ beforeAll(async () => {
   network = {
     key: "local", chainId: 31337, name: "Local test network", environment: "sandbox", rpcUrl: chain.anvil.rpcUrl,
     stablecoin: { symbol: "TestUSD", address: chain.token, decimals: 6 }, confirmations: 1, confirmationsSource: "test",
-    startBlock: null, blockTimeSeconds: 1, explorerUrl: null, factory: chain.factory,
+    startBlock: null, blockTimeSeconds: 1, explorerUrl: null, factory: chain.factory, minSweepBaseUnits: 0n,
   };
 });
 afterAll(async () => {

@@ -45,7 +45,7 @@ export async function startTestService(env: Record<string, string> = {}, options
   // Sessions need networks for their deposit addresses. Unless a test brings real chains,
   // one sandbox and one production network whose RPC is never contacted (no chain workers).
   const chainEnv = { ...TEST_CHAIN_ENV, ...env };
-  const running = await startService(config, () => {}, { networks: loadChainsConfig(chainEnv).networks, ...options });
+  const running = await startService(config, process.env.PAYSESSION_TEST_LOG ? (l: string) => console.log(`[svc] ${l}`) : () => {}, { networks: loadChainsConfig(chainEnv).networks, ...options });
   const db = running.services.database.db;
   return {
     ...running,
