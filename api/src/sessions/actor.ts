@@ -119,6 +119,7 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
         incoming: facts.transfers.filter((t) => t.value > 0n && t.confirmations >= (state.networks.find((n) => n.chainId === t.chainId)?.confirmationsRequired ?? Infinity)),
         outgoing: settledMovements(outflows, sweeps),
         expiresAt: state.expiresAt,
+        fundingChainId: decision.transition?.to === "FUNDED" ? Number(decision.transition.detail.chainId) : state.funding?.chainId,
       });
     }
     for (const effect of decision.effects) {

@@ -23,6 +23,8 @@ export interface Movements {
   /** Confirmed money at the settlement address from the deposit, one entry per transaction. */
   outgoing: Outflow[];
   expiresAt: Date;
+  /** The network that paid, once FUNDED. */
+  fundingChainId?: number;
 }
 
 /** Which transitions explain which movements on their network. */
@@ -45,8 +47,10 @@ export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Pr
       t.chainId === f.chainId &&
       (f.direction === "in" ? EXPLAINS_INCOMING.includes(t.to) : EXPLAINS_OUTGOING.includes(t.to));
     // Funds confirmed after a cancel or expiry are about to be reported by the paid_after_cancel
-    // transition that CANCELED always takes next (decide.ts): not twice.
+    // transition that CANCELED always takes next (decide.ts), and money settled while FUNDED by
+    // the SUCCEEDED it leads to: not twice.
     if (!explained && f.direction === "in" && m.status === "CANCELED") continue;
+    if (!explained && f.direction === "out" && m.status === "FUNDED" && f.chainId === m.fundingChainId) continue;
     let eventId = t?.eventId;
     if (!explained) {
       eventId = await recordMoneyEvent(tx, {
