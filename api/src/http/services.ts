@@ -5,6 +5,7 @@ import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { Faucet } from "../sandbox/faucet.ts";
 import { ChainHeads } from "../sessions/chain-heads.ts";
+import { NetworkReadiness } from "../onchain/network-status.ts";
 
 /** What the HTTP layer needs from the rest of the process. */
 export interface Services {
@@ -23,12 +24,22 @@ export interface Services {
   faucet: Faucet;
   /** Enabled networks of both environments (shared/chains), from the boot's chain config. */
   networks: NetworkConfig[];
+  /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
+  readiness: NetworkReadiness;
 }
 
-export function makeServices(config: Config, database: Database, encryptionKey: Buffer, resolver?: Resolver, networks: NetworkConfig[] = []): Services {
+export function makeServices(
+  config: Config,
+  database: Database,
+  encryptionKey: Buffer,
+  resolver?: Resolver,
+  networks: NetworkConfig[] = [],
+  readiness: NetworkReadiness = new NetworkReadiness(networks),
+): Services {
   return {
     config,
     networks,
+    readiness,
     faucet: new Faucet(),
     chainHeads: new ChainHeads(networks),
     database,
