@@ -9,7 +9,7 @@
  *   - **not ready**: the deposit factory has no code yet (`bun run admin factory:deploy`). The
  *     service runs, but sessions are not offered on that network: a deposit address there could
  *     not be swept. It becomes ready by itself once the factory appears (re-checked every
- *     SERVICE_NETWORK_CHECK_SECONDS and, at most every few seconds, on demand);
+ *     SERVICE_NETWORK_CHECK_SECONDS and, at most once a second, when a session is created);
  *   - **warnings**: the relayer's balance is under its threshold (SERVICE_RELAYER_MIN_BALANCE_<KEY>).
  *
  * Code never leaves an address in our world (the factory has no selfdestruct), so once a
@@ -194,7 +194,7 @@ export interface ReadinessOptions {
   relayerFor?: (chainId: number) => Address | undefined;
   /** Background re-check period; default 30 s. 0: only on demand. */
   refreshMs?: number;
-  /** On-demand probes of one network are at least this far apart; default 2 s. */
+  /** On-demand probes of one network are at least this far apart; default 1 s. */
   minProbeIntervalMs?: number;
   log?: (line: string) => void;
   timeoutMs?: number;
@@ -312,7 +312,7 @@ export class NetworkReadiness {
     if (this.trusted) return this.networks.some((n) => n.chainId === chainId);
     if (this.confirmed.has(chainId)) return true;
     const last = this.probedAt.get(chainId);
-    if (last === undefined || Date.now() - last >= (this.opts.minProbeIntervalMs ?? 2000) || this.inFlight.has(chainId)) {
+    if (last === undefined || Date.now() - last >= (this.opts.minProbeIntervalMs ?? 1000) || this.inFlight.has(chainId)) {
       await this.probe(chainId);
     }
     return this.confirmed.has(chainId);
