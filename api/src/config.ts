@@ -37,6 +37,8 @@ export interface Config {
   /** The session actor runner (api/src/sessions/runner.ts). */
   runner: { enabled: boolean; pollMs: number; concurrency: number };
   sweeps: SweepConfig;
+  /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
+  networkCheckMs: number;
 }
 
 /** The sweeper's knobs (sweeps/sweeper.ts). */
@@ -105,6 +107,19 @@ export interface WebhookSettings {
   pollMs: number;
   /** A claimed delivery not finished by then (its process died) is due again. */
   leaseMs: number;
+}
+
+/**
+ * Production (a production network enabled) needs SERVICE_ENCRYPTION_KEY: a key file made in
+ * the data directory would be lost with that directory, and with it every webhook secret.
+ */
+export function encryptionKeyProblems(productionNetworks: readonly string[], key: Buffer | undefined): string[] {
+  if (key || productionNetworks.length === 0) return [];
+  return [
+    `SERVICE_ENCRYPTION_KEY is required when a production network is enabled (${productionNetworks.join(", ")}): ` +
+      "it seals the webhook signing secrets stored in the database. Make one with `openssl rand -base64 32`, keep it in your " +
+      "secret store and back it up with the database: without it the stored secrets cannot be opened and every webhook endpoint's secret must be rotated",
+  ];
 }
 
 /** 64 hex characters or base64 of 32 bytes. */
@@ -216,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
     encryptionKey: undefined,
+    networkCheckMs: int("SERVICE_NETWORK_CHECK_SECONDS", 30, 1, 3600) * 1000,
     runner: {
       enabled: bool("SERVICE_SESSION_RUNNER", true),
       pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),

@@ -126,7 +126,7 @@ export const ERROR_CATALOGUE = {
 
   // Ours
   internal_error: { status: 500, type: "api_error", message: "Something went wrong on our side. The request may be retried." },
-  network_unavailable: { status: 503, type: "api_error", message: "No network is enabled for this environment on this server." },
+  network_unavailable: { status: 503, type: "api_error", message: "No network is enabled, or ready, for this environment on this server." },
   service_unavailable: { status: 503, type: "api_error", message: "The service is not ready. Retry shortly." },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -17,7 +17,9 @@ import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
-import { relayerKeysFor } from "./sweeps/relayer.ts";
+import { DEV_RELAYER_ADDRESS, relayerAddress, relayerKeysFor } from "./sweeps/relayer.ts";
+import { NetworkReadiness } from "./onchain/network-status.ts";
+import type { Address } from "viem";
 import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
 
 export interface RunningService {
@@ -48,6 +50,15 @@ export interface StartOptions {
   /** Enabled networks (shared/chains): sessions get deposit addresses on them, and the session
    * runner and the sweeper work on them. None: sessions cannot be created. */
   networks?: NetworkConfig[];
+  /** Their readiness (main.ts seeds it with the boot's probes); default: probed on demand. */
+  readiness?: NetworkReadiness;
+}
+
+/** The relayer's address on a network: the configured key's, or on sandbox the dev key's. */
+export function relayerAddressFor(config: Config, networks: readonly NetworkConfig[]): (chainId: number) => Address | undefined {
+  const key = config.sweeps.relayerPrivateKey?.reveal();
+  const own = key ? (relayerAddress(key) as Address) : undefined;
+  return (chainId) => own ?? (networks.find((n) => n.chainId === chainId)?.environment === "sandbox" ? (DEV_RELAYER_ADDRESS as Address) : undefined);
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
@@ -64,6 +75,7 @@ export async function startService(config: Config, log: (line: string) => void =
   let worker: WebhookWorker | undefined;
   let runner: SessionRunner | undefined;
   let sweeper: Sweeper | undefined;
+  let readiness: NetworkReadiness | undefined;
   const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
     if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
     sweeper = await startSweeper({
@@ -81,7 +93,12 @@ export async function startService(config: Config, log: (line: string) => void =
     database = connect(databaseUrl, { max: config.dbPoolSize });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
-    const services = makeServices(config, database, encryption.key, options.resolver, options.networks ?? []);
+    const networks = options.networks ?? [];
+    readiness =
+      options.readiness ??
+      new NetworkReadiness(networks, { relayerFor: relayerAddressFor(config, networks), refreshMs: config.networkCheckMs, log });
+    readiness.start();
+    const services = makeServices(config, database, encryption.key, options.resolver, networks, readiness);
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
         sql: database.sql,
@@ -122,6 +139,7 @@ export async function startService(config: Config, log: (line: string) => void =
       startSweeper: startSweeperFor,
       async stop() {
         clearInterval(housekeeping);
+        readiness?.stop();
         await runner?.stop();
         await sweeper?.stop();
         await worker?.stop();
@@ -131,6 +149,7 @@ export async function startService(config: Config, log: (line: string) => void =
       },
     };
   } catch (err) {
+    readiness?.stop();
     await runner?.stop().catch(() => {});
     await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});

@@ -9,11 +9,13 @@
  *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override (tests, or a chain where our TestUSD lives elsewhere)
  *   SERVICE_FACTORY_ADDRESS_<KEY>    deposit-wallet factory override
  *   SERVICE_MIN_SWEEP_<KEY>          extra funds below this many token units wait (e.g. "1.00")
+ *   SERVICE_RELAYER_MIN_BALANCE_<KEY> native coin (ether units, e.g. 0.05) below which the relayer
+ *                                    is reported low (default: the preset's relayerMinBalance)
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
  *                                    is enabled, full for sandbox-only deployments)
  */
-import { getAddress, isAddress, type Address } from "viem";
+import { getAddress, isAddress, parseEther, type Address } from "viem";
 import { NETWORK_KEYS, PRESETS, envSuffix, type ChainPreset, type Environment, type NetworkKey } from "./presets.ts";
 
 export type IndexMode = "bounded" | "full";
@@ -34,6 +36,13 @@ export interface NetworkConfig {
   factory: Address | null;
   /** Extra funds below this (token base units) wait at the deposit for the next sweep (presets.ts minSweep). */
   minSweepBaseUnits: bigint;
+  /** Relayer balance (wei) below which it is reported low; absent: the preset's default. */
+  relayerMinBalanceWei?: bigint;
+}
+
+/** The relayer low-balance threshold of a network, in wei. */
+export function relayerMinBalanceWei(net: Pick<NetworkConfig, "key" | "relayerMinBalanceWei">): bigint {
+  return net.relayerMinBalanceWei ?? parseEther(PRESETS[net.key].relayerMinBalance.value);
 }
 
 export interface ChainsConfig {
@@ -52,6 +61,7 @@ export const ENV_PREFIXES = [
   "SERVICE_STABLECOIN_ADDRESS_",
   "SERVICE_FACTORY_ADDRESS_",
   "SERVICE_MIN_SWEEP_",
+  "SERVICE_RELAYER_MIN_BALANCE_",
 ] as const;
 
 export function parseChainsEnv(env: Env): ParseResult {
@@ -102,6 +112,12 @@ export function parseChainsEnv(env: Env): ParseResult {
     const factory = parseAddressVar(errors, `SERVICE_FACTORY_ADDRESS_${sfx}`, get("SERVICE_FACTORY_ADDRESS_")) ?? preset.factory;
     const minSweep = parseTokenAmountVar(errors, `SERVICE_MIN_SWEEP_${sfx}`, get("SERVICE_MIN_SWEEP_") ?? preset.minSweep.value, preset.stablecoin.decimals);
 
+    const minBalanceVar = `SERVICE_RELAYER_MIN_BALANCE_${sfx}`;
+    const rawMin = get("SERVICE_RELAYER_MIN_BALANCE_") ?? preset.relayerMinBalance.value;
+    let minBalanceWei = 0n;
+    if (/^\d{1,12}(\.\d{1,18})?$/.test(rawMin)) minBalanceWei = parseEther(rawMin);
+    else errors.push(`${minBalanceVar}: expected an amount of native coin in ether units such as 0.05, got "${rawMin}"`);
+
     if (errors.length > before || token === null) continue;
     networks.push({
       key,
@@ -117,6 +133,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       explorerUrl: preset.explorerUrl,
       factory,
       minSweepBaseUnits: minSweep ?? 0n,
+      relayerMinBalanceWei: minBalanceWei,
     });
   }
 

@@ -47,6 +47,12 @@ export interface ChainPreset {
    * Deploying it on a new chain is an operator step (shared/contracts/README.md).
    */
   factory: Address | null;
+  /**
+   * Below this balance of native coin (in ether units, a decimal string) the relayer account
+   * is reported low: a warning at start-up, in the logs and on /readyz
+   * (SERVICE_RELAYER_MIN_BALANCE_<KEY> overrides it).
+   */
+  relayerMinBalance: Sourced<string>;
 }
 
 const LOCAL_TOKEN_SOURCE = "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address";
@@ -70,6 +76,7 @@ export const PRESETS = {
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: FACTORY,
+    relayerMinBalance: { value: "0.01", source: "anvil funds its accounts with 10,000 ETH: any warning here means a broken dev chain" },
   },
   // A second local network so tests can exercise two chains in one environment.
   local2: {
@@ -83,6 +90,7 @@ export const PRESETS = {
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: FACTORY,
+    relayerMinBalance: { value: "0.01", source: "anvil funds its accounts with 10,000 ETH: any warning here means a broken dev chain" },
   },
   "base-sepolia": {
     key: "base-sepolia",
@@ -103,6 +111,7 @@ export const PRESETS = {
     blockTimeSeconds: 2,
     explorerUrl: "https://sepolia.basescan.org",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.01", source: "our choice: about 100 sweeps at test-network fees" },
   },
   sepolia: {
     key: "sepolia",
@@ -123,6 +132,7 @@ export const PRESETS = {
     blockTimeSeconds: 12,
     explorerUrl: "https://sepolia.etherscan.io",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.05", source: "our choice: about 20 sweeps (80,000 gas each) at 30 gwei" },
   },
   ethereum: {
     key: "ethereum",
@@ -145,6 +155,7 @@ export const PRESETS = {
     blockTimeSeconds: 12,
     explorerUrl: "https://etherscan.io",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.05", source: "our choice: about 20 single sweeps (80,000 gas each) at 30 gwei; refill before it runs out" },
   },
   base: {
     key: "base",
@@ -167,6 +178,7 @@ export const PRESETS = {
     blockTimeSeconds: 2,
     explorerUrl: "https://basescan.org",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.005", source: "our choice: hundreds of sweeps at Base fees (well under 0.1 gwei); refill before it runs out" },
   },
 } as const satisfies Record<string, ChainPreset>;
 

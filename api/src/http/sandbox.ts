@@ -47,6 +47,11 @@ export function sandboxRoutes(services: Services) {
   }
 
   function faucetNetwork(chainId: number | undefined, allowed: (n: NetworkConfig) => boolean): NetworkConfig {
+    // No sandbox network at all (e.g. `bun run start` with production networks only): the same
+    // answer as a session create, not a complaint about chainId.
+    if (!services.networks.some((n) => n.environment === "sandbox")) {
+      throw new ApiError("network_unavailable", "No network is enabled for sandbox on this server.");
+    }
     const candidates = services.networks.filter((n) => n.environment === "sandbox" && allowed(n));
     const net = chainId === undefined ? candidates.find(hasFaucet) ?? candidates[0] : candidates.find((n) => n.chainId === chainId);
     if (!net) throw new ApiError("parameter_invalid", `chainId must be one of: ${candidates.map((n) => n.chainId).join(", ") || "none"}.`, "chainId");
@@ -87,7 +92,7 @@ export function sandboxRoutes(services: Services) {
           auth: "apiKey",
           body: FaucetBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Minted (the transaction is mined)." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "amount_invalid", "faucet_unavailable", "route_not_found"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "amount_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
         }),
       },
     )

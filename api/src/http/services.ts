@@ -4,6 +4,7 @@ import { RateLimiter } from "./rate-limit.ts";
 import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { Faucet } from "../sandbox/faucet.ts";
+import { NetworkReadiness } from "../onchain/network-status.ts";
 
 /** What the HTTP layer needs from the rest of the process. */
 export interface Services {
@@ -20,12 +21,22 @@ export interface Services {
   faucet: Faucet;
   /** Enabled networks of both environments (shared/chains), from the boot's chain config. */
   networks: NetworkConfig[];
+  /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
+  readiness: NetworkReadiness;
 }
 
-export function makeServices(config: Config, database: Database, encryptionKey: Buffer, resolver?: Resolver, networks: NetworkConfig[] = []): Services {
+export function makeServices(
+  config: Config,
+  database: Database,
+  encryptionKey: Buffer,
+  resolver?: Resolver,
+  networks: NetworkConfig[] = [],
+  readiness: NetworkReadiness = new NetworkReadiness(networks),
+): Services {
   return {
     config,
     networks,
+    readiness,
     faucet: new Faucet(),
     database,
     encryptionKey,
