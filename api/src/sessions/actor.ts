@@ -118,6 +118,7 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
         transition: decision.transition && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: Number(decision.transition.detail.chainId) } : undefined,
         incoming: facts.transfers.filter((t) => t.value > 0n && t.confirmations >= (state.networks.find((n) => n.chainId === t.chainId)?.confirmationsRequired ?? Infinity)),
         outgoing: settledMovements(outflows, sweeps),
+        present: presentMovements(indexed, deposits, sweeps),
         expiresAt: state.expiresAt,
         fundingChainId: decision.transition?.to === "FUNDED" ? Number(decision.transition.detail.chainId) : state.funding?.chainId,
       });
@@ -219,6 +220,18 @@ function settledMovements(outflows: Outflow[], sweeps: SweepRound[]): Outflow[] 
     if (!byTx.has(key)) byTx.set(key, { chainId: w.chainId, txHash: w.txHash, amount: w.swept });
   }
   return [...byTx.values()];
+}
+
+/** Every movement the chain (as indexed) or our receipts still show, confirmed or not (funds.ts). */
+function presentMovements(indexed: { transfers: Transfer[]; outflows: IndexedOutflow[] }, deposits: DepositFact[], sweeps: SweepRound[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of indexed.transfers) out.add(`${t.chainId}:in:${t.txHash.toLowerCase()}`);
+  for (const o of indexed.outflows) {
+    const d = deposits.find((x) => x.chain_id === o.chainId);
+    if (d && o.to.toLowerCase() === d.settlement_address.toLowerCase()) out.add(`${o.chainId}:out:${o.txHash.toLowerCase()}`);
+  }
+  for (const w of sweeps) if (w.state === "confirmed" && w.txHash) out.add(`${w.chainId}:out:${w.txHash.toLowerCase()}`);
+  return out;
 }
 
 /** The session's sweep rounds of its own token, oldest first; recoveries of stray tokens (sweeps/recover.ts) are not its funds. */

@@ -4,7 +4,10 @@
  * once. A movement that caused a transition (the payment that FUNDED it, the sweep that made
  * it SUCCEEDED, a partial at expiry, a payment after cancel) is reported by that transition's
  * event; any other — a second payment, funds after a terminal state, a later sweep of them —
- * gets an event of its own (`funds_received`, `funds_settled`) with its webhook. Runs in the
+ * gets an event of its own (`funds_received`, `funds_settled`) with its webhook. A reported
+ * movement the chain no longer has (a reorg deeper than the confirmations, a chain that went
+ * back) is reported too (`funds_reverted`), and whatever replaces it is a movement of its own
+ * (e.g. the new sweep of the same money: `funds_settled`). Runs in the
  * actor's transaction, under the session's row lock, so two steps never report one movement.
  */
 import type { TransactionSql } from "postgres";
@@ -22,6 +25,11 @@ export interface Movements {
   incoming: Transfer[];
   /** Confirmed money at the settlement address from the deposit, one entry per transaction. */
   outgoing: Outflow[];
+  /**
+   * What the chain (as indexed) and our receipts still show, confirmed or not, as
+   * `chainId:direction:txHash` (lowercase): a reported movement missing here was reverted.
+   */
+  present: Set<string>;
   expiresAt: Date;
   /** The network that paid, once FUNDED. */
   fundingChainId?: number;
@@ -32,9 +40,26 @@ const EXPLAINS_INCOMING: readonly SessionStatus[] = ["FUNDED", "ERROR"];
 const EXPLAINS_OUTGOING: readonly SessionStatus[] = ["SUCCEEDED"];
 
 export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Promise<void> {
-  if (m.incoming.length === 0 && m.outgoing.length === 0) return;
   const known = await tx`
-    select chain_id, direction, tx_hash, log_index from app.session_funds where session_id = ${m.sessionId}`;
+    select chain_id, direction, tx_hash, log_index, amount::text as amount, reverted_at from app.session_funds where session_id = ${m.sessionId}`;
+  if (known.length === 0 && m.incoming.length === 0 && m.outgoing.length === 0) return;
+  // Reported movements the chain took back: said once, and the row marked.
+  for (const k of known) {
+    if (k.reverted_at != null || m.present.has(`${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}`)) continue;
+    // A funding payment reorged away is reported by the ERROR reorged transition of this step.
+    const t = m.transition;
+    const explained = t !== undefined && t.to === "ERROR" && t.chainId === k.chain_id && k.direction === "in";
+    const eventId = explained
+      ? t.eventId
+      : await recordMoneyEvent(tx, {
+          sessionId: m.sessionId,
+          reason: "funds_reverted",
+          detail: { chainId: k.chain_id, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash, amountBaseUnits: k.amount },
+        });
+    await tx`
+      update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
+       where session_id = ${m.sessionId} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`;
+  }
   const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}:${k.log_index}`));
   const fresh = [
     ...m.incoming.map((t) => ({ direction: "in" as const, chainId: t.chainId, txHash: t.txHash, logIndex: t.logIndex, amount: t.value, blockTimestamp: t.blockTimestamp })),

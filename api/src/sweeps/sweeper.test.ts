@@ -556,3 +556,55 @@ test("an RPC error while reading a receipt is not 'no receipt': nothing is relea
   expect((await transactions()).map((t) => t.state)).toEqual(["mined"]);
   expect(logs.some((l) => l.includes("connection refused"))).toBe(true);
 }, 30_000);
+
+// ------------------------------------------------------------------ the chain is the truth
+
+test("a mined sweep the chain lost (it went back): dropped after the grace, swept again from the chain's nonce", async () => {
+  const s = await fundedSession(usd(6));
+  const snapshot = (await rpc("evm_snapshot")) as string;
+  const before = await relayerNonce();
+  const id = await queue(s, usd(6));
+  const first = await sweeper({}, { reconcileGraceMs: 300 });
+  const r1 = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]));
+  expect(r1.state).toBe("confirmed");
+  const [lost] = await transactions();
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(6));
+  // The chain loses its last blocks (a deep reorg, a node that is behind, a crashed local chain).
+  await rpc("evm_revert", [snapshot]);
+  expect(await chain.balanceOf(s.deposit)).toBe(usd(6));
+  expect(await relayerNonce()).toBe(before);
+  const r2 = await waitFor("swept again", async () => {
+    const r = await sweepRow(id);
+    return r.state === "confirmed" && r.transaction_id !== lost!.id ? r : undefined;
+  }, 20_000);
+  expect(r2.swept_amount).toBe(usd(6).toString());
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(6));
+  expect(await chain.balanceOf(s.deposit)).toBe(0n);
+  const txs = await transactions();
+  expect(txs.map((t) => [t.nonce, t.state])).toEqual([
+    [BigInt(before), "dropped"],
+    [BigInt(before), "mined"],
+  ]);
+  expect(logs.some((l) => l.includes("dropped transaction") && l.includes("no longer has"))).toBe(true);
+  await first.stop();
+}, 30_000);
+
+test("a nonce gap never blocks later sweeps: a transaction stranded above a nonce nobody holds is dropped and re-signed", async () => {
+  const s = await fundedSession(usd(2));
+  const id = await queue(s, usd(2));
+  const n = await relayerNonce();
+  // As a crash leaves it: our record of a transaction five nonces above the chain's, its sweep bound to it.
+  const txId = "swtx_stranded_test";
+  await db.sql`
+    insert into app.sweep_transactions (id, chain_id, relayer, nonce, tx_hash, tx_hashes, state, sent_at)
+    values (${txId}, 31337, ${DEV_RELAYER_ADDRESS.toLowerCase()}, ${(n + 5).toString()}::bigint, ${"0x" + "ab".repeat(32)},
+            ${JSON.stringify(["0x" + "ab".repeat(32)])}::jsonb, 'sent', now())`;
+  await db.sql`update app.sweeps set state = 'sending', attempts = 1, transaction_id = ${txId} where id = ${id}`;
+  await sweeper({ stuckMs: 600_000 }, { reconcileGraceMs: 300 });
+  const r = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]), 20_000);
+  expect(r).toMatchObject({ state: "confirmed", swept_amount: usd(2).toString(), attempts: 1 });
+  const txs = await transactions();
+  expect(txs.find((t) => t.id === txId)!.state).toBe("dropped");
+  expect(txs.find((t) => t.state === "mined")!.nonce).toBe(BigInt(n));
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(2));
+}, 30_000);

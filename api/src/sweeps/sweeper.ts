@@ -63,6 +63,7 @@ import {
   type SweepRow,
 } from "./plan.ts";
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
+import { reconcileWithChain } from "./reconcile.ts";
 import { newSweepTransactionId, SWEEP_CHANNEL } from "./queue.ts";
 import { asJson } from "../db/client.ts";
 
@@ -93,6 +94,8 @@ export interface SweeperOptions {
   /** A viem client per network (default: publicClientFor). */
   clientFor?: (net: NetworkConfig) => PublicClient;
   hooks?: SweeperHooks;
+  /** Tests: how long a mismatch with the chain lasts before records are dropped (reconcile.ts). */
+  reconcileGraceMs?: number;
 }
 
 export interface Sweeper {
@@ -166,6 +169,8 @@ class ChainSweeper {
   /** Signed transactions of this process, by hash, to rebroadcast the very same bytes. */
   private readonly signed = new Map<string, { raw: Hex; fees: Fees; gas: bigint }>();
   private readonly lastBroadcastError = new Map<string, string>();
+  /** Transaction id → when it was first seen out of step with the chain (reconcile.ts). */
+  private readonly reconcileSeen = new Map<string, number>();
   /** Transaction id → when its nonce was first seen spent with none of its receipts found. */
   private readonly nonceSpentSeen = new Map<string, number>();
   private stopping = false;
@@ -363,7 +368,8 @@ class ChainSweeper {
         return 0;
       }
       const [last] = await tx`
-        select max(nonce) as n from app.sweep_transactions where chain_id = ${this.net.chainId} and relayer = ${this.relayer}`;
+        select max(nonce) as n from app.sweep_transactions
+         where chain_id = ${this.net.chainId} and relayer = ${this.relayer} and state <> 'dropped'`;
       const dbNext = last?.n == null ? null : BigInt(last.n as string | bigint) + 1n;
       const pending = BigInt(await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" }));
       const nonce = nextNonce(dbNext, pending);
@@ -519,6 +525,17 @@ class ChainSweeper {
 
   /** Advances every unfinished transaction of this relayer. Returns how many are still open. */
   private async watch(): Promise<number> {
+    // The chain first: records it no longer backs are dropped and their sweeps queued again.
+    await reconcileWithChain({
+      sql: this.sql,
+      client: this.client,
+      chainId: this.net.chainId,
+      relayer: this.relayer,
+      relayerAddress: this.account.address,
+      log: this.log,
+      firstSeen: this.reconcileSeen,
+      ...(this.opts.reconcileGraceMs !== undefined ? { graceMs: this.opts.reconcileGraceMs } : {}),
+    });
     const open = (await this.sql`
       select id, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
              (extract(epoch from (now() - coalesce(sent_at, created_at))) * 1000)::float8 as age_ms

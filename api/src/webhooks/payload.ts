@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   // Money moved with no status change (sessions/funds.ts): a second or late payment, a later sweep.
   "payment_session.funds_received",
   "payment_session.funds_settled",
+  "payment_session.funds_reverted",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = "webhook.test";
