@@ -104,7 +104,7 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
         to: t.to,
         reason: t.reason,
         detail: t.detail,
-        ...(t.to === "FUNDED" ? { funding: { chainId: Number(t.detail.chainId), amount: String(t.detail.amount) } } : {}),
+        ...(t.funding ? { funding: { chainId: t.funding.chainId, amount: t.funding.amount.toString() } } : {}),
       });
       transitionEventId = recorded.eventId;
       status = t.to;
@@ -115,12 +115,12 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
       await reportMoneyMovements(tx, {
         sessionId,
         status,
-        transition: decision.transition && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: Number(decision.transition.detail.chainId) } : undefined,
+        transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
         incoming: facts.transfers.filter((t) => t.value > 0n && t.confirmations >= (state.networks.find((n) => n.chainId === t.chainId)?.confirmationsRequired ?? Infinity)),
         outgoing: settledMovements(outflows, sweeps),
         present: presentMovements(indexed, deposits, sweeps),
         expiresAt: state.expiresAt,
-        fundingChainId: decision.transition?.to === "FUNDED" ? Number(decision.transition.detail.chainId) : state.funding?.chainId,
+        fundingChainId: decision.transition?.funding?.chainId ?? state.funding?.chainId,
       });
     }
     for (const effect of decision.effects) {

@@ -105,7 +105,16 @@ export interface Facts {
 export type Effect = { kind: "sweep"; chainId: number; amount: bigint };
 
 export interface Decision {
-  transition?: { to: SessionStatus; reason: TransitionReason; detail: Record<string, unknown> };
+  transition?: {
+    to: SessionStatus;
+    reason: TransitionReason;
+    /** What the event says (kept as it is, for the merchant). */
+    detail: Record<string, unknown>;
+    /** The network the transition concerns, when there is one (its money movements go with it). */
+    chainId?: number;
+    /** FUNDED: the network that paid and the amount confirmed then, kept on the session. */
+    funding?: { chainId: number; amount: bigint };
+  };
   /** When a cancel was asked for and could not be honoured, why. */
   refused?: "payment_detected" | "not_pending";
   effects: Effect[];
@@ -146,6 +155,8 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
             to: "FUNDED",
             reason: overpaid > 0n ? "overpaid" : "paid",
             detail: { chainId: paid.chainId, amount: amount.toString(), overpaid: overpaid.toString(), txHashes: txHashesOn(facts, paid.chainId) },
+            chainId: paid.chainId,
+            funding: { chainId: paid.chainId, amount },
           },
           effects: [{ kind: "sweep", chainId: paid.chainId, amount }],
         };
@@ -173,6 +184,7 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
           transition: {
             to: "ERROR",
             reason: "underpaid",
+            chainId: partial.chainId,
             detail: {
               chainId: partial.chainId,
               amount: confirmed(partial.chainId).toString(),
@@ -195,13 +207,13 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
       // deposit — by our sweep or by anyone's call of the open sweep function.
       const settled = settledOn(facts, funding.chainId);
       if (settled.amount >= funding.amount) {
-        return { transition: { to: "SUCCEEDED", reason: "swept", detail: { chainId: funding.chainId, sweepTxHash: settled.lastTxHash } }, effects };
+        return { transition: { to: "SUCCEEDED", reason: "swept", chainId: funding.chainId, detail: { chainId: funding.chainId, sweepTxHash: settled.lastTxHash } }, effects };
       }
       const rounds = (facts.sweeps ?? []).filter((w) => w.chainId === funding.chainId);
       const last = rounds.at(-1);
       if (last && rounds.every((w) => w.state === "failed")) {
         return {
-          transition: { to: "ERROR", reason: "sweep_failed", detail: { chainId: funding.chainId, attempts: last.attempts, error: last.error ?? "sweep failed" } },
+          transition: { to: "ERROR", reason: "sweep_failed", chainId: funding.chainId, detail: { chainId: funding.chainId, attempts: last.attempts, error: last.error ?? "sweep failed" } },
           effects,
         };
       }
@@ -209,7 +221,7 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
       // incoming funds below the amount mean the funding transfer was reorged away.
       const present = byChain.get(funding.chainId)?.all ?? 0n;
       if (present < network.requiredBaseUnits) {
-        return { transition: { to: "ERROR", reason: "reorged", detail: { chainId: funding.chainId, amount: present.toString() } }, effects };
+        return { transition: { to: "ERROR", reason: "reorged", chainId: funding.chainId, detail: { chainId: funding.chainId, amount: present.toString() } }, effects };
       }
       return { effects };
     }
@@ -221,6 +233,7 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
           transition: {
             to: "ERROR",
             reason: "paid_after_cancel",
+            chainId: paidLate.chainId,
             detail: { chainId: paidLate.chainId, amount: (byChain.get(paidLate.chainId)?.confirmedAll ?? 0n).toString(), txHashes: txHashesOn(facts, paidLate.chainId) },
           },
           effects,
