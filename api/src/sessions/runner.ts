@@ -100,7 +100,10 @@ export class SessionRunner {
   }
 
   private async pumpOnce(): Promise<void> {
-    await this.scanNewBlocks();
+    await this.scanNewBlocks().catch((e) => {
+      // The indexer's schema dropped under us (a rebuild): nothing to scan until it is back.
+      if ((e as { code?: string })?.code !== "42P01") throw e;
+    });
     for (;;) {
       if (this.stopping) return;
       const due = await this.sql`
