@@ -99,8 +99,17 @@ export async function depositsOfSession(db: Db, sessionId: string): Promise<Depo
 
 /** The merchant's full view of one session: with its networks and its history. */
 export async function loadMerchantView(db: Db, row: SessionRow, publicMerchantId: string): Promise<MerchantSessionView> {
-  const [deposits, events] = await Promise.all([depositsOfSession(db, row.id), sessionEventsOf(db, row.id)]);
-  return merchantView(row, publicMerchantId, deposits, events);
+  // The row and its history from one snapshot: a transition committed between two reads must
+  // not show a status that its own history contradicts.
+  return db.transaction(
+    async (tx) => {
+      const [fresh] = await tx.select().from(paymentSessions).where(eq(paymentSessions.id, row.id));
+      const deposits = await tx.select().from(sessionDeposits).where(eq(sessionDeposits.sessionId, row.id)).orderBy(asc(sessionDeposits.chainId));
+      const events = await tx.select().from(sessionEvents).where(eq(sessionEvents.sessionId, row.id)).orderBy(asc(sessionEvents.sequence));
+      return merchantView(fresh ?? row, publicMerchantId, deposits, events);
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
 }
 
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {

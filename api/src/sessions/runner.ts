@@ -16,6 +16,7 @@ import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
 import { SESSION_WAKE_CHANNEL } from "./wake.ts";
+import { Pump } from "../pump.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -40,9 +41,7 @@ export interface RunnerStats {
 export class SessionRunner {
   readonly stats: RunnerStats = { steps: 0, transitions: 0, errors: 0, busyMs: 0, newHeads: 0 };
   private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private again = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly pump: Pump;
   private unlisten: (() => Promise<void>) | undefined;
   /** chainId → when FUNDED sessions there were last looked at for lost funding. */
   private readonly fundedLookedAt = new Map<number, number>();
@@ -53,50 +52,37 @@ export class SessionRunner {
     private readonly settings: RunnerSettings,
     private readonly log: (line: string) => void = () => {},
   ) {
+    // A poll, not a timer standing in for state: every due time lives in the table.
+    this.pump = new Pump(() => this.pass(), { name: "session runner", pollMs: settings.pollMs, retryMs: Math.max(settings.pollMs, 1000), log });
   }
 
   async start(): Promise<void> {
     const listener = await this.sql.listen(SESSION_WAKE_CHANNEL, () => this.wake(), () => this.wake());
     this.unlisten = () => listener.unlisten();
-    // A poll, not a timer standing in for state: every due time lives in the table.
-    this.timer = setInterval(() => this.wake(), this.settings.pollMs);
     this.wake();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.timer);
     await this.unlisten?.().catch(() => {});
-    await this.pumping;
+    await this.pump.stop();
   }
 
   wake(): void {
-    if (this.stopping) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((e) => {
-        this.stats.errors++;
-        this.log(`session runner: ${String((e as Error)?.message ?? e)}`);
-      })
-      .finally(() => {
-        this.pumping = undefined;
-        if (this.again && !this.stopping) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.pump.wake();
   }
 
-  private async pump(): Promise<void> {
+  private async pass(): Promise<undefined> {
     const t0 = performance.now();
     try {
       await this.pumpOnce();
+    } catch (e) {
+      this.stats.errors++;
+      throw e;
     } finally {
       this.stats.busyMs += performance.now() - t0;
     }
+    return undefined;
   }
 
   private async pumpOnce(): Promise<void> {

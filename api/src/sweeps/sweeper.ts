@@ -64,6 +64,7 @@ import {
 } from "./plan.ts";
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
 import { reconcileWithChain } from "./reconcile.ts";
+import { Pump } from "../pump.ts";
 import { newSweepTransactionId, SWEEP_CHANNEL } from "./queue.ts";
 import { asJson } from "../db/client.ts";
 
@@ -174,13 +175,11 @@ class ChainSweeper {
   /** Transaction id → when its nonce was first seen spent with none of its receipts found. */
   private readonly nonceSpentSeen = new Map<string, number>();
   private stopping = false;
+  private readonly pump: Pump;
   /** Set once the factory's code was seen on this network (it cannot go away). */
   private factoryPresent = false;
   /** Why sweeps on this network wait now (factory missing, guard, relayer balance), for the log and readiness. */
   private waiting: string | undefined;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly opts: SweeperOptions,
@@ -195,62 +194,37 @@ class ChainSweeper {
     this.sql = opts.sql;
     this.s = opts.settings;
     this.random = opts.random ?? Math.random;
+    this.pump = new Pump(() => this.pass(), { name: `sweeper ${net.name}`, pollMs: this.s.pollMs, log });
   }
 
   wake(): void {
-    if (this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      if (this.pumpAgain && !this.stopping) this.wake();
-    });
+    this.pump.wake();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.timer);
-    await this.pumping?.catch(() => {});
+    await this.pump.stop();
   }
 
-  private setTimer(ms: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), Math.max(5, Math.min(ms, this.s.pollMs)));
-  }
-
-  private async pump(): Promise<void> {
-    try {
-      for (;;) {
-        this.pumpAgain = false;
-        if (this.stopping) return;
-        const open = await this.watch();
-        if (this.stopping) return;
-        const sent = open < MAX_IN_FLIGHT ? await this.sendDue() : 0;
-        if (sent > 0 || this.pumpAgain) continue;
-        if (open > 0) {
-          this.setTimer(this.s.pollMs);
-          return;
-        }
-        const [next] = await this.sql`
-          select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-            from app.sweeps where chain_id = ${this.net.chainId} and state = 'queued'`;
-        const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
-        if (ms <= 0) {
-          // Due but not claimable (its deposit is in flight, or another process holds the
-          // nonce lock): look again after a short pause rather than spin.
-          this.setTimer(Math.min(this.s.pollMs, 100));
-          return;
-        }
-        this.setTimer(ms);
-        return;
-      }
-    } catch (e) {
-      if (!this.stopping) this.log(`sweeper ${this.net.name}: ${firstLine(e)}`);
-      this.setTimer(this.s.pollMs);
-    }
+  /**
+   * One pass: follow the unfinished transactions, then send what is due. Returns when to look
+   * again: at once after a send (more may be due), the poll interval while transactions are
+   * open, else when the next queued sweep falls due.
+   */
+  private async pass(): Promise<number | undefined> {
+    if (this.stopping) return undefined;
+    const open = await this.watch();
+    if (this.stopping) return undefined;
+    const sent = open < MAX_IN_FLIGHT ? await this.sendDue() : 0;
+    if (sent > 0) return 0;
+    if (open > 0) return this.s.pollMs;
+    const [next] = await this.sql`
+      select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
+        from app.sweeps where chain_id = ${this.net.chainId} and state = 'queued'`;
+    const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+    // Due but not claimable (its deposit is in flight, or another process holds the nonce
+    // lock): look again after a short pause rather than spin.
+    return ms <= 0 ? Math.min(this.s.pollMs, 100) : Math.max(5, ms);
   }
 
   // ---------------------------------------------------------------- send
