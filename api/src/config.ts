@@ -15,6 +15,16 @@ export interface Config {
   dataDir: string;
   embeddedPgPort: number;
   dbPoolSize: number;
+  /** A Postgres connection attempt gives up after this (then 503, loops back off). */
+  dbConnectTimeoutMs: number;
+  /** Postgres statement_timeout per connection (0: none). */
+  dbStatementTimeoutMs: number;
+  /** Every HTTP request answers within this: past it, 503 service_unavailable + Retry-After. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, requests in flight get this long to finish. */
+  shutdownGraceMs: number;
+  /** SERVICE_METRICS_TOKEN: when set, GET /metrics takes `Authorization: Bearer <it>`. */
+  metricsToken: RedactedSecret | undefined;
   rateLimit: { perSecond: number; burst: number };
   sessionDefaultExpirySeconds: number;
   sessionMinExpirySeconds: number;
@@ -72,6 +82,26 @@ export interface SweepConfig extends SweepSettings {
    * key). Wrapped so that printing or serializing the config never shows it: `.reveal()`.
    */
   relayerPrivateKey: RedactedKey | undefined;
+}
+
+/** A string secret that prints as "[redacted]". */
+export class RedactedSecret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return "[redacted]";
+  }
+  toJSON(): string {
+    return "[redacted]";
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "[redacted]";
+  }
 }
 
 /** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
@@ -214,6 +244,11 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: str("SERVICE_DATA_DIR", ".data"),
     embeddedPgPort: int("SERVICE_EMBEDDED_PG_PORT", 54329, 1, 65535),
     dbPoolSize: int("SERVICE_DB_POOL_SIZE", 20, 1, 500),
+    dbConnectTimeoutMs: int("SERVICE_DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
+    dbStatementTimeoutMs: int("SERVICE_DB_STATEMENT_TIMEOUT_MS", 5000, 0, 3_600_000),
+    requestTimeoutMs: int("SERVICE_REQUEST_TIMEOUT_MS", 5000, 100, 600_000),
+    shutdownGraceMs: int("SERVICE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    metricsToken: undefined,
     rateLimit: {
       perSecond: int("SERVICE_RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
       burst: int("SERVICE_RATE_LIMIT_BURST", 200, 1, 1_000_000),
@@ -264,6 +299,11 @@ export function loadConfig(env: Env = process.env): Config {
     if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) {
       config.sweeps.relayerPrivateKey = new RedactedKey(rawRelayerKey as `0x${string}`);
     } else problems.push(`SERVICE_RELAYER_PRIVATE_KEY: must be 0x followed by 64 hex characters (a secp256k1 private key)`);
+  }
+  const rawMetricsToken = str("SERVICE_METRICS_TOKEN", "").trim();
+  if (rawMetricsToken) {
+    if (rawMetricsToken.length >= 16 && /^[\x21-\x7e]+$/.test(rawMetricsToken)) config.metricsToken = new RedactedSecret(rawMetricsToken);
+    else problems.push(`SERVICE_METRICS_TOKEN: must be at least 16 printable characters without spaces (openssl rand -hex 24)`);
   }
   const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
   if (rawKey) {

@@ -89,6 +89,7 @@ export const ERROR_CATALOGUE = {
   api_key_revoked: { status: 401, type: "authentication_error", message: "The API key was revoked." },
   session_token_invalid: { status: 401, type: "authentication_error", message: "The session token is not valid." },
   session_token_expired: { status: 401, type: "authentication_error", message: "The session token has expired." },
+  metrics_token_invalid: { status: 401, type: "authentication_error", message: "The metrics token is not valid (SERVICE_METRICS_TOKEN)." },
   environment_mismatch: {
     status: 403,
     type: "permission_error",

@@ -98,9 +98,11 @@ if (dev) {
   log(`  (also in ${file})`);
 }
 
-// In order: the indexer (it writes into our Postgres), the service (workers, HTTP, pool,
-// Postgres), then the local chain the workers used.
+// In order: HTTP stops taking work and lets requests in flight finish (at most
+// SERVICE_SHUTDOWN_GRACE_MS), the indexer (it writes into our Postgres), the service
+// (workers hand back their claims, pool, Postgres), then the local chain the workers used.
 stopOnSignals(log, async () => {
+  await running.drain();
   await indexer?.stop();
   await running.stop();
   await chain?.stop();

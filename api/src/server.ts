@@ -21,6 +21,9 @@ import { DEV_RELAYER_ADDRESS, relayerAddress, relayerKeysFor } from "./sweeps/re
 import { NetworkReadiness } from "./onchain/network-status.ts";
 import type { Address } from "viem";
 import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
+import { serveApp } from "./http/serve.ts";
+import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
+import { Outage } from "./db/outage.ts";
 
 export interface RunningService {
   url: string;
@@ -39,6 +42,11 @@ export interface RunningService {
    * known then). Throws when a production network has no SERVICE_RELAYER_PRIVATE_KEY.
    */
   startSweeper(networks: readonly NetworkConfig[]): Promise<Sweeper | undefined>;
+  /**
+   * Stops taking HTTP work (new requests: 503 + Connection: close) and waits for the requests
+   * in flight, at most SERVICE_SHUTDOWN_GRACE_MS; then the listener is closed. stop() does it too.
+   */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -67,7 +75,8 @@ export async function startService(config: Config, log: (line: string) => void =
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort });
+    // Supervised: restarted (with backoff) should its server process die; logged once per outage.
+    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort, log });
     databaseUrl = embedded.url;
     log(`embedded Postgres on 127.0.0.1:${config.embeddedPgPort}, data in ${join(config.dataDir, "pg")}`);
   }
@@ -90,7 +99,11 @@ export async function startService(config: Config, log: (line: string) => void =
   try {
     const encryption = resolveEncryptionKey(config.encryptionKey, config.dataDir);
     if (encryption.created) log(`made a webhook-secret encryption key in ${encryption.file} (production: set SERVICE_ENCRYPTION_KEY)`);
-    database = connect(databaseUrl, { max: config.dbPoolSize });
+    database = connect(databaseUrl, {
+      max: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+    });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
     const networks = options.networks ?? [];
@@ -116,16 +129,38 @@ export async function startService(config: Config, log: (line: string) => void =
     }
     if (options.networks) await startSweeperFor(options.networks);
     const app = buildApp(services);
+    const httpMetrics = new HttpMetrics();
+    httpMetrics.setRoutes(app.routes);
+    services.metrics = new MetricsRegistry({
+      sql: database.sql,
+      readiness,
+      http: httpMetrics,
+      webhookStats: () => worker?.stats,
+    });
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
-    app.listen({ port: config.port, hostname: config.bindHost, maxRequestBodySize: 128 * MAX_BODY_BYTES });
-    const server = app.server!;
+    const front = serveApp(app, {
+      port: config.port,
+      hostname: config.bindHost,
+      maxRequestBodySize: 128 * MAX_BODY_BYTES,
+      requestTimeoutMs: config.requestTimeoutMs,
+      metrics: httpMetrics,
+    });
+    const server = front.server;
     const url = `http://${config.bindHost}:${server.port}`;
-    // Housekeeping only: a skipped run loses nothing, the next one catches up.
+    // Housekeeping only: a skipped run loses nothing, the next one catches up. During a
+    // database outage it says so once, not every hour.
+    const purgeOutage = new Outage("idempotency purge", log);
     const housekeeping = setInterval(() => {
-      purgeExpiredIdempotencyKeys(database!.sql).catch((e) => log(`idempotency purge failed: ${String(e)}`));
+      purgeExpiredIdempotencyKeys(database!.sql).then(
+        () => purgeOutage.ok(),
+        (e) => {
+          if (purgeOutage.failed(e) === undefined) log(`idempotency purge failed: ${String((e as Error)?.message ?? e)}`);
+        },
+      );
     }, HOUSEKEEPING_EVERY_MS);
     housekeeping.unref();
+    let drained: Promise<void> | undefined;
     return {
       url,
       swaggerUrl: `${url}${SWAGGER_PATH}`,
@@ -137,13 +172,16 @@ export async function startService(config: Config, log: (line: string) => void =
         return sweeper;
       },
       startSweeper: startSweeperFor,
+      drain: () => (drained ??= front.drain(config.shutdownGraceMs)),
       async stop() {
+        // HTTP first (in-flight requests finish, new ones get 503), then the loops (they
+        // hand back what they claimed), then the pool, then Postgres.
+        await (drained ??= front.drain(config.shutdownGraceMs));
         clearInterval(housekeeping);
         readiness?.stop();
         await runner?.stop();
         await sweeper?.stop();
         await worker?.stop();
-        await app.stop(true);
         await database!.close();
         await embedded?.stop();
       },

@@ -5,6 +5,7 @@ import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { Faucet } from "../sandbox/faucet.ts";
 import { NetworkReadiness } from "../onchain/network-status.ts";
+import type { MetricsRegistry } from "./metrics.ts";
 
 /** What the HTTP layer needs from the rest of the process. */
 export interface Services {
@@ -23,6 +24,8 @@ export interface Services {
   networks: NetworkConfig[];
   /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
   readiness: NetworkReadiness;
+  /** GET /metrics (server.ts sets it once the HTTP front exists). */
+  metrics?: MetricsRegistry;
 }
 
 export function makeServices(

@@ -36,6 +36,7 @@ import { insertAttempts, signingSecrets, type NewAttempt } from "./store.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
 import { asJson } from "../db/client.ts";
+import { Outage } from "../db/outage.ts";
 
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 1000;
@@ -98,11 +99,16 @@ export class WebhookWorker {
   private recording: Promise<void> | undefined;
   private idle: (() => void) | undefined;
   private readonly keyCache = new Map<string, Buffer[]>();
+  /** A database outage is logged once, and claims and records back off meanwhile. */
+  private readonly outage: Outage;
+  private readonly recordOutage: Outage;
 
   constructor(private readonly opts: WorkerOptions) {
     this.sql = opts.sql;
     this.s = opts.settings;
     this.log = opts.log ?? (() => {});
+    this.outage = new Outage("webhook worker", this.log, { maxDelayMs: Math.max(opts.settings.pollMs, 5000) });
+    this.recordOutage = new Outage("webhook worker (recording results)", this.log);
     this.random = opts.random ?? Math.random;
   }
 
@@ -163,13 +169,15 @@ export class WebhookWorker {
             from app.webhook_deliveries
            where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
         const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+        this.outage.ok();
         if (ms <= 0) continue;
         this.setTimer(ms);
         return;
       }
     } catch (e) {
-      if (!this.stopping) this.log(`webhook worker: claim failed: ${String((e as Error)?.message ?? e)}`);
-      this.setTimer(this.s.pollMs);
+      const wait = this.outage.failed(e);
+      if (wait === undefined && !this.stopping) this.log(`webhook worker: claim failed: ${String((e as Error)?.message ?? e)}`);
+      this.setTimer(wait ?? this.s.pollMs);
     }
   }
 
@@ -312,6 +320,7 @@ export class WebhookWorker {
         const batch = this.outcomes.splice(0, RECORD_BATCH);
         try {
           const wakeNow = await this.write(batch);
+          this.recordOutage.ok();
           this.stats.recorded += batch.length;
           if (wakeNow) this.wake();
         } catch (e) {
@@ -319,9 +328,10 @@ export class WebhookWorker {
           const code = (e as { code?: string })?.code;
           // A deadlock or serialization failure is retried at once; anything else after a pause.
           if (code !== "40P01" && code !== "40001") {
-            this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
+            const wait = this.recordOutage.failed(e);
+            if (wait === undefined) this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
             if (this.stopping) return;
-            await Bun.sleep(500);
+            await Bun.sleep(wait ?? 500);
           }
         }
       }
