@@ -71,21 +71,26 @@ test("a pass says when it wants the next, at most the poll interval away", async
   expect(at[1]! - at[0]!).toBeLessThan(20);
 });
 
-test("a failing pass is retried after a pause and logged once per run of failures", async () => {
+test("a failing pass is retried after a pause that doubles, and logged once per run of failures", async () => {
   const lines: string[] = [];
   let passes = 0;
+  const at: number[] = [];
   const pump = new Pump(
     async () => {
       passes++;
+      at.push(performance.now());
       if (passes <= 4) throw new Error("connect ECONNREFUSED 127.0.0.1:5432\nstack…");
       return undefined;
     },
     { name: "sweeper local", pollMs: 1_000, retryMs: 10, log: (l) => lines.push(l) },
   );
   pump.wake();
-  await tick(120);
+  await tick(400);
   await pump.stop();
   expect(passes).toBeGreaterThanOrEqual(5);
+  const gaps = at.slice(1, 5).map((t, i) => t - at[i]!);
+  expect(gaps[1]!).toBeGreaterThan(gaps[0]! * 1.5); // 10, 20, 40, 80 ms
+  expect(gaps[3]!).toBeGreaterThan(gaps[2]! * 1.5);
   expect(lines).toHaveLength(2);
   expect(lines[0]).toBe("sweeper local: connect ECONNREFUSED 127.0.0.1:5432 (retried; logged again only if it changes)");
   expect(lines[1]).toMatch(/^sweeper local: working again after 4 failed pass\(es\)/);

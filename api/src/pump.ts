@@ -3,10 +3,14 @@
  * runs when woken (NOTIFY, an API write, a timer) and never twice at once; a wake during a pass
  * runs exactly one more pass after it; a pass says when it wants the next one (at most the poll
  * interval away: the due times live in the tables, the timer is only how often to look); a
- * failing pass is logged and retried after a pause — once per run of failures, not once per
- * attempt (an outage of the database or an RPC is one line when it starts and one when it ends).
+ * failing pass is logged and retried after a pause that doubles while failures last (up to
+ * 10 s) — logged once per run of failures, not once per attempt (an outage of the database or
+ * an RPC is one line when it starts and one when it ends).
  * `stop()` waits for the pass under way and runs no other.
  */
+/** Longest pause between two tries while passes keep failing. */
+export const MAX_RETRY_MS = 10_000;
+
 export interface PumpOptions {
   /** For the log lines. */
   name: string;
@@ -69,13 +73,16 @@ export class Pump {
         this.opts.log?.(`${this.opts.name}: ${message}${this.failing ? "" : " (retried; logged again only if it changes)"}`);
       }
       this.failing = { message, count: (this.failing?.count ?? 0) + 1, since: this.failing?.since ?? Date.now() };
-      next = this.opts.retryMs ?? this.opts.pollMs;
+      // Backing off while it lasts: the pause doubles with each failure, up to MAX_RETRY_MS.
+      const base = this.opts.retryMs ?? this.opts.pollMs;
+      next = Math.min(base * 2 ** Math.min(this.failing.count - 1, 16), Math.max(base, MAX_RETRY_MS));
     }
     if (this.stopped) return;
     if (next <= 0) {
       this.again = true;
       return;
     }
-    this.timer = setTimeout(() => this.wake(), Math.min(next, this.opts.pollMs));
+    // A due time is never further than the poll interval; a failure's pause may be.
+    this.timer = setTimeout(() => this.wake(), this.failing ? next : Math.min(next, this.opts.pollMs));
   }
 }

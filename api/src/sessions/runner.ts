@@ -17,6 +17,7 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
 import { SESSION_WAKE_CHANNEL } from "./wake.ts";
 import { Pump } from "../pump.ts";
+import { isDatabaseUnavailable } from "../db/outage.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -107,6 +108,8 @@ export class SessionRunner {
               this.stats.steps++;
               if (r.decision?.transition) this.stats.transitions++;
             } catch (e) {
+              // The database is away: no session can be stepped; the pass ends (logged once by the pump).
+              if (isDatabaseUnavailable(e)) throw e;
               this.stats.errors++;
               this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
               // Back off this one session; the others go on.
@@ -152,7 +155,11 @@ export class SessionRunner {
       // payment may have been indexed before any runner ran); after that, only new blocks.
       const from = seen === null ? -1n : (seen < head ? seen : head) - depth;
       // Money into a deposit (a payment) or out of it (a sweep, whoever sent it: it settles).
-      await this.sql.unsafe(
+      // The first scan of a chain reads every indexed transfer: not bound by the pool's
+      // statement timeout, which is sized for requests.
+      await this.sql.begin(async (tx) => {
+        if (seen === null) await tx`set local statement_timeout = '10min'`;
+        await tx.unsafe(
         `update app.payment_sessions s set wake_at = now()
            from (select d.session_id
                    from ${INDEXER_SCHEMA}.transfers t
@@ -164,8 +171,9 @@ export class SessionRunner {
                    join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
                   where t.chain_id = $1 and t.block_number > $2) x
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
-        [chainId, from.toString()],
-      );
+          [chainId, from.toString()],
+        );
+      });
       await this.sql`
         insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash as string}, now())
         on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`;

@@ -298,6 +298,8 @@ async function main() {
   for (const s of sessions) leftOnDeposits += (await clients.publicClient.readContract({ address: token, abi: testUsdAbi, functionName: "balanceOf", args: [s.deposit] })) as bigint;
   check(leftOnDeposits === 0n, `nothing left on deposits (${leftOnDeposits} base units are)`);
   check(settled === paidTotal, `swept sum = paid sum (${settled} vs ${paidTotal})`);
+  // During the outages a create answers 503 (or cannot connect while the process restarts): never a 500.
+  check(!statusCounts.has(500), `no 500 answers (${JSON.stringify(Object.fromEntries(statusCounts))})`);
   const duplicates = received.length - new Set(received.map((r) => r.id)).size;
   console.log(
     JSON.stringify({
