@@ -28,7 +28,7 @@ afterAll(async () => {
   await service?.stop().catch(() => {});
   await pg?.stop().catch(() => {});
   rmSync(dir, { recursive: true, force: true });
-});
+}, 30_000); // a loaded machine stops a service and a Postgres slowly
 
 /** kill -9 the postmaster and its children (the backends), as an OOM killer or a crash would. */
 function killServer(pid: number): void {
