@@ -239,6 +239,7 @@ describe("delivery", () => {
   });
 
   test("one endpoint hanging does not slow another merchant's deliveries", async () => {
+    const slowFrom = performance.now();
     const slow = receiver();
     slow.behave(async () => {
       await Bun.sleep(3000);
@@ -256,7 +257,6 @@ describe("delivery", () => {
         for (let i = 0; i < 100; i++) await insertSession(svc.services.database.sql, { id: newId("paymentSession"), deposits: [], merchantId: merchantA, environment: "sandbox", input, tokenGraceSeconds: 60 });
       }),
     );
-    const slowFrom = performance.now();
     await slow.waitFor(4, 3000); // the slow endpoint holds its slots now
     const commits: number[] = [];
     for (let i = 0; i < 10; i++) {
