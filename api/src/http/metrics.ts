@@ -7,6 +7,7 @@
  * the database figures come from a few aggregate queries, cached for CACHE_MS, so a scrape
  * every few seconds from several scrapers costs one round of queries.
  */
+import { indexedHeadBlocks } from "../sessions/indexed.ts";
 import { timingSafeEqual, createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Sql } from "postgres";
@@ -107,9 +108,7 @@ async function readDbFigures(sql: Sql): Promise<DbFigures> {
     sql`select state, count(*)::int as n from app.webhook_deliveries where state in ('waiting', 'pending', 'sending', 'failed') group by state`,
     sql`select state, count(*)::int as n from app.sweeps where state in ('queued', 'sending') group by state`,
     sql`select coalesce(extract(epoch from (now() - min(next_attempt_at))), 0)::float8 as s from app.sweeps where state = 'queued' and next_attempt_at <= now()`,
-    sql`select to_regclass('indexer.chain_heads')::text as t`.then(async (r): Promise<Record<string, unknown>[]> =>
-      r[0]?.t ? [...(await sql.unsafe(`select chain_id, block_number::text as b from indexer.chain_heads`))] : [],
-    ),
+    indexedHeadBlocks(sql),
   ]);
   return {
     sessions: sessions.map((r) => ({ status: r.status as string, n: r.n as number })),
@@ -117,7 +116,7 @@ async function readDbFigures(sql: Sql): Promise<DbFigures> {
     webhooks: webhooks.map((r) => ({ state: r.state as string, n: r.n as number })),
     sweeps: sweeps.map((r) => ({ state: r.state as string, n: r.n as number })),
     sweepOldestDueSeconds: Number(sweepLag[0]?.s ?? 0),
-    indexerHeads: (heads as Record<string, unknown>[]).map((r) => ({ chainId: Number(r.chain_id), block: BigInt(r.b as string) })),
+    indexerHeads: [...heads].map(([chainId, block]) => ({ chainId, block })),
   };
 }
 

@@ -14,9 +14,8 @@ import { queueSweep } from "../sweeps/queue.ts";
 import { recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type Outflow, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
 import { reportMoneyMovements } from "./funds.ts";
+import { indexedPastExpiry, readIndexed, type IndexedOutflow } from "./indexed.ts";
 
-/** The Postgres schema the indexer writes (indexer/process.ts). */
-export const INDEXER_SCHEMA = "indexer";
 
 export interface StepRequest {
   cancelRequest?: "payer" | "merchant";
@@ -140,62 +139,6 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
   });
 }
 
-interface IndexedOutflow extends Outflow {
-  to: string;
-  confirmations: number;
-}
-
-/**
- * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
- * payment and is left out) and transfers out of them, each with its confirmations;
- * "not_ready" while the indexer (re)builds; none when it never ran.
- */
-async function readIndexed(tx: TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
-  const [meta] = await tx`
-    select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
-           to_regclass('indexer_meta.settings')::text as launched`;
-  // No table: either no indexer was ever started here (nothing indexed: no transfers), or
-  // one is rebuilding its schema (not ready: missing rows are not missing payments).
-  if (!meta?.transfers) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
-  if (meta.meta) {
-    const [ready] = await tx.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
-    if (ready && ready.ready === false) return "not_ready";
-  }
-  const rows = await tx.unsafe(
-    `select 'in' as dir, t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
-            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
-       from app.session_deposits d
-       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
-       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-      where d.session_id = $1 and t.value > 0
-     union all
-     select 'out' as dir, t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
-            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
-       from app.session_deposits d
-       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
-       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-      where d.session_id = $1 and t.value > 0`,
-    [sessionId],
-  );
-  const transfers: Transfer[] = [];
-  const outflows: IndexedOutflow[] = [];
-  for (const r of rows) {
-    if (r.dir === "in") {
-      transfers.push({
-        chainId: r.chain_id as number,
-        txHash: r.tx_hash as string,
-        logIndex: r.log_index as number,
-        value: BigInt(r.value as string),
-        blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
-        confirmations: r.confirmations as number,
-      });
-    } else {
-      outflows.push({ chainId: r.chain_id as number, txHash: r.tx_hash as string, amount: BigInt(r.value as string), to: r.to as string, confirmations: r.confirmations as number });
-    }
-  }
-  return { transfers, outflows };
-}
-
 /** Outflows that count as settled: to the deposit's own settlement address, at the network's depth. */
 function confirmedOutflows(outflows: IndexedOutflow[], deposits: DepositFact[]): Outflow[] {
   return outflows
@@ -251,22 +194,4 @@ async function readSweepRounds(tx: TransactionSql, sessionId: string): Promise<S
     attempts: Number(r.attempts),
     ...(r.last_error ? { error: r.last_error as string } : {}),
   }));
-}
-
-/**
- * Per network: has the indexer stored a block stamped after `expiresAt`? Only then is every
- * on-time payment certain to be among its transfers (block timestamps never go down, and a
- * block's transfers are stored with it). Nothing else stands in for it — not the RPC's view
- * of the newest block, which may already hold a payment the indexer has not stored.
- */
-async function indexedPastExpiry(tx: TransactionSql, chainIds: number[], expiresAt: Date): Promise<Record<number, boolean>> {
-  const [exists] = await tx`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-  if (!exists?.t) return {};
-  const heads = await tx.unsafe(`select chain_id, block_timestamp::text as ts from ${INDEXER_SCHEMA}.chain_heads`);
-  const out: Record<number, boolean> = {};
-  for (const chainId of chainIds) {
-    const h = heads.find((r) => r.chain_id === chainId);
-    out[chainId] = h !== undefined && Number(h.ts) * 1000 > expiresAt.getTime();
-  }
-  return out;
 }

@@ -14,7 +14,8 @@
  */
 import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
+import { stepSession } from "./actor.ts";
+import { indexedHeads, wakeSessionsTouchedAfter } from "./indexed.ts";
 import { SESSION_WAKE_CHANNEL } from "./wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
@@ -124,19 +125,11 @@ export class SessionRunner {
 
   /** Wake the sessions that new indexed blocks concern; then remember how far we looked. */
   private async scanNewBlocks(): Promise<void> {
-    const [exists] = await this.sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-    if (!exists?.t) return;
-    const heads = await this.sql.unsafe(
-      `select h.chain_id, h.block_number::text as head, h.block_hash as hash, c.block_number::text as seen, c.block_hash as seen_hash
-         from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
-    );
     const now = Date.now();
-    for (const h of heads) {
-      const chainId = h.chain_id as number;
-      const head = BigInt(h.head as string);
-      const seen = h.seen === null ? null : BigInt(h.seen as string);
+    for (const h of await indexedHeads(this.sql)) {
+      const { chainId, head, seen } = h;
       // A head lower than before, or the same height with another hash: blocks were replaced.
-      const reorged = seen !== null && (head < seen || (head === seen && h.hash !== h.seen_hash));
+      const reorged = seen !== null && (head < seen || (head === seen && h.hash !== h.seenHash));
       const safetyDue = now - (this.fundedLookedAt.get(chainId) ?? 0) >= FUNDED_SAFETY_LOOK_MS;
       if (reorged || safetyDue) {
         // A reorg may have taken a funding transfer away: FUNDED sessions on this chain (few
@@ -153,29 +146,9 @@ export class SessionRunner {
       const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
       // Never looked at this chain: every indexed transfer into a deposit address counts (a
       // payment may have been indexed before any runner ran); after that, only new blocks.
-      const from = seen === null ? -1n : (seen < head ? seen : head) - depth;
-      // Money into a deposit (a payment) or out of it (a sweep, whoever sent it: it settles).
-      // The first scan of a chain reads every indexed transfer: not bound by the pool's
-      // statement timeout, which is sized for requests.
-      await this.sql.begin(async (tx) => {
-        if (seen === null) await tx`set local statement_timeout = '10min'`;
-        await tx.unsafe(
-        `update app.payment_sessions s set wake_at = now()
-           from (select d.session_id
-                   from ${INDEXER_SCHEMA}.transfers t
-                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
-                  where t.chain_id = $1 and t.block_number > $2
-                 union
-                 select d.session_id
-                   from ${INDEXER_SCHEMA}.transfers t
-                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
-                  where t.chain_id = $1 and t.block_number > $2) x
-          where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
-          [chainId, from.toString()],
-        );
-      });
+      await wakeSessionsTouchedAfter(this.sql, chainId, seen === null ? -1n : (seen < head ? seen : head) - depth);
       await this.sql`
-        insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash as string}, now())
+        insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash}, now())
         on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`;
     }
   }
