@@ -37,6 +37,7 @@ import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
 import { asJson } from "../db/client.ts";
 import { Outage } from "../db/outage.ts";
+import { Pump } from "../pump.ts";
 
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 1000;
@@ -86,9 +87,7 @@ export class WebhookWorker {
   private readonly random: () => number;
   private readonly abort = new AbortController();
   private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly pump: Pump;
   private unlisten: (() => Promise<void>) | undefined;
   /** endpoint → jobs in flight; endpoint → claimed jobs waiting for a slot. */
   private readonly active = new Map<string, number>();
@@ -99,15 +98,14 @@ export class WebhookWorker {
   private recording: Promise<void> | undefined;
   private idle: (() => void) | undefined;
   private readonly keyCache = new Map<string, Buffer[]>();
-  /** A database outage is logged once, and claims and records back off meanwhile. */
-  private readonly outage: Outage;
+  /** A database outage while recording results is logged once, and recording backs off meanwhile (claims: the pump does the same). */
   private readonly recordOutage: Outage;
 
   constructor(private readonly opts: WorkerOptions) {
     this.sql = opts.sql;
     this.s = opts.settings;
     this.log = opts.log ?? (() => {});
-    this.outage = new Outage("webhook worker", this.log, { maxDelayMs: Math.max(opts.settings.pollMs, 5000) });
+    this.pump = new Pump(() => this.pass(), { name: "webhook worker", pollMs: opts.settings.pollMs, retryMs: 250, log: this.log });
     this.recordOutage = new Outage("webhook worker (recording results)", this.log);
     this.random = opts.random ?? Math.random;
   }
@@ -124,21 +122,7 @@ export class WebhookWorker {
 
   /** Look at the table now. */
   wake(): void {
-    if (this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      if (this.pumpAgain && !this.stopping) this.wake();
-    });
-  }
-
-  private setTimer(ms: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), Math.max(5, Math.min(ms, this.s.pollMs)));
+    this.pump.wake();
   }
 
   /**
@@ -151,34 +135,26 @@ export class WebhookWorker {
     return out;
   }
 
-  private async pump(): Promise<void> {
-    try {
-      for (;;) {
-        this.pumpAgain = false;
-        if (this.stopping) return;
-        const room = Math.min(CLAIM_BATCH, this.s.concurrency - this.activeTotal - this.queuedTotal);
-        if (room <= 0) return; // a finishing send wakes us
-        const excluded = this.saturated();
-        const jobs = await this.claim(room, excluded);
-        for (const job of jobs) this.dispatch(job);
-        // Something was due: look again (endpoints now at their limit are excluded next time,
-        // so one endpoint's backlog cannot hide others' due deliveries).
-        if (jobs.length > 0 || this.pumpAgain) continue;
-        const [next] = await this.sql`
-          select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-            from app.webhook_deliveries
-           where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
-        const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
-        this.outage.ok();
-        if (ms <= 0) continue;
-        this.setTimer(ms);
-        return;
-      }
-    } catch (e) {
-      const wait = this.outage.failed(e);
-      if (wait === undefined && !this.stopping) this.log(`webhook worker: claim failed: ${String((e as Error)?.message ?? e)}`);
-      this.setTimer(wait ?? this.s.pollMs);
-    }
+  /**
+   * One pass: claim what is due (up to the free slots) and hand it out. Returns when to look
+   * again: at once when something was claimed (endpoints now at their limit are excluded next
+   * time, so one endpoint's backlog cannot hide others' due deliveries), else when the next
+   * delivery falls due. A database outage ends the pass; the pump logs it once and backs off.
+   */
+  private async pass(): Promise<number | undefined> {
+    if (this.stopping) return undefined;
+    const room = Math.min(CLAIM_BATCH, this.s.concurrency - this.activeTotal - this.queuedTotal);
+    if (room <= 0) return undefined; // a finishing send wakes us
+    const excluded = this.saturated();
+    const jobs = await this.claim(room, excluded);
+    for (const job of jobs) this.dispatch(job);
+    if (jobs.length > 0) return 0;
+    const [next] = await this.sql`
+      select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
+        from app.webhook_deliveries
+       where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
+    const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+    return ms <= 0 ? 0 : Math.max(5, ms);
   }
 
   private async claim(limit: number, excluded: string[]): Promise<Job[]> {
@@ -451,9 +427,8 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    clearTimeout(this.timer);
     await this.unlisten?.().catch(() => {});
-    await this.pumping?.catch(() => {});
+    await this.pump.stop();
     for (const [, jobs] of this.queued) for (const job of jobs) this.outcomes.push({ job, result: abortedResult(), atMs: Date.now() });
     this.queued.clear();
     this.queuedTotal = 0;
