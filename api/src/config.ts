@@ -4,7 +4,7 @@
  * `.env.example` documents each variable; keep the two in step.
  */
 import { parseAmount } from "../../shared/money.ts";
-import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./webhooks/schedule.ts";
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./retry-schedule.ts";
 
 export interface Config {
   port: number;

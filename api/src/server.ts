@@ -11,7 +11,9 @@ import { migrate } from "./db/migrate.ts";
 import { buildApp, SWAGGER_PATH } from "./http/app.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { MAX_BODY_BYTES } from "./http/body.ts";
-import { makeServices, type Services } from "./http/services.ts";
+import type { Services } from "./http/services.ts";
+import { RateLimiter } from "./http/rate-limit.ts";
+import { Faucet } from "./sandbox/faucet.ts";
 import type { NetworkConfig } from "../../shared/chains/config.ts";
 import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
@@ -111,7 +113,18 @@ export async function startService(config: Config, log: (line: string) => void =
       options.readiness ??
       new NetworkReadiness(networks, { relayerFor: relayerAddressFor(config, networks), refreshMs: config.networkCheckMs, log });
     readiness.start();
-    const services = makeServices(config, database, encryption.key, options.resolver, networks, readiness);
+    // The services bag of the HTTP layer: the process's parts, made here where they live.
+    const services: Services = {
+      config,
+      database,
+      encryptionKey: encryption.key,
+      resolver: options.resolver,
+      networks,
+      readiness,
+      faucet: new Faucet(),
+      limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
+      keyTouchedAt: new Map(),
+    };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
         sql: database.sql,

@@ -1,13 +1,13 @@
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { Faucet } from "../sandbox/faucet.ts";
-import { NetworkReadiness } from "../onchain/network-status.ts";
+import type { Faucet } from "../sandbox/faucet.ts";
+import type { NetworkReadiness } from "../onchain/network-status.ts";
 import type { MetricsRegistry } from "./metrics.ts";
 
-/** What the HTTP layer needs from the rest of the process. */
+/** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
   config: Config;
   database: Database;
@@ -26,25 +26,4 @@ export interface Services {
   readiness: NetworkReadiness;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */
   metrics?: MetricsRegistry;
-}
-
-export function makeServices(
-  config: Config,
-  database: Database,
-  encryptionKey: Buffer,
-  resolver?: Resolver,
-  networks: NetworkConfig[] = [],
-  readiness: NetworkReadiness = new NetworkReadiness(networks),
-): Services {
-  return {
-    config,
-    networks,
-    readiness,
-    faucet: new Faucet(),
-    database,
-    encryptionKey,
-    resolver,
-    limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
-    keyTouchedAt: new Map(),
-  };
 }

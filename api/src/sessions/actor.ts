@@ -10,7 +10,7 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { queueSweep } from "../sweeps/queue.ts";
+import { queueSweep } from "../effects/sweep-queue.ts";
 import { recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type Outflow, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
 import { reportMoneyMovements } from "./funds.ts";

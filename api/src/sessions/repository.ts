@@ -11,7 +11,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { MoneyEventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { hashSecret, mintCredential } from "../credentials/format.ts";
-import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/outbox.ts";
+import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/webhook-outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
@@ -176,7 +176,7 @@ export async function transitionSession(
 
 /**
  * In the caller's transaction, which holds the session's row lock: the new status, its
- * event, and the event's webhook deliveries (webhooks/outbox.ts). The one place a status
+ * event, and the event's webhook deliveries (effects/webhook-outbox.ts). The one place a status
  * changes, for the actor and for transitionSession alike.
  */
 export async function recordTransition(

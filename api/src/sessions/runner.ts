@@ -16,7 +16,7 @@ import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { stepSession } from "./actor.ts";
 import { indexedHeads, wakeSessionsTouchedAfter } from "./indexed.ts";
-import { SESSION_WAKE_CHANNEL } from "./wake.ts";
+import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
 

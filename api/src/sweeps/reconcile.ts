@@ -20,7 +20,7 @@
  */
 import type { Sql } from "postgres";
 import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
-import { wakeSessions } from "../sessions/wake.ts";
+import { wakeSessions } from "../effects/wake.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
 export const RECONCILE_GRACE_MS = 10_000;

@@ -5,7 +5,7 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import { startTestChain, type TestChain } from "../../../shared/contracts/testing/chain.ts";
 import { startTestService } from "../testing/service.ts";
-import { queueSweep } from "./queue.ts";
+import { queueSweep } from "../effects/sweep-queue.ts";
 
 let chain: TestChain;
 let network: NetworkConfig;

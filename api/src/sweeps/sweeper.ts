@@ -48,7 +48,7 @@ import type { SweepSettings } from "../config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
-import { wakeSessions } from "../sessions/wake.ts";
+import { wakeSessions } from "../effects/wake.ts";
 import {
   bumpFees,
   interpretReceipt,
@@ -65,7 +65,7 @@ import {
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
 import { reconcileWithChain } from "./reconcile.ts";
 import { Pump } from "../pump.ts";
-import { newSweepTransactionId, SWEEP_CHANNEL } from "./queue.ts";
+import { newSweepTransactionId, SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { asJson } from "../db/client.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";

@@ -13,7 +13,7 @@ import type { Query } from "../sessions/repository.ts";
 import { buildEvent, eventTypeFilter, type EventType, type WebhookEvent } from "./payload.ts";
 import { depositsOf } from "../sessions/repository.ts";
 import type { DepositLike } from "../sessions/views.ts";
-import { notifyWorkers } from "./outbox.ts";
+import { notifyWorkers } from "../effects/webhook-outbox.ts";
 import { seal, unseal } from "./secrets.ts";
 import { generateSecret } from "./signing.ts";
 import { asDate } from "../db/client.ts";
