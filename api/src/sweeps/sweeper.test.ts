@@ -272,14 +272,19 @@ test("a stuck transaction is replaced with the same nonce and higher fees; one o
   await rpc("evm_setAutomine", [false]);
   const id = await queue(s, usd(4));
   await sweeper({ stuckMs: 700 });
+  // The first transaction's fee, read before anything replaces it (the node drops it then).
+  const original = await waitFor("the first transaction", async () => {
+    const [t] = await transactions();
+    return t && t.tx_hashes.length === 1 && t.state === "sent" ? t : undefined;
+  });
   const bumped = await waitFor("a replacement", async () => {
     const [t] = await transactions();
     return t && t.tx_hashes.length >= 2 && t.state === "sent" ? t : undefined;
   });
-  const first = await chain.publicClient.getTransaction({ hash: bumped.tx_hashes[0] as Hex }).catch(() => null);
   const second = await chain.publicClient.getTransaction({ hash: bumped.tx_hashes[1] as Hex });
+  expect(bumped.tx_hashes[0]).toBe(original.tx_hash);
   expect(second.nonce).toBe(before);
-  if (first) expect(second.maxFeePerGas! * 100n).toBeGreaterThanOrEqual(first.maxFeePerGas! * 125n);
+  expect(second.maxFeePerGas! * 100n).toBeGreaterThanOrEqual(BigInt(original.max_fee_per_gas) * 125n);
   expect(second.maxPriorityFeePerGas).toBeGreaterThan(0n);
   expect((await sweepRow(id)).state).toBe("sending");
   await rpc("evm_mine");
