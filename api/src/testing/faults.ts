@@ -136,7 +136,7 @@ const receiver = Bun.serve({
 async function main() {
   const pgPort = await freePort();
   const pgDir = join(dir, "pg");
-  pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort });
+  pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, supervise: false }); // an outside Postgres: its outage lasts until the suite brings it back
   chain = await startDevChain({ port: await freePort(), chainId: 31337, stateFile: join(dir, "anvil-state.json"), heartbeatSeconds: 1, persistEachBlock: true });
   const clients = localClients(chain.rpcUrl, 31337);
   const { token } = await ensureDeployed(clients);
@@ -242,7 +242,7 @@ async function main() {
     say("(b) SIGKILL of Postgres; back in 5 s");
     killPostgres(pgDir);
     await Bun.sleep(5_000);
-    pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort });
+    pg = await startEmbeddedPostgres({ dataDir: pgDir, port: pgPort, supervise: false }); // an outside Postgres: its outage lasts until the suite brings it back
     say("(b) Postgres is back");
     await Bun.sleep(3_000);
     say("(c) the RPC is unreachable for 30 s");
