@@ -1,0 +1,157 @@
+/**
+ * One network's sweeping state, shared by its two halves (send.ts: claim, check, sign, record,
+ * broadcast; watch.ts: follow unfinished transactions to their outcome): the relayer account,
+ * the RPC client, the settings, what this process signed (to rebroadcast the same bytes) and
+ * why sweeps wait, if they do. Small I/O helpers both halves use live here too.
+ */
+import type { Sql, TransactionSql } from "postgres";
+import { BaseError, ExecutionRevertedError, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { SweepSettings } from "../config.ts";
+import { publicClientFor } from "../../../shared/chains/check.ts";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
+import { wakeSessions } from "../effects/wake.ts";
+import { marketFees, retryDelayMs, type Fees } from "./plan.ts";
+
+export interface SweeperHooks {
+  /** Tests: runs after a transaction is recorded, before it is broadcast; throwing simulates a crash there. */
+  beforeBroadcast?: (tx: { hash: Hex; nonce: bigint; replacement: boolean }) => void | Promise<void>;
+}
+
+export interface SweeperOptions {
+  sql: Sql;
+  networks: readonly NetworkConfig[];
+  /** chainId → the relayer's private key there (relayerKeysFor in relayer.ts). */
+  relayerKeys: Record<number, Hex>;
+  settings: SweepSettings;
+  log?: (line: string) => void;
+  random?: () => number;
+  /** A viem client per network (default: publicClientFor). */
+  clientFor?: (net: NetworkConfig) => PublicClient;
+  hooks?: SweeperHooks;
+  /** Tests: how long a mismatch with the chain lasts before records are dropped (reconcile.ts). */
+  reconcileGraceMs?: number;
+}
+
+export const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
+
+export function isRevert(e: unknown): boolean {
+  if (e instanceof BaseError) {
+    if (e.walk((x) => x instanceof ExecutionRevertedError)) return true;
+  }
+  return /execution reverted|revert/i.test(String((e as Error)?.message ?? e));
+}
+
+export class SweepChain {
+  readonly account: PrivateKeyAccount;
+  /** The relayer's address, lowercase, as stored. */
+  readonly relayer: string;
+  readonly client: PublicClient;
+  readonly factory: Address;
+  readonly sql: Sql;
+  readonly s: SweepSettings;
+  readonly random: () => number;
+  /** Signed transactions of this process, by hash, to rebroadcast the very same bytes. */
+  readonly signed = new Map<string, { raw: Hex; fees: Fees; gas: bigint }>();
+  readonly lastBroadcastError = new Map<string, string>();
+  /** Transaction id → when it was first seen out of step with the chain (reconcile.ts). */
+  readonly reconcileSeen = new Map<string, number>();
+  /** Transaction id → when its nonce was first seen spent with none of its receipts found. */
+  readonly nonceSpentSeen = new Map<string, number>();
+  /** Set once the factory's code was seen on this network (it cannot go away). */
+  factoryPresent = false;
+  /** Why sweeps on this network wait now (factory missing, guard, relayer balance), for the log and readiness. */
+  waiting: string | undefined;
+  stopping = false;
+
+  constructor(
+    readonly opts: SweeperOptions,
+    readonly net: NetworkConfig,
+    key: Hex,
+    readonly log: (line: string) => void,
+  ) {
+    this.account = privateKeyToAccount(key);
+    this.relayer = this.account.address.toLowerCase();
+    this.client = opts.clientFor ? opts.clientFor(net) : publicClientFor(net);
+    this.factory = net.factory ?? predictedFactoryAddress();
+    this.sql = opts.sql;
+    this.s = opts.settings;
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Logs a reason to wait once, when it starts (and once when it ends). */
+  setWaiting(reason: string | undefined): void {
+    if (reason === this.waiting) return;
+    if (reason) this.log(`sweeper ${this.net.name}: ${reason}`);
+    else if (this.waiting) this.log(`sweeper ${this.net.name}: sweeping again (${this.waiting.split(":")[0]} is over)`);
+    this.waiting = reason;
+  }
+
+  async sign(nonce: bigint, call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<Hex> {
+    return this.account.signTransaction({
+      type: "eip1559",
+      chainId: this.net.chainId,
+      nonce: Number(nonce),
+      to: call.to,
+      data: call.data,
+      value: 0n,
+      gas,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+  }
+
+  /** Sends signed bytes; `signed` → `sent` when the node took them. Refusals are kept in last_error (the watch loop retries). */
+  async broadcast(txId: string, hash: Hex, raw: Hex): Promise<void> {
+    try {
+      await this.client.request({ method: "eth_sendRawTransaction", params: [raw] });
+    } catch (e) {
+      const msg = firstLine(e);
+      if (!/already known|known transaction|already imported/i.test(msg)) {
+        if (this.lastBroadcastError.get(hash) !== msg) {
+          this.lastBroadcastError.set(hash, msg);
+          this.log(`sweeper ${this.net.name}: broadcasting ${hash} failed (retried every poll): ${msg}`);
+          await this.sql`update app.sweep_transactions set last_error = ${msg} where id = ${txId}`;
+        }
+        return;
+      }
+    }
+    await this.sql`update app.sweep_transactions set state = 'sent', last_error = null where id = ${txId} and state = 'signed' and tx_hash = ${hash}`;
+  }
+
+  async marketFees(): Promise<Fees> {
+    const block = await this.client.getBlock({ blockTag: "latest" });
+    let tip: bigint;
+    try {
+      tip = BigInt(await this.client.request({ method: "eth_maxPriorityFeePerGas" }));
+    } catch {
+      const gasPrice = await this.client.getGasPrice();
+      tip = gasPrice > (block.baseFeePerGas ?? 0n) ? gasPrice - (block.baseFeePerGas ?? 0n) : 1n;
+    }
+    return marketFees(block.baseFeePerGas ?? 0n, tip);
+  }
+
+  /** A failed attempt per sweep (`counted`: attempts + 1 now; otherwise already counted at claim): queued again after a backoff, or `failed` once attempts reach the maximum. */
+  async recordFailedAttempts(tx: TransactionSql, items: { id: string; error: string }[], counted: boolean, txId?: string): Promise<void> {
+    if (items.length === 0) return;
+    const rows = await tx`
+      select id, attempts from app.sweeps where id in ${tx(items.map((i) => i.id))}`;
+    const attemptsOf = new Map(rows.map((r) => [r.id as string, Number(r.attempts) + (counted ? 1 : 0)]));
+    const updates = items.map((i) => {
+      const attempts = attemptsOf.get(i.id) ?? this.s.maxAttempts;
+      const final = attempts >= this.s.maxAttempts;
+      return { id: i.id, attempts, state: final ? "failed" : "queued", error: i.error, delay: final ? 0 : retryDelayMs(attempts, this.s.retryBaseMs, this.random()) };
+    });
+    const done = await tx`
+      with r as (select * from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) as r(id text, attempts int, state text, error text, delay float8))
+      update app.sweeps s
+         set state = r.state, attempts = r.attempts, last_error = r.error, updated_at = now(),
+             next_attempt_at = case when r.state = 'queued' then now() + r.delay * interval '1 millisecond' else s.next_attempt_at end
+        from r
+       where s.id = r.id and (${txId ?? null}::text is null or (s.state = 'sending' and s.transaction_id = ${txId ?? null}::text))
+      returning s.session_id, s.state`;
+    const finals = [...new Set(done.filter((d) => d.state === "failed").map((d) => d.session_id as string))];
+    await wakeSessions(tx, finals);
+  }
+}

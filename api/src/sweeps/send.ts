@@ -1,0 +1,216 @@
+/**
+ * The sending half of a network's sweeper: in one database transaction holding a per-(chain,
+ * relayer) advisory lock (so nonces are handed out one at a time; a process that does not get it
+ * skips the round) claim due queued sweeps with FOR UPDATE SKIP LOCKED (none whose deposit
+ * already has a sweep in flight), fail the sandbox-forced ones at once, stop those past their
+ * session's budget (guard.ts), plan one sweep call (planBatch: one token, each deposit once),
+ * leave out deposits that are already empty, estimate gas, check the relayer can pay, pick the
+ * nonce max(last live recorded + 1, chain's pending nonce), sign, and record the transaction
+ * (`signed`, its hash and bytes) with its sweeps `sending` and attempts + 1. Only after that
+ * commit is the transaction broadcast (then `sent`). Nothing is sent while the factory has no
+ * code on the network or the relayer-spend guard says wait: due sweeps then wait, recorded.
+ */
+import { keccak256, zeroAddress, type Address, type Hex } from "viem";
+import { wakeSessions } from "../effects/wake.ts";
+import { newSweepTransactionId } from "../effects/sweep-queue.ts";
+import { nextNonce, planBatch, withGasMargin, type BatchPlan, type Fees, type SweepRow } from "./plan.ts";
+import { relayerVerdict, sessionOverBudget } from "./guard.ts";
+import { isRevert, firstLine, type SweepChain } from "./chain.ts";
+
+export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
+
+interface ClaimedRow extends SweepRow {
+  forceFailure: boolean;
+  /** Attempts of every sweep of this session on this network: the transactions it already cost. */
+  sessionAttempts: number;
+}
+
+const erc20BalanceAbi = [
+  { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
+] as const;
+
+/** Claims, plans, signs, records and broadcasts one batch. Returns how many sweeps it handled. */
+export async function sendDue(c: SweepChain): Promise<number> {
+  const [due] = await c.sql`
+    select 1 as one from app.sweeps
+     where chain_id = ${c.net.chainId} and state = 'queued' and next_attempt_at <= now() limit 1`;
+  if (!due) return 0;
+  // Nothing is sent while the network cannot take a sweep or the relayer has spent its
+  // budget: the due sweeps wait, with the reason recorded on each (and logged once).
+  const blocked = (await factoryMissing(c)) ?? (await overSpent(c));
+  if (blocked) {
+    await deferDue(c, blocked.reason, blocked.waitMs);
+    return 0;
+  }
+  c.setWaiting(undefined);
+  const fees = await c.marketFees();
+  let toSend: { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint } | undefined;
+  const handled = await c.sql.begin(async (tx) => {
+    const [lock] = await tx`select pg_try_advisory_xact_lock(hashtext(${`paysession-sweeps:${c.net.chainId}:${c.relayer}`})) as ok`;
+    if (!lock?.ok) return 0;
+    const rows = await tx`
+      select s.id, s.session_id, s.deposit_address, s.settlement_address, s.token_address, s.attempts,
+             p.force_sweep_failure,
+             (select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)::int as session_attempts
+        from app.sweeps s join app.payment_sessions p on p.id = s.session_id
+       where s.chain_id = ${c.net.chainId} and s.state = 'queued' and s.next_attempt_at <= now()
+         and not exists (select 1 from app.sweeps o
+                          where o.chain_id = s.chain_id and o.deposit_address = s.deposit_address and o.state = 'sending')
+       order by s.next_attempt_at, s.created_at, s.id
+       limit ${c.s.batchSize}
+       for update of s skip locked`;
+    if (rows.length === 0) return 0;
+    const claimed: ClaimedRow[] = rows.map((r) => ({
+      id: r.id as string,
+      sessionId: r.session_id as string,
+      depositAddress: r.deposit_address as string,
+      settlementAddress: r.settlement_address as string,
+      tokenAddress: r.token_address as string,
+      attempts: Number(r.attempts),
+      forceFailure: r.force_sweep_failure === true || r.force_sweep_failure === "t",
+      sessionAttempts: Number(r.session_attempts),
+    }));
+
+    // Sandbox: "force the next sweep of this session to fail" — nothing is sent.
+    const forced = claimed.filter((r) => r.forceFailure);
+    if (forced.length > 0) {
+      const sessions = [...new Set(forced.map((r) => r.sessionId))];
+      await tx`
+        update app.sweeps set state = 'failed', attempts = ${c.s.maxAttempts}, last_error = ${FORCED_FAILURE_ERROR}, updated_at = now()
+         where id in ${tx(forced.map((r) => r.id))}`;
+      await tx`update app.payment_sessions set force_sweep_failure = false where id in ${tx(sessions)}`;
+      await wakeSessions(tx, sessions);
+      c.log(`sweeper ${c.net.name}: forced failure of ${forced.length} sweep(s) (sandbox)`);
+    }
+    // The per-session budget: a session that already cost this many transactions gets no more.
+    const overBudget = claimed.flatMap((r) => {
+      const reason = r.forceFailure ? undefined : sessionOverBudget(r.sessionAttempts, c.s);
+      return reason ? [{ id: r.id, sessionId: r.sessionId, error: reason }] : [];
+    });
+    if (overBudget.length > 0) {
+      await tx`
+        update app.sweeps set state = 'failed', last_error = ${overBudget[0]!.error}, updated_at = now()
+         where id in ${tx(overBudget.map((r) => r.id))}`;
+      await wakeSessions(tx, [...new Set(overBudget.map((r) => r.sessionId))]);
+      c.log(`sweeper ${c.net.name}: ${overBudget.length} sweep(s) stopped by the relayer-spend guard (per-session limit ${c.s.maxTxPerSession})`);
+    }
+    const stopped = new Set(overBudget.map((r) => r.id));
+    const rest = claimed.filter((r) => !r.forceFailure && !stopped.has(r.id));
+    const settledEarly = forced.length + overBudget.length;
+    if (rest.length === 0) return settledEarly;
+
+    let plan = planBatch(rest, c.factory);
+    if (plan.mismatched.length > 0) {
+      await c.recordFailedAttempts(tx, plan.mismatched.map((m) => ({ id: m.id, error: m.error })), true);
+    }
+    if (!plan.call) return settledEarly + plan.mismatched.length;
+
+    // Never pay for a sweep of an empty deposit: someone else may have swept it (the factory's
+    // sweep is open to anyone). Its rounds are done, having moved nothing; the session settles
+    // on the outflow the indexer sees, whoever sent it.
+    const empty = await emptyDeposits(c, plan);
+    if (empty.length > 0) {
+      const ids = plan.deposits.filter((d) => empty.includes(d.depositAddress.toLowerCase())).flatMap((d) => d.sweepIds);
+      const done = await tx`
+        update app.sweeps set state = 'confirmed', swept_amount = 0, transaction_id = null, updated_at = now(),
+               last_error = 'nothing to sweep: the deposit was already empty (swept by another transaction)'
+         where id in ${tx(ids)} returning session_id`;
+      await wakeSessions(tx, [...new Set(done.map((r) => r.session_id as string))]);
+      c.log(`sweeper ${c.net.name}: ${ids.length} sweep(s) found their deposit already empty; nothing sent for them`);
+      plan = planBatch(rest.filter((r) => !ids.includes(r.id) && !plan.mismatched.some((m) => m.id === r.id)), c.factory);
+      if (!plan.call) return settledEarly + plan.mismatched.length + ids.length;
+    }
+    const sweepIds = plan.deposits.flatMap((d) => d.sweepIds);
+
+    let gas: bigint;
+    try {
+      gas = withGasMargin(await c.client.estimateGas({ account: c.account.address as Address, to: plan.call.to, data: plan.call.data }));
+    } catch (e) {
+      if (!isRevert(e)) throw e; // an RPC problem: roll back, the sweeps stay due
+      await c.recordFailedAttempts(tx, sweepIds.map((id) => ({ id, error: `gas estimation reverted: ${firstLine(e)}` })), true);
+      return settledEarly + plan.mismatched.length + sweepIds.length;
+    }
+    // A relayer that cannot pay for the transaction makes the sweeps wait instead of fail.
+    const balance = await c.client.getBalance({ address: c.account.address });
+    const cost = gas * fees.maxFeePerGas;
+    if (balance < cost) {
+      const reason = `waiting: the relayer ${c.account.address} holds ${balance} wei on ${c.net.name}, a sweep may cost ${cost}; fund it`;
+      await tx`
+        update app.sweeps set next_attempt_at = now() + interval '30 seconds', last_error = ${reason}, updated_at = now()
+         where id in ${tx(sweepIds)}`;
+      c.setWaiting(reason);
+      return 0;
+    }
+    const [last] = await tx`
+      select max(nonce) as n from app.sweep_transactions
+       where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state <> 'dropped'`;
+    const dbNext = last?.n == null ? null : BigInt(last.n as string | bigint) + 1n;
+    const pending = BigInt(await c.client.getTransactionCount({ address: c.account.address, blockTag: "pending" }));
+    const nonce = nextNonce(dbNext, pending);
+    const raw = await c.sign(nonce, plan.call, gas, fees);
+    const hash = keccak256(raw);
+    const txId = newSweepTransactionId();
+    await tx`
+      insert into app.sweep_transactions (id, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, raw_tx, sent_at)
+      values (${txId}, ${c.net.chainId}, ${c.relayer}, ${nonce.toString()}::bigint, ${hash},
+              ${JSON.stringify([hash])}::jsonb, 'signed', ${fees.maxFeePerGas.toString()}::numeric, ${raw}, now())`;
+    await tx`
+      update app.sweeps set state = 'sending', attempts = attempts + 1, transaction_id = ${txId}, last_error = null, updated_at = now()
+       where id in ${tx(sweepIds)}`;
+    toSend = { raw, hash, nonce, txId, fees, gas };
+    return settledEarly + plan.mismatched.length + sweepIds.length;
+  });
+  if (toSend) {
+    const t = toSend as { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint };
+    c.signed.set(t.hash, { raw: t.raw, fees: t.fees, gas: t.gas });
+    c.log(`sweeper ${c.net.name}: sending ${t.hash} (nonce ${t.nonce}, ${handled} sweep(s))`);
+    await c.opts.hooks?.beforeBroadcast?.({ hash: t.hash, nonce: t.nonce, replacement: false });
+    await c.broadcast(t.txId, t.hash, t.raw);
+  }
+  return handled;
+}
+
+/** Why nothing can be swept on this network now: the deposit factory has no code there. Checked until it has. */
+async function factoryMissing(c: SweepChain): Promise<{ reason: string; waitMs: number } | undefined> {
+  if (c.factoryPresent) return undefined;
+  const code = await c.client.getCode({ address: c.factory });
+  if (code && code !== "0x") {
+    c.factoryPresent = true;
+    return undefined;
+  }
+  return {
+    reason: `waiting: the deposit factory ${c.factory} is not deployed on ${c.net.name} (bun run admin factory:deploy --chain ${c.net.chainId})`,
+    waitMs: 30_000,
+  };
+}
+
+/** The relayer-spend guard's verdict on this network (guard.ts). */
+async function overSpent(c: SweepChain): Promise<{ reason: string; waitMs: number } | undefined> {
+  const [counts] = await c.sql`
+    select count(*) filter (where created_at > now() - interval '1 minute')::int as minute,
+           count(*)::int as hour
+      from app.sweep_transactions
+     where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and created_at > now() - interval '1 hour'`;
+  const verdict = relayerVerdict({ lastMinute: Number(counts?.minute ?? 0), lastHour: Number(counts?.hour ?? 0) }, c.s);
+  return verdict.ok ? undefined : { reason: verdict.reason, waitMs: verdict.waitMs };
+}
+
+/** Due sweeps wait `waitMs` with `reason` recorded on them; nothing counts as an attempt. */
+async function deferDue(c: SweepChain, reason: string, waitMs: number): Promise<void> {
+  await c.sql`
+    update app.sweeps set next_attempt_at = now() + ${waitMs} * interval '1 millisecond', last_error = ${reason}, updated_at = now()
+     where chain_id = ${c.net.chainId} and state = 'queued' and next_attempt_at <= now()`;
+  c.setWaiting(reason);
+}
+
+/** The planned deposits that hold none of the batch's token (native coin, for a native-only recovery). */
+async function emptyDeposits(c: SweepChain, plan: BatchPlan): Promise<string[]> {
+  const balances = await Promise.all(
+    plan.deposits.map((d) =>
+      plan.token === zeroAddress
+        ? c.client.getBalance({ address: d.depositAddress })
+        : c.client.readContract({ address: plan.token, abi: erc20BalanceAbi, functionName: "balanceOf", args: [d.depositAddress] }),
+    ),
+  );
+  return plan.deposits.filter((_, i) => balances[i] === 0n).map((d) => d.depositAddress.toLowerCase());
+}
