@@ -108,6 +108,11 @@ export const ERROR_CATALOGUE = {
     message: "The account has no settlement address for this environment: set one with PUT /settlement-addresses/{chainId} before creating production sessions.",
   },
   session_not_pending: { status: 409, type: "conflict_error", message: "Only a PENDING payment session can do that." },
+  session_finished: {
+    status: 409,
+    type: "conflict_error",
+    message: "The payment session has finished (SUCCEEDED, CANCELED or ERROR); only a PENDING or FUNDED session can do that.",
+  },
   faucet_unavailable: { status: 409, type: "conflict_error", message: "This network has no faucet here: its test stablecoin is not ours to mint." },
   session_not_cancelable: { status: 409, type: "conflict_error", message: "The payment session can no longer be canceled." },
   webhook_endpoint_limit_reached: {

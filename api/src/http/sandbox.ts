@@ -120,18 +120,26 @@ export function sandboxRoutes(services: Services) {
         const auth = await sandboxAuth(request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
-        await database.sql`update app.payment_sessions set force_sweep_failure = true where id = ${row.id}`;
+        // Only a session that can still be swept for its payment: arming a finished one would
+        // fail the sweep of a late payment instead (paid_after_cancel), which is not what was asked.
+        const armed = await database.sql`
+          update app.payment_sessions set force_sweep_failure = true
+           where id = ${row.id} and status in ('PENDING', 'FUNDED') returning id`;
+        if (armed.length === 0) {
+          const [now] = await database.sql`select status from app.payment_sessions where id = ${row.id}`;
+          throw new ApiError("session_finished", `The payment session is ${now?.status ?? row.status}; only a PENDING or FUNDED session has a sweep to fail.`);
+        }
         return { paymentSessionId: row.id, failNextSweep: true };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Make the session's next sweep fail",
-          description: "Its next sweep fails past its retries: a FUNDED session goes to ERROR (`sweep_failed`). Its funds are swept in a later round all the same.",
+          description: "Its next sweep fails past its retries: a FUNDED session goes to ERROR (`sweep_failed`). Its funds are swept in a later round all the same. Only a PENDING or FUNDED session (otherwise 409 `session_finished`).",
           auth: "apiKey",
           body: EmptyBody,
           ok: { status: 200, schema: FailNextSweepResult, description: "Armed." },
-          errors: sessionErrors,
+          errors: [...sessionErrors, "session_finished"],
         }),
       },
     )
