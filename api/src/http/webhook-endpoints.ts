@@ -120,7 +120,7 @@ export function webhookEndpointRoutes(services: Services) {
         const result = key
           ? await withIdempotency(
               database.sql,
-              { merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /webhook-endpoints" },
+              { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /webhook-endpoints" },
               key,
               requestHash(raw),
               (tx) => create(tx, auth, body, url),
