@@ -49,6 +49,11 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "Idempotency-Key must be 1 to 255 printable ASCII characters.",
   },
+  address_checksum_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The address has mixed-case letters but its EIP-55 checksum is wrong: check it for a typo, or send it all lowercase.",
+  },
   url_invalid: {
     status: 400,
     type: "invalid_request_error",

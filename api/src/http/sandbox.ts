@@ -8,7 +8,8 @@
  *   POST /sandbox/payment-sessions/{id}/simulate-error
  */
 import { Elysia } from "elysia";
-import { getAddress, isAddress, type Address } from "viem";
+import { getAddress, type Address } from "viem";
+import { checkAddressInput } from "../sessions/deposits.ts";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
 import { parseAmount, minorToBaseUnits } from "../../../shared/money.ts";
@@ -70,10 +71,15 @@ export function sandboxRoutes(services: Services) {
       async ({ request }) => {
         await sandboxAuth(request);
         const body = validateBody<{ address: string; amount?: string; chainId?: number }>(FaucetBody, await readJsonBody(request));
-        if (!isAddress(body.address, { strict: false })) throw new ApiError("parameter_invalid", "address must be a 0x-prefixed 20-byte address.", "address");
+        const to = checkAddressInput(body.address);
+        if (!to.ok) {
+          throw to.problem === "checksum"
+            ? new ApiError("address_checksum_invalid", undefined, "address")
+            : new ApiError("parameter_invalid", "address must be a 0x-prefixed 20-byte address.", "address");
+        }
         const net = faucetNetwork(body.chainId, () => true);
         const amount = baseUnits(body.amount ?? "100.00", net.stablecoin.decimals, 0n);
-        const txHash = await services.faucet.mint(net, getAddress(body.address), amount);
+        const txHash = await services.faucet.mint(net, to.address, amount);
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
       },
       {
@@ -84,7 +90,7 @@ export function sandboxRoutes(services: Services) {
           auth: "apiKey",
           body: FaucetBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Minted (the transaction is mined)." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "amount_invalid", "faucet_unavailable", "route_not_found"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "route_not_found"],
         }),
       },
     )
