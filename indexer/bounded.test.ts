@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestDatabase } from "../api/src/testing/database.ts";
+import { migrate } from "../api/src/db/migrate.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import type { IndexerProcess } from "./process.ts";
@@ -17,18 +18,37 @@ const WATCHED = addr(0xd1);
 const UNWATCHED = addr(0xd2);
 const signer = ANVIL_ACCOUNTS[0].address;
 
-const watch = (a: string, kind = "deposit") => sql`insert into app.watched_addresses (address, kind) values (${a.toLowerCase()}, ${kind})`;
+/**
+ * Registers an address the way the API does (app.watched_addresses is a view over these rows):
+ * a deposit is a row of app.session_deposits of a session; a settlement one of app.merchant_settlements.
+ */
+let n = 0;
+async function watch(a: string, kind: "deposit" | "settlement" = "deposit") {
+  const id = `t${++n}`;
+  await sql.begin(async (tx) => {
+    await tx`insert into app.merchants (id, name, sandbox_public_id, live_public_id) values (${`acct_${id}`}, 'Bounded', ${`mch_test_${id}`}, ${`mch_live_${id}`})`;
+    if (kind === "settlement") {
+      await tx`insert into app.merchant_settlements (merchant_id, environment, chain_id, address) values (${`acct_${id}`}, 'sandbox', 31337, ${a.toLowerCase()})`;
+      return;
+    }
+    await tx`
+      insert into app.payment_sessions (id, merchant_id, environment, status, status_reason, amount_minor, currency, expires_at, token_hash, token_expires_at)
+      values (${`ps_${id}`}, ${`acct_${id}`}, 'sandbox', 'PENDING', 'created', 100, 'USD', now() + interval '1 hour', ${`hash_${id}`}, now() + interval '2 hours')`;
+    await tx`
+      insert into app.session_deposits (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+      values (${`ps_${id}`}, 31337, ${a.toLowerCase()}, ${"0x" + "11".repeat(20)}, ${local?.token?.toLowerCase() ?? "0x" + "22".repeat(20)}, 6, 1000000, 1)`;
+  });
+}
 const count = async (where: postgres.PendingQuery<postgres.Row[]>) => Number((await where)[0]!.n);
 const rowsTo = (a: string) => count(sql`select count(*) as n from indexer.transfers where "to" = ${a.toLowerCase()}`);
 
 beforeAll(async () => {
   db = await createTestDatabase("bnd");
   sql = postgres(db.url, { max: 2, onnotice: () => {} });
-  // The API owns this table; its shape is the contract between us.
-  await sql`create schema app`;
-  await sql`create table app.watched_addresses (address text primary key, kind text not null, created_at timestamptz not null default now())`;
-  await watch(WATCHED);
+  // The API's own schema, migrations and all: app.watched_addresses is the view production has.
+  await migrate(sql);
   local = await startTestChain("local");
+  await watch(WATCHED);
   indexer = await startTestIndexer(db.url, [local], { SERVICE_INDEX_MODE: "bounded" });
 }, 60_000);
 

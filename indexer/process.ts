@@ -24,6 +24,7 @@ import postgres from "postgres";
 import { checkNetworks, publicClientFor } from "../shared/chains/check.ts";
 import { ENV_PREFIXES, loadChainsConfig, type ChainsConfig } from "../shared/chains/config.ts";
 import { ensureStateTables, resolveStartBlocks, swapSetting } from "./state.ts";
+import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from "./rewind.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const PONDER_BIN = resolve(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js");
@@ -40,6 +41,8 @@ export interface StartIndexerOptions {
   schema?: string;
   /** Each log line of the child (JSON, Ponder's pino format). Default: kept in memory only. */
   onLog?: (line: string) => void;
+  /** One line for the operator when the launcher rebuilds the index (chain went back, build changed). */
+  notice?: (line: string) => void;
   /** Skip the RPC start-up checks (chain id, decimals); tests of the checks themselves only. */
   skipChainChecks?: boolean;
 }
@@ -73,6 +76,14 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
       .digest("hex");
     const previous = await swapSetting(sql, `fingerprint:${schema}`, fingerprint);
     if (previous !== null && previous !== fingerprint) await dropSchema(sql, schema);
+    const wentBack = opts.skipChainChecks ? [] : await chainsThatWentBack(sql, schema, config.networks, publicClientFor);
+    if (wentBack.length > 0) {
+      opts.notice?.(
+        `indexer: the chain went backwards (${wentBack.map((w) => `${w.network.name}: indexed to block ${w.indexed}, the chain is at ${w.chainHead}`).join("; ")}): rebuilding the index from the chain`,
+      );
+      await rebuildAfterChainWentBack(sql, schema, wentBack.map((w) => ({ chainId: w.network.chainId, head: w.chainHead })));
+      startBlocks = await resolveStartBlocks(sql, config.networks, async (n) => Number(await publicClientFor(n).getBlockNumber()));
+    }
   } finally {
     await sql.end();
   }
@@ -91,6 +102,19 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
     onLine(JSON.stringify({ level: 40, msg: `Ponder build changed: dropping schema "${schema}" and re-indexing from the start blocks` }));
     const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
     await dropSchema(admin, schema).finally(() => admin.end());
+    run = await spawnPonder(opts.port, schema, childEnv, onLine);
+  }
+  if (run.outcome === "exited" && logs.some((l) => l.includes(PONDER_WENT_BACK))) {
+    // The chain went back below what Ponder had finalized (the check above could not see it).
+    opts.notice?.("indexer: the chain went backwards below the indexer's finalized block: rebuilding the index from the chain");
+    const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const heads = await Promise.all(config.networks.map(async (n) => ({ chainId: n.chainId, head: await publicClientFor(n).getBlockNumber() })));
+      await rebuildAfterChainWentBack(admin, schema, heads);
+      Object.assign(childEnv, await resolveStartBlocks(admin, config.networks, async (n) => Number(await publicClientFor(n).getBlockNumber())));
+    } finally {
+      await admin.end();
+    }
     run = await spawnPonder(opts.port, schema, childEnv, onLine);
   }
   if (run.outcome === "exited") {

@@ -24,3 +24,14 @@ export const TRANSITION_REASONS = [
   "paid_after_cancel",
 ] as const;
 export type TransitionReason = (typeof TRANSITION_REASONS)[number];
+
+/**
+ * Events that are no status change: money moved that the merchant must reconcile, outside
+ * the transition it caused (api/src/sessions/funds.ts). The status stays as it was.
+ */
+export const MONEY_EVENT_REASONS = ["funds_received", "funds_settled", "funds_reverted"] as const;
+export type MoneyEventReason = (typeof MONEY_EVENT_REASONS)[number];
+
+/** Every reason an event (a history entry, a webhook) can carry. */
+export const EVENT_REASONS = [...TRANSITION_REASONS, ...MONEY_EVENT_REASONS] as const;
+export type EventReason = TransitionReason | MoneyEventReason;

@@ -4,7 +4,7 @@
  * `.env.example` documents each variable; keep the two in step.
  */
 import { parseAmount } from "../../shared/money.ts";
-import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./webhooks/schedule.ts";
+import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./retry-schedule.ts";
 
 export interface Config {
   port: number;
@@ -15,6 +15,16 @@ export interface Config {
   dataDir: string;
   embeddedPgPort: number;
   dbPoolSize: number;
+  /** A Postgres connection attempt gives up after this (then 503, loops back off). */
+  dbConnectTimeoutMs: number;
+  /** Postgres statement_timeout per connection (0: none). */
+  dbStatementTimeoutMs: number;
+  /** Every HTTP request answers within this: past it, 503 service_unavailable + Retry-After. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, requests in flight get this long to finish. */
+  shutdownGraceMs: number;
+  /** SERVICE_METRICS_TOKEN: when set, GET /metrics takes `Authorization: Bearer <it>`. */
+  metricsToken: RedactedSecret | undefined;
   rateLimit: { perSecond: number; burst: number };
   sessionDefaultExpirySeconds: number;
   sessionMinExpirySeconds: number;
@@ -37,6 +47,8 @@ export interface Config {
   /** The session actor runner (api/src/sessions/runner.ts). */
   runner: { enabled: boolean; pollMs: number; concurrency: number };
   sweeps: SweepConfig;
+  /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
+  networkCheckMs: number;
 }
 
 /** The sweeper's knobs (sweeps/sweeper.ts). */
@@ -51,6 +63,15 @@ export interface SweepSettings {
   pollMs: number;
   /** Wait after the first failed attempt; doubled after each further one (max 1 h), ± 20 %. */
   retryBaseMs: number;
+  /**
+   * The relayer-spend guard (sweeps/guard.ts): at most this many new relayer transactions per
+   * network in any minute and any hour (past it, sweeps wait, recorded, and the operator is
+   * told), and at most this many for one session on one network (past it, its sweep fails
+   * with the guard's reason instead of paying again).
+   */
+  maxTxPerMinute: number;
+  maxTxPerHour: number;
+  maxTxPerSession: number;
 }
 
 export interface SweepConfig extends SweepSettings {
@@ -61,6 +82,26 @@ export interface SweepConfig extends SweepSettings {
    * key). Wrapped so that printing or serializing the config never shows it: `.reveal()`.
    */
   relayerPrivateKey: RedactedKey | undefined;
+}
+
+/** A string secret that prints as "[redacted]". */
+export class RedactedSecret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  reveal(): string {
+    return this.#value;
+  }
+  toString(): string {
+    return "[redacted]";
+  }
+  toJSON(): string {
+    return "[redacted]";
+  }
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return "[redacted]";
+  }
 }
 
 /** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
@@ -102,6 +143,19 @@ export interface WebhookSettings {
    * Production webhooks never do.
    */
   allowPrivateTargets: boolean;
+}
+
+/**
+ * Production (a production network enabled) needs SERVICE_ENCRYPTION_KEY: a key file made in
+ * the data directory would be lost with that directory, and with it every webhook secret.
+ */
+export function encryptionKeyProblems(productionNetworks: readonly string[], key: Buffer | undefined): string[] {
+  if (key || productionNetworks.length === 0) return [];
+  return [
+    `SERVICE_ENCRYPTION_KEY is required when a production network is enabled (${productionNetworks.join(", ")}): ` +
+      "it seals the webhook signing secrets stored in the database. Make one with `openssl rand -base64 32`, keep it in your " +
+      "secret store and back it up with the database: without it the stored secrets cannot be opened and every webhook endpoint's secret must be rotated",
+  ];
 }
 
 /** 64 hex characters or base64 of 32 bytes. */
@@ -196,6 +250,11 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: str("SERVICE_DATA_DIR", ".data"),
     embeddedPgPort: int("SERVICE_EMBEDDED_PG_PORT", 54329, 1, 65535),
     dbPoolSize: int("SERVICE_DB_POOL_SIZE", 20, 1, 500),
+    dbConnectTimeoutMs: int("SERVICE_DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
+    dbStatementTimeoutMs: int("SERVICE_DB_STATEMENT_TIMEOUT_MS", 5000, 0, 3_600_000),
+    requestTimeoutMs: int("SERVICE_REQUEST_TIMEOUT_MS", 5000, 100, 600_000),
+    shutdownGraceMs: int("SERVICE_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    metricsToken: undefined,
     rateLimit: {
       perSecond: int("SERVICE_RATE_LIMIT_PER_SECOND", 100, 1, 1_000_000),
       burst: int("SERVICE_RATE_LIMIT_BURST", 200, 1, 1_000_000),
@@ -213,6 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
     indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
     encryptionKey: undefined,
+    networkCheckMs: int("SERVICE_NETWORK_CHECK_SECONDS", 30, 1, 3600) * 1000,
     runner: {
       enabled: bool("SERVICE_SESSION_RUNNER", true),
       pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),
@@ -235,6 +295,9 @@ export function loadConfig(env: Env = process.env): Config {
       stuckMs: int("SERVICE_SWEEP_STUCK_SECONDS", 120, 1, 86_400) * 1000,
       pollMs: int("SERVICE_SWEEP_POLL_MS", 1000, 10, 60_000),
       retryBaseMs: int("SERVICE_SWEEP_RETRY_BASE_SECONDS", 30, 1, 86_400) * 1000,
+      maxTxPerMinute: int("SERVICE_SWEEP_MAX_TX_PER_MINUTE", 120, 1, 100_000),
+      maxTxPerHour: int("SERVICE_SWEEP_MAX_TX_PER_HOUR", 3600, 1, 1_000_000),
+      maxTxPerSession: int("SERVICE_SWEEP_MAX_TX_PER_SESSION", 8, 1, 1000),
       relayerPrivateKey: undefined,
     },
   };
@@ -243,6 +306,11 @@ export function loadConfig(env: Env = process.env): Config {
     if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) {
       config.sweeps.relayerPrivateKey = new RedactedKey(rawRelayerKey as `0x${string}`);
     } else problems.push(`SERVICE_RELAYER_PRIVATE_KEY: must be 0x followed by 64 hex characters (a secp256k1 private key)`);
+  }
+  const rawMetricsToken = str("SERVICE_METRICS_TOKEN", "").trim();
+  if (rawMetricsToken) {
+    if (rawMetricsToken.length >= 16 && /^[\x21-\x7e]+$/.test(rawMetricsToken)) config.metricsToken = new RedactedSecret(rawMetricsToken);
+    else problems.push(`SERVICE_METRICS_TOKEN: must be at least 16 printable characters without spaces (openssl rand -hex 24)`);
   }
   const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
   if (rawKey) {

@@ -94,6 +94,7 @@ export const ERROR_CATALOGUE = {
   api_key_revoked: { status: 401, type: "authentication_error", message: "The API key was revoked." },
   session_token_invalid: { status: 401, type: "authentication_error", message: "The session token is not valid." },
   session_token_expired: { status: 401, type: "authentication_error", message: "The session token has expired." },
+  metrics_token_invalid: { status: 401, type: "authentication_error", message: "The metrics token is not valid (SERVICE_METRICS_TOKEN)." },
   environment_mismatch: {
     status: 403,
     type: "permission_error",
@@ -136,7 +137,7 @@ export const ERROR_CATALOGUE = {
 
   // Ours
   internal_error: { status: 500, type: "api_error", message: "Something went wrong on our side. The request may be retried." },
-  network_unavailable: { status: 503, type: "api_error", message: "No network is enabled for this environment on this server." },
+  network_unavailable: { status: 503, type: "api_error", message: "No network is enabled, or ready, for this environment on this server." },
   service_unavailable: { status: 503, type: "api_error", message: "The service is not ready. Retry shortly." },
 } as const satisfies Record<string, CatalogueEntry>;
 

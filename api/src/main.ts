@@ -3,9 +3,10 @@
  * sandbox demo merchant (once) and writes its credentials to <data dir>/credentials.json.
  */
 import { join } from "node:path";
-import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { ConfigError, encryptionKeyProblems, loadConfig, type Config } from "./config.ts";
 import { ensureDemoMerchant } from "./credentials/demo.ts";
-import { startService, type RunningService } from "./server.ts";
+import { relayerAddressFor, startService, type RunningService } from "./server.ts";
+import { describeStatus, NetworkReadiness, probeNetworks } from "./onchain/network-status.ts";
 import { chainEnvFor, startIndexerBeside, startLocalNetwork } from "./onchain.ts";
 import type { DevChain } from "../../shared/devchain/index.ts";
 import type { IndexerProcess } from "../../indexer/process.ts";
@@ -30,6 +31,10 @@ const chains = parseChainsEnv(chainEnv.env);
 if (!chains.ok) problems.push(...chains.errors);
 // The sweeper signs with SERVICE_RELAYER_PRIVATE_KEY; sandbox networks may use the dev key.
 if (chains.ok && config?.sweeps.enabled) problems.push(...relayerKeyProblems(chains.config.networks, config.sweeps.relayerPrivateKey?.reveal()));
+if (chains.ok && config) {
+  const production = chains.config.networks.filter((n) => n.environment === "production").map((n) => n.name);
+  problems.push(...encryptionKeyProblems(production, config.encryptionKey));
+}
 if (problems.length || !config || !chains.ok) {
   console.error(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   process.exit(1);
@@ -51,7 +56,27 @@ const fail = async (what: string, err: unknown) => {
   process.exit(1);
 };
 if (chainEnv.ownLocalChain) chain = await startLocalNetwork(config, log).catch((e) => fail("local test network", e));
-const running = await startService(config, log, { networks: chains.config.networks }).catch((e) => fail("service start", e));
+
+// Every configured network is looked at before anything else starts (the database included):
+// a wrong chain, an unreachable RPC or a wrong stablecoin refuses the start, one line each; a
+// missing deposit factory only makes that network not ready (no sessions offered on it).
+const networks = chains.config.networks;
+const relayerFor = relayerAddressFor(config, networks);
+const statuses = await probeNetworks(networks, { relayerFor });
+for (const s of statuses) log(`network   ${describeStatus(s)}`);
+const fatal = statuses.flatMap((s) => s.fatal);
+if (fatal.length) {
+  console.error(`refusing to start: a configured network is not what it should be:\n${fatal.map((p) => `  - ${p}`).join("\n")}`);
+  await chain?.stop();
+  process.exit(1);
+}
+for (const line of statuses.flatMap((s) => s.notReady)) log(`NOT READY ${line}`);
+const readiness = new NetworkReadiness(networks, { relayerFor, refreshMs: config.networkCheckMs, log });
+readiness.seed(statuses);
+if (!networks.some((n) => n.environment === "sandbox")) {
+  log("no sandbox network is enabled: sandbox keys get 503 network_unavailable (run a sandbox server beside this one, see README \"Going live\")");
+}
+const running = await startService(config, log, { networks, readiness }).catch((e) => fail("service start", e));
 service = running;
 log(`API       ${running.url}   (public base: ${config.publicUrl}, sandbox base: ${config.sandboxPublicUrl})`);
 log(`Swagger   ${running.swaggerUrl}`);
@@ -77,9 +102,11 @@ if (dev) {
   log(`  (also in ${file})`);
 }
 
-// In order: the indexer (it writes into our Postgres), the service (workers, HTTP, pool,
-// Postgres), then the local chain the workers used.
+// In order: HTTP stops taking work and lets requests in flight finish (at most
+// SERVICE_SHUTDOWN_GRACE_MS), the indexer (it writes into our Postgres), the service
+// (workers hand back their claims, pool, Postgres), then the local chain the workers used.
 stopOnSignals(log, async () => {
+  await running.drain();
   await indexer?.stop();
   await running.stop();
   await chain?.stop();

@@ -28,7 +28,7 @@ export function chainEnvFor(config: Config, dev: boolean, env: Record<string, st
 export async function startLocalNetwork(config: Config, log: (line: string) => void): Promise<DevChain> {
   const dir = resolve(config.dataDir, "anvil");
   mkdirSync(dir, { recursive: true });
-  const chain = await startDevChain({ port: config.devChainPort, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json") });
+  const chain = await startDevChain({ port: config.devChainPort, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json"), heartbeatSeconds: 1, persistEachBlock: true });
   try {
     const { token, factory, deployed } = await ensureDeployed(localClients(chain.rpcUrl, LOCAL_CHAIN_ID));
     log(`local test network ${chain.rpcUrl} (chain ${LOCAL_CHAIN_ID}): TestUSD ${token}, deposit factory ${factory}${deployed.length ? ` (deployed ${deployed.join(", ")})` : ""}`);
@@ -52,7 +52,7 @@ export async function startIndexerBeside(opts: {
     return undefined;
   }
   if (!config.indexerEnabled) return undefined;
-  const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env });
+  const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log });
   try {
     await indexer.waitUntilReady(config.indexerReadyTimeoutMs);
   } catch (err) {

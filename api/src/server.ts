@@ -11,14 +11,21 @@ import { migrate } from "./db/migrate.ts";
 import { buildApp, SWAGGER_PATH } from "./http/app.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { MAX_BODY_BYTES } from "./http/body.ts";
-import { makeServices, type Services } from "./http/services.ts";
+import type { Services } from "./http/services.ts";
+import { RateLimiter } from "./http/rate-limit.ts";
+import { Faucet } from "./sandbox/faucet.ts";
 import type { NetworkConfig } from "../../shared/chains/config.ts";
 import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
-import { relayerKeysFor } from "./sweeps/relayer.ts";
+import { DEV_RELAYER_ADDRESS, relayerAddress, relayerKeysFor } from "./sweeps/relayer.ts";
+import { NetworkReadiness } from "./onchain/network-status.ts";
+import type { Address } from "viem";
 import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
+import { serveApp } from "./http/serve.ts";
+import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
+import { Outage } from "./db/outage.ts";
 
 export interface RunningService {
   url: string;
@@ -37,6 +44,11 @@ export interface RunningService {
    * known then). Throws when a production network has no SERVICE_RELAYER_PRIVATE_KEY.
    */
   startSweeper(networks: readonly NetworkConfig[]): Promise<Sweeper | undefined>;
+  /**
+   * Stops taking HTTP work (new requests: 503 + Connection: close) and waits for the requests
+   * in flight, at most SERVICE_SHUTDOWN_GRACE_MS; then the listener is closed. stop() does it too.
+   */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -48,6 +60,15 @@ export interface StartOptions {
   /** Enabled networks (shared/chains): sessions get deposit addresses on them, and the session
    * runner and the sweeper work on them. None: sessions cannot be created. */
   networks?: NetworkConfig[];
+  /** Their readiness (main.ts seeds it with the boot's probes); default: probed on demand. */
+  readiness?: NetworkReadiness;
+}
+
+/** The relayer's address on a network: the configured key's, or on sandbox the dev key's. */
+export function relayerAddressFor(config: Config, networks: readonly NetworkConfig[]): (chainId: number) => Address | undefined {
+  const key = config.sweeps.relayerPrivateKey?.reveal();
+  const own = key ? (relayerAddress(key) as Address) : undefined;
+  return (chainId) => own ?? (networks.find((n) => n.chainId === chainId)?.environment === "sandbox" ? (DEV_RELAYER_ADDRESS as Address) : undefined);
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;
@@ -56,7 +77,8 @@ export async function startService(config: Config, log: (line: string) => void =
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort });
+    // Supervised: restarted (with backoff) should its server process die; logged once per outage.
+    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort, log });
     databaseUrl = embedded.url;
     log(`embedded Postgres on 127.0.0.1:${config.embeddedPgPort}, data in ${join(config.dataDir, "pg")}`);
   }
@@ -64,6 +86,7 @@ export async function startService(config: Config, log: (line: string) => void =
   let worker: WebhookWorker | undefined;
   let runner: SessionRunner | undefined;
   let sweeper: Sweeper | undefined;
+  let readiness: NetworkReadiness | undefined;
   const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
     if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
     sweeper = await startSweeper({
@@ -78,10 +101,30 @@ export async function startService(config: Config, log: (line: string) => void =
   try {
     const encryption = resolveEncryptionKey(config.encryptionKey, config.dataDir);
     if (encryption.created) log(`made a webhook-secret encryption key in ${encryption.file} (production: set SERVICE_ENCRYPTION_KEY)`);
-    database = connect(databaseUrl, { max: config.dbPoolSize });
+    database = connect(databaseUrl, {
+      max: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+    });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
-    const services = makeServices(config, database, encryption.key, options.resolver, options.networks ?? []);
+    const networks = options.networks ?? [];
+    readiness =
+      options.readiness ??
+      new NetworkReadiness(networks, { relayerFor: relayerAddressFor(config, networks), refreshMs: config.networkCheckMs, log });
+    readiness.start();
+    // The services bag of the HTTP layer: the process's parts, made here where they live.
+    const services: Services = {
+      config,
+      database,
+      encryptionKey: encryption.key,
+      resolver: options.resolver,
+      networks,
+      readiness,
+      faucet: new Faucet(),
+      limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
+      keyTouchedAt: new Map(),
+    };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
         sql: database.sql,
@@ -99,16 +142,38 @@ export async function startService(config: Config, log: (line: string) => void =
     }
     if (options.networks) await startSweeperFor(options.networks);
     const app = buildApp(services);
+    const httpMetrics = new HttpMetrics();
+    httpMetrics.setRoutes(app.routes);
+    services.metrics = new MetricsRegistry({
+      sql: database.sql,
+      readiness,
+      http: httpMetrics,
+      webhookStats: () => worker?.stats,
+    });
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
-    app.listen({ port: config.port, hostname: config.bindHost, maxRequestBodySize: 128 * MAX_BODY_BYTES });
-    const server = app.server!;
+    const front = serveApp(app, {
+      port: config.port,
+      hostname: config.bindHost,
+      maxRequestBodySize: 128 * MAX_BODY_BYTES,
+      requestTimeoutMs: config.requestTimeoutMs,
+      metrics: httpMetrics,
+    });
+    const server = front.server;
     const url = `http://${config.bindHost}:${server.port}`;
-    // Housekeeping only: a skipped run loses nothing, the next one catches up.
+    // Housekeeping only: a skipped run loses nothing, the next one catches up. During a
+    // database outage it says so once, not every hour.
+    const purgeOutage = new Outage("idempotency purge", log);
     const housekeeping = setInterval(() => {
-      purgeExpiredIdempotencyKeys(database!.sql).catch((e) => log(`idempotency purge failed: ${String(e)}`));
+      purgeExpiredIdempotencyKeys(database!.sql).then(
+        () => purgeOutage.ok(),
+        (e) => {
+          if (purgeOutage.failed(e) === undefined) log(`idempotency purge failed: ${String((e as Error)?.message ?? e)}`);
+        },
+      );
     }, HOUSEKEEPING_EVERY_MS);
     housekeeping.unref();
+    let drained: Promise<void> | undefined;
     return {
       url,
       swaggerUrl: `${url}${SWAGGER_PATH}`,
@@ -120,17 +185,22 @@ export async function startService(config: Config, log: (line: string) => void =
         return sweeper;
       },
       startSweeper: startSweeperFor,
+      drain: () => (drained ??= front.drain(config.shutdownGraceMs)),
       async stop() {
+        // HTTP first (in-flight requests finish, new ones get 503), then the loops (they
+        // hand back what they claimed), then the pool, then Postgres.
+        await (drained ??= front.drain(config.shutdownGraceMs));
         clearInterval(housekeeping);
+        readiness?.stop();
         await runner?.stop();
         await sweeper?.stop();
         await worker?.stop();
-        await app.stop(true);
         await database!.close();
         await embedded?.stop();
       },
     };
   } catch (err) {
+    readiness?.stop();
     await runner?.stop().catch(() => {});
     await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});

@@ -22,9 +22,10 @@ export interface TestChain {
   rpc(method: string, params: unknown[]): Promise<unknown>;
 }
 
-export async function startTestChain(key: "local" | "local2", anvilArgs?: string[]): Promise<TestChain> {
+/** `heartbeatSeconds`: also an empty block every so many seconds (as `bun run dev` runs it); default: blocks only on demand. */
+export async function startTestChain(key: "local" | "local2", anvilArgs?: string[], heartbeatSeconds?: number): Promise<TestChain> {
   const chainId = PRESETS[key].chainId;
-  const chain = await startDevChain({ port: await freePort(), chainId, extraArgs: anvilArgs });
+  const chain = await startDevChain({ port: await freePort(), chainId, extraArgs: anvilArgs, ...(heartbeatSeconds ? { heartbeatSeconds } : {}) });
   const { publicClient, walletClient } = localClients(chain.rpcUrl, chainId);
   const { token } = await ensureDeployed({ publicClient, walletClient });
   return {

@@ -68,7 +68,8 @@ export async function checkNetworks(networks: NetworkConfig[]): Promise<void> {
         try {
           return chainFactsProblems(net, await observeChainFacts(publicClientFor(net), net));
         } catch (err) {
-          return [`${net.name}: RPC ${net.rpcUrl} did not answer (${(err as Error).message.split("\n")[0]})`];
+          // Never the URL itself: it often carries a provider's API key.
+          return [`${net.name}: RPC (SERVICE_RPC_URL_${envSuffix(net.key)}) did not answer (${(err as Error).message.split("\n")[0]!.split(net.rpcUrl).join("[RPC URL]")})`];
         }
       }),
     )

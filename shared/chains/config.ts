@@ -8,11 +8,14 @@
  *   SERVICE_CONFIRMATIONS_<KEY>      confirmation depth override (integer ≥ 1)
  *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override (tests, or a chain where our TestUSD lives elsewhere)
  *   SERVICE_FACTORY_ADDRESS_<KEY>    deposit-wallet factory override
+ *   SERVICE_MIN_SWEEP_<KEY>          extra funds below this many token units wait (e.g. "1.00")
+ *   SERVICE_RELAYER_MIN_BALANCE_<KEY> native coin (ether units, e.g. 0.05) below which the relayer
+ *                                    is reported low (default: the preset's relayerMinBalance)
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
  *                                    is enabled, full for sandbox-only deployments)
  */
-import { getAddress, isAddress, type Address } from "viem";
+import { getAddress, isAddress, parseEther, type Address } from "viem";
 import { NETWORK_KEYS, PRESETS, envSuffix, type ChainPreset, type Environment, type NetworkKey } from "./presets.ts";
 
 export type IndexMode = "bounded" | "full";
@@ -31,6 +34,15 @@ export interface NetworkConfig {
   blockTimeSeconds: number;
   explorerUrl: string | null;
   factory: Address | null;
+  /** Extra funds below this (token base units) wait at the deposit for the next sweep (presets.ts minSweep). */
+  minSweepBaseUnits: bigint;
+  /** Relayer balance (wei) below which it is reported low; absent: the preset's default. */
+  relayerMinBalanceWei?: bigint;
+}
+
+/** The relayer low-balance threshold of a network, in wei. */
+export function relayerMinBalanceWei(net: Pick<NetworkConfig, "key" | "relayerMinBalanceWei">): bigint {
+  return net.relayerMinBalanceWei ?? parseEther(PRESETS[net.key].relayerMinBalance.value);
 }
 
 export interface ChainsConfig {
@@ -48,6 +60,8 @@ export const ENV_PREFIXES = [
   "SERVICE_CONFIRMATIONS_",
   "SERVICE_STABLECOIN_ADDRESS_",
   "SERVICE_FACTORY_ADDRESS_",
+  "SERVICE_MIN_SWEEP_",
+  "SERVICE_RELAYER_MIN_BALANCE_",
 ] as const;
 
 export function parseChainsEnv(env: Env): ParseResult {
@@ -96,6 +110,13 @@ export function parseChainsEnv(env: Env): ParseResult {
       errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${preset.stablecoin.symbol} address (set its address)`);
     }
     const factory = parseAddressVar(errors, `SERVICE_FACTORY_ADDRESS_${sfx}`, get("SERVICE_FACTORY_ADDRESS_")) ?? preset.factory;
+    const minSweep = parseTokenAmountVar(errors, `SERVICE_MIN_SWEEP_${sfx}`, get("SERVICE_MIN_SWEEP_") ?? preset.minSweep.value, preset.stablecoin.decimals);
+
+    const minBalanceVar = `SERVICE_RELAYER_MIN_BALANCE_${sfx}`;
+    const rawMin = get("SERVICE_RELAYER_MIN_BALANCE_") ?? preset.relayerMinBalance.value;
+    let minBalanceWei = 0n;
+    if (/^\d{1,12}(\.\d{1,18})?$/.test(rawMin)) minBalanceWei = parseEther(rawMin);
+    else errors.push(`${minBalanceVar}: expected an amount of native coin in ether units such as 0.05, got "${rawMin}"`);
 
     if (errors.length > before || token === null) continue;
     networks.push({
@@ -111,6 +132,8 @@ export function parseChainsEnv(env: Env): ParseResult {
       blockTimeSeconds: preset.blockTimeSeconds,
       explorerUrl: preset.explorerUrl,
       factory,
+      minSweepBaseUnits: minSweep ?? 0n,
+      relayerMinBalanceWei: minBalanceWei,
     });
   }
 
@@ -155,6 +178,16 @@ function parseIntVar(errors: string[], name: string, raw: string | undefined, mi
     return undefined;
   }
   return Number(raw);
+}
+
+/** A token amount in whole units with up to `decimals` places ("1.00", "0.05") → base units. */
+function parseTokenAmountVar(errors: string[], name: string, raw: string, decimals: number): bigint | undefined {
+  const m = /^(\d{1,30})(?:\.(\d+))?$/.exec(raw);
+  if (!m || (m[2] ?? "").length > decimals) {
+    errors.push(`${name}: expected a token amount such as "1.00" (at most ${decimals} decimals), got "${raw}"`);
+    return undefined;
+  }
+  return BigInt(m[1]!) * 10n ** BigInt(decimals) + BigInt((m[2] ?? "").padEnd(decimals, "0") || "0");
 }
 
 function parseAddressVar(errors: string[], name: string, raw: string | undefined): Address | undefined {

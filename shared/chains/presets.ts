@@ -30,6 +30,13 @@ export interface ChainPreset {
   };
   /** Blocks on top of a transfer's block before we treat it as final for a payment. */
   confirmations: Sourced<number>;
+  /**
+   * Extra funds (a late payment, a partial, a second payment) below this many token units
+   * wait at the deposit, recorded, for the next sweep of that deposit or the operator's
+   * recovery: a sweep must not cost more gas than it moves. A session's own payment is
+   * always swept, whatever its size.
+   */
+  minSweep: Sourced<string>;
   /** Typical seconds between blocks (for estimates and polling, never for correctness). */
   blockTimeSeconds: number;
   /** Block explorer base URL (no trailing slash), null when there is none. */
@@ -40,11 +47,18 @@ export interface ChainPreset {
    * Deploying it on a new chain is an operator step (shared/contracts/README.md).
    */
   factory: Address | null;
+  /**
+   * Below this balance of native coin (in ether units, a decimal string) the relayer account
+   * is reported low: a warning at start-up, in the logs and on /readyz
+   * (SERVICE_RELAYER_MIN_BALANCE_<KEY> overrides it).
+   */
+  relayerMinBalance: Sourced<string>;
 }
 
 const LOCAL_TOKEN_SOURCE = "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address";
 const TEST_USD = predictedTokenAddress();
 const FACTORY = predictedFactoryAddress();
+const TEST_MIN_SWEEP: Sourced<string> = { value: "0.01", source: "a test network: its gas costs nothing real, so anything above dust is swept" };
 const ANVIL_CONFIRMATIONS: Sourced<number> = {
   value: 1,
   source: "DESIGN §5: sandbox anvil uses 1 confirmation (blocks are only mined on demand)",
@@ -58,9 +72,11 @@ export const PRESETS = {
     environment: "sandbox",
     stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
     confirmations: ANVIL_CONFIRMATIONS,
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: FACTORY,
+    relayerMinBalance: { value: "0.01", source: "anvil funds its accounts with 10,000 ETH: any warning here means a broken dev chain" },
   },
   // A second local network so tests can exercise two chains in one environment.
   local2: {
@@ -70,9 +86,11 @@ export const PRESETS = {
     environment: "sandbox",
     stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
     confirmations: ANVIL_CONFIRMATIONS,
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: FACTORY,
+    relayerMinBalance: { value: "0.01", source: "anvil funds its accounts with 10,000 ETH: any warning here means a broken dev chain" },
   },
   "base-sepolia": {
     key: "base-sepolia",
@@ -89,9 +107,11 @@ export const PRESETS = {
       value: 3,
       source: "our choice for a test network: quick feedback, still survives the usual 1–2 block L2 reorg",
     },
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 2,
     explorerUrl: "https://sepolia.basescan.org",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.01", source: "our choice: about 100 sweeps at test-network fees" },
   },
   sepolia: {
     key: "sepolia",
@@ -108,9 +128,11 @@ export const PRESETS = {
       value: 3,
       source: "our choice for a test network: quick feedback; Sepolia reorgs deeper than 2 blocks are rare",
     },
+    minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 12,
     explorerUrl: "https://sepolia.etherscan.io",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.05", source: "our choice: about 20 sweeps (80,000 gas each) at 30 gwei" },
   },
   ethereum: {
     key: "ethereum",
@@ -129,9 +151,11 @@ export const PRESETS = {
         "stablecoin processors' deposit default for USDC on Ethereum (e.g. BVNK: 12, https://docs.bvnk.com/docs/currencies-1); " +
         "full finality is ~65 blocks (Circle Gateway, https://developers.circle.com/gateway/references/supported-blockchains)",
     },
+    minSweep: { value: "1.00", source: "our choice: a single sweep costs about 80,000 gas, well under 1 USDC at usual Ethereum fees" },
     blockTimeSeconds: 12,
     explorerUrl: "https://etherscan.io",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.05", source: "our choice: about 20 single sweeps (80,000 gas each) at 30 gwei; refill before it runs out" },
   },
   base: {
     key: "base",
@@ -150,9 +174,11 @@ export const PRESETS = {
         "stablecoin processors' deposit default for USDC on Base (e.g. BVNK: 10, https://docs.bvnk.com/docs/currencies-1); " +
         "L1 finality is ~65 Ethereum blocks (Circle Gateway)",
     },
+    minSweep: { value: "0.05", source: "our choice: a sweep on Base costs a fraction of a cent; below 5 cents is dust" },
     blockTimeSeconds: 2,
     explorerUrl: "https://basescan.org",
     factory: FACTORY,
+    relayerMinBalance: { value: "0.005", source: "our choice: hundreds of sweeps at Base fees (well under 0.1 gwei); refill before it runs out" },
   },
 } as const satisfies Record<string, ChainPreset>;
 

@@ -89,10 +89,13 @@ export async function ensureDeterministicDeployer({ publicClient, walletClient }
   return true;
 }
 
-/** CREATE2 through the deterministic deployer unless code is already at `address`. */
-async function deployOnce(clients: ChainClients, initCode: Hex, address: Address, name: string): Promise<boolean> {
+/**
+ * CREATE2 through the deterministic deployer unless code is already at `address`. `sent`: this
+ * call's transaction created it (its receipt is returned).
+ */
+async function deployOnce(clients: ChainClients, initCode: Hex, address: Address, name: string): Promise<{ sent: boolean; receipt?: TransactionReceipt }> {
   const { publicClient, walletClient } = clients;
-  if (await hasCode(publicClient, address)) return false;
+  if (await hasCode(publicClient, address)) return { sent: false };
   if (!(await hasCode(publicClient, DETERMINISTIC_DEPLOYER))) {
     throw new Error(
       `no deterministic deployer at ${DETERMINISTIC_DEPLOYER} on this chain: run ensureDeterministicDeployer() first (see shared/contracts/README.md)`,
@@ -100,7 +103,7 @@ async function deployOnce(clients: ChainClients, initCode: Hex, address: Address
   }
   // A concurrent deployer may win the race (our gas estimate or transaction then fails); its
   // contract is byte-for-byte ours, so only the code at `address` decides success.
-  let sent = false;
+  let receipt: TransactionReceipt | undefined;
   try {
     const hash = await walletClient.sendTransaction({
       account: requireAccount(walletClient),
@@ -108,12 +111,13 @@ async function deployOnce(clients: ChainClients, initCode: Hex, address: Address
       to: DETERMINISTIC_DEPLOYER,
       data: concat([DEPLOY_SALT, initCode]),
     });
-    sent = (await publicClient.waitForTransactionReceipt({ hash })).status === "success";
+    receipt = await publicClient.waitForTransactionReceipt({ hash });
   } catch (error) {
     if (!(await hasCode(publicClient, address))) throw error;
   }
   if (!(await hasCode(publicClient, address))) throw new Error(`deploying ${name}: still no code at ${address}`);
-  return sent;
+  const sent = receipt?.status === "success";
+  return sent ? { sent, receipt } : { sent };
 }
 
 /**
@@ -127,15 +131,24 @@ export async function ensureDeployed(
   const token = predictedTokenAddress();
   const factory = predictedFactoryAddress();
   const deployed: ("token" | "factory")[] = [];
-  if (await deployOnce(clients, testUsdInitCode(), token, "TestUSD")) deployed.push("token");
-  if (await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory")) deployed.push("factory");
+  if ((await deployOnce(clients, testUsdInitCode(), token, "TestUSD")).sent) deployed.push("token");
+  if ((await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory")).sent) deployed.push("factory");
   return { token, factory, deployed };
 }
 
-/** Production chains need only the factory (TestUSD is sandbox-only): deploys it if missing. */
-export async function ensureFactoryDeployed(clients: ChainClients): Promise<{ factory: Address; deployed: boolean }> {
+/**
+ * Production chains need only the factory (TestUSD is sandbox-only): deploys it if missing.
+ * `receipt`: the deploying transaction's, when this call deployed it.
+ */
+export async function ensureFactoryDeployed(clients: ChainClients): Promise<{ factory: Address; deployed: boolean; receipt?: TransactionReceipt }> {
   const factory = predictedFactoryAddress();
-  return { factory, deployed: await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory") };
+  const { sent, receipt } = await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory");
+  return receipt ? { factory, deployed: sent, receipt } : { factory, deployed: sent };
+}
+
+/** The factory deployment transaction (for a cost estimate before sending it). */
+export function factoryDeployTransaction(): { to: Address; data: Hex } {
+  return { to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, depositFactoryInitCode()]) };
 }
 
 /** The sandbox faucet account (TestUSD's minter); see DEV_FAUCET_ADDRESS. */

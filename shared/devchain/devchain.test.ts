@@ -38,6 +38,28 @@ test("a restart with the same state file keeps the chain's state", async () => {
   expect(await c.publicClient.getBlockNumber()).toBe(7n);
 });
 
+test("killed hard (SIGKILL), a chain that persists each block keeps every transaction it mined", async () => {
+  const stateFile = join(mkdtempSync(join(tmpdir(), "devchain-")), "state.json");
+  const port = await freePort();
+  const a = await startDevChain({ port, chainId: 31337, stateFile, persistEachBlock: true, heartbeatSeconds: 1 });
+  started.push(a);
+  let c = localClients(a.rpcUrl, 31337);
+  const [from, to] = ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] as const;
+  for (let i = 0; i < 3; i++) {
+    await c.publicClient.request({ method: "eth_sendTransaction" as never, params: [{ from, to, value: "0x1" }] as never });
+  }
+  const nonce = await c.publicClient.getTransactionCount({ address: from });
+  expect(nonce).toBe(3);
+  await Bun.sleep(600); // one look of the persister (every 200 ms); anvil's own dump would wait 5 s
+  process.kill(a.pid, "SIGKILL");
+  await Bun.sleep(200);
+
+  const b = await startDevChain({ port, chainId: 31337, stateFile });
+  started.push(b);
+  c = localClients(b.rpcUrl, 31337);
+  expect(await c.publicClient.getTransactionCount({ address: from })).toBe(3);
+});
+
 test("a port already taken by another chain is refused with a clear error", async () => {
   const port = await freePort();
   const a = await startDevChain({ port, chainId: 31337 });

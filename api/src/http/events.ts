@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
 import type { SessionStatus } from "../../../shared/status.ts";
-import { EVENT_TYPES } from "../webhooks/payload.ts";
+import { EVENT_TYPES, type EventType } from "../webhooks/payload.ts";
 import {
   attemptExists,
   attemptView,
@@ -65,7 +65,7 @@ export function eventRoutes(services: Services) {
           ...owner(auth),
           limit,
           sessionId: query.paymentSessionId,
-          type: query.type === undefined ? undefined : ((query.type as string).split(".")[1]!.toUpperCase() as SessionStatus),
+          type: query.type as EventType | undefined,
           startingAfter: query.startingAfter,
         });
         return {

@@ -2,10 +2,41 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { readMigrations } from "../db/migrate.ts";
-import { doc, Health } from "./schemas.ts";
+import { doc, Health, Readiness } from "./schemas.ts";
+import type { NetworkStatus } from "../onchain/network-status.ts";
 import type { Services } from "./services.ts";
 
 const TAG = "Health";
+/** /readyz asks the chains at most this often (it is public). */
+const READYZ_MAX_AGE_MS = 5000;
+/** /readyz answers within about a second whatever is down: the database check gets this… */
+const READYZ_DB_LIMIT_MS = 700;
+/** …and a network probe this; one that takes longer goes on in the background and /readyz shows the last known state. */
+const READYZ_PROBE_LIMIT_MS = 250;
+
+function within<T>(p: Promise<T>, ms: number): Promise<T | "late"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<"late">((r) => (timer = setTimeout(() => r("late"), ms)))]).finally(() => clearTimeout(timer));
+}
+
+function networkView(s: NetworkStatus) {
+  return {
+    key: s.key,
+    chainId: s.chainId,
+    name: s.name,
+    environment: s.environment,
+    ready: s.ready,
+    checkedAt: s.checkedAt,
+    rpcReachable: s.rpc.reachable,
+    chainIdSeen: s.chainIdSeen,
+    headBlock: s.headBlock,
+    factory: s.factory,
+    stablecoin: { symbol: s.stablecoin.symbol, address: s.stablecoin.address, present: s.stablecoin.present, decimals: s.stablecoin.decimals },
+    relayer: { address: s.relayer.address, balance: s.relayer.balance, minBalance: s.relayer.minBalance, low: s.relayer.low },
+    problems: [...s.fatal, ...s.notReady],
+    warnings: s.warnings,
+  };
+}
 
 export function healthRoutes(services: Services) {
   const expected = readMigrations().map((m) => m.tag);
@@ -16,20 +47,29 @@ export function healthRoutes(services: Services) {
     .get(
       "/readyz",
       async () => {
-        try {
-          const rows = await services.database.sql`select tag from app.__migrations`;
-          const applied = new Set(rows.map((r) => r.tag as string));
-          if (expected.some((tag) => !applied.has(tag))) throw new Error("migrations pending");
-        } catch {
-          throw new ApiError("service_unavailable", "The database is unreachable or not migrated.");
+        const query = services.database.sql`select tag from app.__migrations`;
+        const rows = await within(query, READYZ_DB_LIMIT_MS).catch(() => "late" as const);
+        if (rows === "late") {
+          query.cancel();
+          query.catch(() => {});
+          throw new ApiError("service_unavailable", "The database is unreachable (no answer within a second).");
         }
-        return { status: "ready" };
+        const applied = new Set(rows.map((r) => r.tag as string));
+        if (expected.some((tag) => !applied.has(tag))) throw new ApiError("service_unavailable", "The database is not migrated.");
+        // An unreachable RPC never holds /readyz: past the limit, the last known state.
+        const probed = services.readiness.check(READYZ_MAX_AGE_MS);
+        probed.catch(() => {});
+        const fresh = await within(probed, READYZ_PROBE_LIMIT_MS);
+        const networks = (fresh === "late" ? services.readiness.current() : fresh).map(networkView);
+        return { status: networks.every((n) => n.ready) ? "ready" : "degraded", networks };
       },
       {
         detail: doc({
           tag: TAG,
-          summary: "Readiness: the database answers and is migrated",
-          ok: { status: 200, schema: Health, description: "Ready." },
+          summary: "Readiness: the database answers and is migrated; each network's state",
+          description:
+            "200 while the database is up and migrated. `status` is `degraded` when an enabled network is not ready (its deposit factory is not deployed yet): sessions are then not offered on it. Per network: RPC reachable, chain id, head block, factory and stablecoin present, the relayer's balance and whether it is under its threshold.",
+          ok: { status: 200, schema: Readiness, description: "Ready (or degraded)." },
           errors: ["service_unavailable"],
         }),
       },

@@ -255,7 +255,9 @@ describe("public view", () => {
 describe("health and docs", () => {
   test("healthz, readyz, swagger json lists every route with both auth schemes", async () => {
     expect((await svc.call("GET", "/healthz")).body).toEqual({ status: "ok" });
-    expect((await svc.call("GET", "/readyz")).body).toEqual({ status: "ready" });
+    const ready = (await svc.call("GET", "/readyz")).body;
+    expect(ready.status).toBe("ready");
+    expect(ready.networks.map((n: { key: string; ready: boolean }) => [n.key, n.ready])).toEqual([["local", true], ["base", true]]);
     const spec = (await svc.call("GET", "/docs/json")).body;
     expect(Object.keys(spec.components.securitySchemes).sort()).toEqual(["apiKey", "sessionToken"]);
     for (const [path, method] of [

@@ -41,18 +41,31 @@ export function paymentSessionRoutes(services: Services) {
   async function create(q: Query, auth: ApiKeyAuth, body: CreateBody) {
     const input = checkCreateInput(body, limits);
     const id = newId("paymentSession");
-    const plan = planDeposits({
-      sessionId: id,
-      environment: auth.environment,
-      amountMinor: input.amountMinor,
-      networks: services.networks,
-      settlements: auth.settlements,
-      defaultSettlement: config.sandboxSettlementAddress,
-    });
-    if (!plan.ok) {
-      throw plan.problem === "no_network"
+    const planOn = (networks: typeof services.networks) =>
+      planDeposits({
+        sessionId: id,
+        environment: auth.environment,
+        amountMinor: input.amountMinor,
+        networks,
+        settlements: auth.settlements,
+        defaultSettlement: config.sandboxSettlementAddress,
+      });
+    const everywhere = planOn(services.networks);
+    if (!everywhere.ok) {
+      throw everywhere.problem === "no_network"
         ? new ApiError("network_unavailable", `No network is enabled for ${auth.environment} on this server.`)
         : new ApiError("settlement_address_missing");
+    }
+    // Only networks whose deposit factory is deployed: elsewhere a deposit address could not be swept.
+    const { ready, notReady } = await services.readiness.partition(auth.environment);
+    const plan = notReady.length === 0 ? everywhere : planOn(ready);
+    if (!plan.ok) {
+      const waiting = notReady.filter((n) => everywhere.deposits.some((d) => d.chainId === n.chainId));
+      throw new ApiError(
+        "network_unavailable",
+        `No network of this session is ready for payments: ${waiting.map((n) => `${n.name} (chain ${n.chainId})`).join(", ")} ` +
+          `${waiting.length === 1 ? "is" : "are"} not ready on this server (the operator has not deployed the deposit factory there yet). Retry later.`,
+      );
     }
     const { row, token } = await insertSession(q, {
       id,

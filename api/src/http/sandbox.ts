@@ -27,6 +27,9 @@ import { validateBody } from "./validate.ts";
 
 const TAG = "Sandbox tools (sandbox API key)";
 
+/** How long `expire` waits for the expiry to be decided before it answers with the session as it is. */
+const EXPIRE_WAIT_MS = 10_000;
+
 export function sandboxRoutes(services: Services) {
   const { database } = services;
 
@@ -45,6 +48,11 @@ export function sandboxRoutes(services: Services) {
   }
 
   function faucetNetwork(chainId: number | undefined, allowed: (n: NetworkConfig) => boolean): NetworkConfig {
+    // No sandbox network at all (e.g. `bun run start` with production networks only): the same
+    // answer as a session create, not a complaint about chainId.
+    if (!services.networks.some((n) => n.environment === "sandbox")) {
+      throw new ApiError("network_unavailable", "No network is enabled for sandbox on this server.");
+    }
     const candidates = services.networks.filter((n) => n.environment === "sandbox" && allowed(n));
     const net = chainId === undefined ? candidates.find(hasFaucet) ?? candidates[0] : candidates.find((n) => n.chainId === chainId);
     if (!net) throw new ApiError("parameter_invalid", `chainId must be one of: ${candidates.map((n) => n.chainId).join(", ") || "none"}.`, "chainId");
@@ -90,7 +98,7 @@ export function sandboxRoutes(services: Services) {
           auth: "apiKey",
           body: FaucetBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Minted (the transaction is mined)." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "route_not_found"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
         }),
       },
     )
@@ -156,14 +164,22 @@ export function sandboxRoutes(services: Services) {
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
         await database.sql`update app.payment_sessions set expires_at = least(expires_at, now()) where id = ${row.id} and status = 'PENDING'`;
-        await stepSession(database.sql, row.id, {}, { chainHeads: services.chainHeads });
+        // An expiry is decided once the indexer has stored a block stamped after it (an on-time
+        // payment may still be in the newest block): answer when it is, or after EXPIRE_WAIT_MS.
+        const until = Date.now() + EXPIRE_WAIT_MS;
+        for (;;) {
+          const r = await stepSession(database.sql, row.id, {}, { networks: services.networks });
+          if (!r.found || r.status !== "PENDING" || Date.now() >= until) break;
+          await Bun.sleep(100);
+        }
         return view(auth, row.id);
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Expire the session now",
-          description: "A PENDING session expires at once: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. A payment still confirming is waited for.",
+          description:
+            "A PENDING session expires now: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. The expiry is decided once the indexer has stored a block stamped after it (the local network makes one every second); the answer waits up to 10 s for that. A payment still confirming is waited for; the answer then shows the session still PENDING, and its webhook follows.",
           auth: "apiKey",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The session after its expiry." },
@@ -177,7 +193,7 @@ export function sandboxRoutes(services: Services) {
         const auth = await sandboxAuth(request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
-        const r = await stepSession(database.sql, row.id, { simulateError: true });
+        const r = await stepSession(database.sql, row.id, { simulateError: true }, { networks: services.networks });
         if (r.decision?.transition?.reason !== "simulated") {
           throw new ApiError("session_not_pending", `The payment session is ${r.status}; only a PENDING session can be sent to ERROR.`);
         }

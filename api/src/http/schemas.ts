@@ -4,7 +4,7 @@
  * and the checks cannot drift apart.
  */
 import { t, type DocumentDecoration, type TSchema } from "elysia";
-import { SESSION_STATUSES, TRANSITION_REASONS } from "../../../shared/status.ts";
+import { EVENT_REASONS, SESSION_STATUSES, TRANSITION_REASONS } from "../../../shared/status.ts";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { ERROR_CATALOGUE, ERROR_TYPES, type ErrorCode } from "../errors.ts";
 import { METADATA_LIMITS } from "../sessions/create-input.ts";
@@ -99,7 +99,7 @@ const HistoryEntry = t.Object({
   sequence: JsonInteger(),
   status: Status,
   previousStatus: t.Union([Status, t.Null()]),
-  reason: literals(TRANSITION_REASONS),
+  reason: literals(EVENT_REASONS),
   detail: t.Record(t.String(), t.Unknown()),
   at: t.String({ format: "date-time" }),
 });
@@ -173,6 +173,29 @@ export const ErrorResponse = t.Object(
 );
 
 export const Health = t.Object({ status: t.String() });
+const NullableString = t.Union([t.String(), t.Null()]);
+const NullableBool = t.Union([t.Boolean(), t.Null()]);
+export const Readiness = t.Object({
+  status: t.String({ description: '"ready": the database is migrated and every enabled network is ready; "degraded": some network is not ready (its sessions are not offered), see `networks`' }),
+  networks: t.Array(
+    t.Object({
+      key: t.String(),
+      chainId: t.Integer(),
+      name: t.String(),
+      environment: t.String(),
+      ready: t.Boolean({ description: "sessions are offered on it: right chain and stablecoin, deposit factory deployed" }),
+      checkedAt: t.String(),
+      rpcReachable: t.Boolean(),
+      chainIdSeen: t.Union([t.Integer(), t.Null()]),
+      headBlock: NullableString,
+      factory: t.Object({ address: t.String(), present: NullableBool }),
+      stablecoin: t.Object({ symbol: t.String(), address: t.String(), present: NullableBool, decimals: t.Union([t.Integer(), t.Null()]) }),
+      relayer: t.Object({ address: NullableString, balance: NullableString, minBalance: t.String(), low: NullableBool }),
+      problems: t.Array(t.String()),
+      warnings: t.Array(t.String()),
+    }),
+  ),
+});
 
 /** An OpenAPI `detail` for a route: summary, auth, body, and each response with the codes it may carry. */
 export function doc(args: {
@@ -328,8 +351,8 @@ export const SessionEvent = t.Object({
   data: t.Object({
     ...sessionFields,
     previousStatus: t.Union([Status, t.Null()]),
-    reason: literals(TRANSITION_REASONS),
-    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change." }),
+    reason: literals(EVENT_REASONS),
+    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change or money event (funds_received, funds_settled)." }),
     detail: t.Record(t.String(), t.Unknown()),
   }),
 });

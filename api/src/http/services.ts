@@ -1,12 +1,13 @@
 import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import type { RateLimiter } from "./rate-limit.ts";
 import type { Resolver } from "../webhooks/target.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { Faucet } from "../sandbox/faucet.ts";
-import { ChainHeads } from "../sessions/chain-heads.ts";
+import type { Faucet } from "../sandbox/faucet.ts";
+import type { NetworkReadiness } from "../onchain/network-status.ts";
+import type { MetricsRegistry } from "./metrics.ts";
 
-/** What the HTTP layer needs from the rest of the process. */
+/** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
   config: Config;
   database: Database;
@@ -17,24 +18,12 @@ export interface Services {
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;
-  /** The networks' newest blocks, for session steps taken by the API (sessions/chain-heads.ts). */
-  chainHeads: ChainHeads;
   /** Sandbox faucet: TestUSD and payments on the local test networks. */
   faucet: Faucet;
   /** Enabled networks of both environments (shared/chains), from the boot's chain config. */
   networks: NetworkConfig[];
-}
-
-export function makeServices(config: Config, database: Database, encryptionKey: Buffer, resolver?: Resolver, networks: NetworkConfig[] = []): Services {
-  return {
-    config,
-    networks,
-    faucet: new Faucet(),
-    chainHeads: new ChainHeads(networks),
-    database,
-    encryptionKey,
-    resolver,
-    limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
-    keyTouchedAt: new Map(),
-  };
+  /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
+  readiness: NetworkReadiness;
+  /** GET /metrics (server.ts sets it once the HTTP front exists). */
+  metrics?: MetricsRegistry;
 }

@@ -9,15 +9,13 @@
  */
 import type { Sql, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
-import { queueSweep } from "../sweeps/queue.ts";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { queueSweep } from "../effects/sweep-queue.ts";
 import { recordTransition } from "./repository.ts";
-import type { ChainHeads } from "./chain-heads.ts";
-import { decide, type Decision, type Facts, type SessionState, type Transfer } from "./decide.ts";
+import { decide, type Decision, type Facts, type Outflow, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
+import { reportMoneyMovements } from "./funds.ts";
+import { indexedPastExpiry, readIndexed, type IndexedOutflow } from "./indexed.ts";
 
-/** The Postgres schema the indexer writes (indexer/process.ts). */
-export const INDEXER_SCHEMA = "indexer";
-/** After this many failed sweeps on a network, funds wait for an operator instead of a new round. */
-export const MAX_SWEEP_ROUNDS = 3;
 
 export interface StepRequest {
   cancelRequest?: "payer" | "merchant";
@@ -46,8 +44,8 @@ interface DepositFact {
 export interface StepOptions {
   skipLocked?: boolean;
   now?: Date;
-  /** The chains' newest blocks (RPC), to tell a lagging indexer at expiry; absent: the indexer's head must pass the expiry. */
-  chainHeads?: ChainHeads;
+  /** The enabled networks (their minimum sweep amounts); absent: no minimum. */
+  networks?: readonly NetworkConfig[];
 }
 
 export async function stepSession(sql: Sql, sessionId: string, request: StepRequest = {}, opts: StepOptions = {}): Promise<StepResult> {
@@ -63,50 +61,66 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
     const deposits = (await tx`
       select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
         from app.session_deposits where session_id = ${sessionId} order by chain_id`) as unknown as DepositFact[];
-    const indexed = await readTransfers(tx, sessionId);
+    const indexed = await readIndexed(tx, sessionId);
     if (indexed === "not_ready") {
       // While the indexer rebuilds, missing rows are not reorgs: look again shortly.
       await tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`;
       return { found: true, status: s.status as SessionStatus };
     }
-    // The sweeps of the session's own token; recoveries of stray tokens (sweeps/recover.ts) are not its funds.
-    const sweeps = await tx`
-      select w.chain_id, w.state, w.amount::text, w.swept_amount::text, w.attempts, w.last_error, t.tx_hash
-        from app.sweeps w
-        join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id and d.token_address = w.token_address
-        left join app.sweep_transactions t on t.id = w.transaction_id
-       where w.session_id = ${sessionId} order by w.created_at`;
+    const sweeps = await readSweepRounds(tx, sessionId);
     const state: SessionState = {
       status: s.status as SessionStatus,
       expiresAt: new Date(s.expires_at as string),
-      networks: deposits.map((d) => ({ chainId: d.chain_id, requiredBaseUnits: BigInt(d.required_base_units), confirmationsRequired: d.confirmations })),
+      networks: deposits.map((d) => ({
+        chainId: d.chain_id,
+        requiredBaseUnits: BigInt(d.required_base_units),
+        confirmationsRequired: d.confirmations,
+        minSweepBaseUnits: opts.networks?.find((n) => n.chainId === d.chain_id)?.minSweepBaseUnits ?? 0n,
+      })),
       ...(s.funding_chain_id != null ? { funding: { chainId: s.funding_chain_id as number, amount: BigInt(s.funding_amount as string) } } : {}),
     };
     const now = opts.now ?? new Date(s.db_now as string);
+    const outflows = confirmedOutflows(indexed.outflows, deposits);
     const facts: Facts = {
-      transfers: indexed,
-      sweptOrSweeping: sweptOrSweeping(sweeps as never),
+      transfers: indexed.transfers,
+      outflows,
+      sweeps,
       ...(request.cancelRequest ? { cancelRequest: request.cancelRequest } : {}),
       ...(request.simulateError ? { simulateError: true } : {}),
-      ...(state.funding ? sweepOutcome(sweeps as never, state.funding.chainId) : {}),
       ...(state.status === "PENDING" && now >= state.expiresAt
-        ? { indexedPastExpiry: await indexedPastExpiry(tx, deposits.map((d) => d.chain_id), state.expiresAt, opts.chainHeads) }
+        ? { indexedPastExpiry: await indexedPastExpiry(tx, deposits.map((d) => d.chain_id), state.expiresAt) }
         : {}),
     };
     const decision = decide(state, facts, now);
 
     let status = state.status;
+    let transitionEventId: string | undefined;
     if (decision.transition) {
       const t = decision.transition;
-      await recordTransition(tx, {
+      const recorded = await recordTransition(tx, {
         sessionId,
         previous: state.status,
         to: t.to,
         reason: t.reason,
         detail: t.detail,
-        ...(t.to === "FUNDED" ? { funding: { chainId: Number(t.detail.chainId), amount: String(t.detail.amount) } } : {}),
+        ...(t.funding ? { funding: { chainId: t.funding.chainId, amount: t.funding.amount.toString() } } : {}),
       });
+      transitionEventId = recorded.eventId;
       status = t.to;
+    }
+    // Every movement of money is reported once: with the transition that it caused, or as
+    // an event of its own (late or extra funds, a later sweep of them).
+    if (status !== "PENDING") {
+      await reportMoneyMovements(tx, {
+        sessionId,
+        status,
+        transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
+        incoming: facts.transfers.filter((t) => t.value > 0n && t.confirmations >= (state.networks.find((n) => n.chainId === t.chainId)?.confirmationsRequired ?? Infinity)),
+        outgoing: settledMovements(outflows, sweeps),
+        present: presentMovements(indexed, deposits, sweeps),
+        expiresAt: state.expiresAt,
+        fundingChainId: decision.transition?.funding?.chainId ?? state.funding?.chainId,
+      });
     }
     for (const effect of decision.effects) {
       const d = deposits.find((x) => x.chain_id === effect.chainId);
@@ -125,105 +139,59 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
   });
 }
 
-/**
- * Transfers into the session's deposit addresses with their confirmations, from the
- * indexer's tables; "not_ready" while the indexer (re)builds; none when it never ran.
- */
-async function readTransfers(tx: TransactionSql, sessionId: string): Promise<Transfer[] | "not_ready"> {
-  const [meta] = await tx`
-    select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
-           to_regclass('indexer_meta.settings')::text as launched`;
-  // No table: either no indexer was ever started here (nothing indexed: no transfers), or
-  // one is rebuilding its schema (not ready: missing rows are not missing payments).
-  if (!meta?.transfers) return meta?.launched ? "not_ready" : [];
-  if (meta.meta) {
-    const [ready] = await tx.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
-    if (ready && ready.ready === false) return "not_ready";
+/** Outflows that count as settled: to the deposit's own settlement address, at the network's depth. */
+function confirmedOutflows(outflows: IndexedOutflow[], deposits: DepositFact[]): Outflow[] {
+  return outflows
+    .filter((o) => {
+      const d = deposits.find((x) => x.chain_id === o.chainId);
+      return d !== undefined && o.to.toLowerCase() === d.settlement_address.toLowerCase() && o.confirmations >= d.confirmations;
+    })
+    .map((o) => ({ chainId: o.chainId, txHash: o.txHash, amount: o.amount }));
+}
+
+/** Settled money per transaction: the indexer's outflows, and our receipts' where the indexer has not caught up. */
+function settledMovements(outflows: Outflow[], sweeps: SweepRound[]): Outflow[] {
+  const byTx = new Map<string, Outflow>();
+  for (const o of outflows) {
+    const key = `${o.chainId}:${o.txHash.toLowerCase()}`;
+    const prev = byTx.get(key);
+    byTx.set(key, { ...o, amount: (prev?.amount ?? 0n) + o.amount });
   }
-  const rows = await tx.unsafe(
-    `select t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp,
-            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
-       from app.session_deposits d
-       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
-       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-      where d.session_id = $1`,
-    [sessionId],
-  );
+  for (const w of sweeps) {
+    if (w.state !== "confirmed" || !w.txHash || !w.swept || w.swept <= 0n) continue;
+    const key = `${w.chainId}:${w.txHash.toLowerCase()}`;
+    if (!byTx.has(key)) byTx.set(key, { chainId: w.chainId, txHash: w.txHash, amount: w.swept });
+  }
+  return [...byTx.values()];
+}
+
+/** Every movement the chain (as indexed) or our receipts still show, confirmed or not (funds.ts). */
+function presentMovements(indexed: { transfers: Transfer[]; outflows: IndexedOutflow[] }, deposits: DepositFact[], sweeps: SweepRound[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of indexed.transfers) out.add(`${t.chainId}:in:${t.txHash.toLowerCase()}`);
+  for (const o of indexed.outflows) {
+    const d = deposits.find((x) => x.chain_id === o.chainId);
+    if (d && o.to.toLowerCase() === d.settlement_address.toLowerCase()) out.add(`${o.chainId}:out:${o.txHash.toLowerCase()}`);
+  }
+  for (const w of sweeps) if (w.state === "confirmed" && w.txHash) out.add(`${w.chainId}:out:${w.txHash.toLowerCase()}`);
+  return out;
+}
+
+/** The session's sweep rounds of its own token, oldest first; recoveries of stray tokens (sweeps/recover.ts) are not its funds. */
+async function readSweepRounds(tx: TransactionSql, sessionId: string): Promise<SweepRound[]> {
+  const rows = await tx`
+    select w.chain_id, w.state, w.amount::text, w.swept_amount::text, w.attempts, w.last_error, t.tx_hash
+      from app.sweeps w
+      join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id and d.token_address = w.token_address
+      left join app.sweep_transactions t on t.id = w.transaction_id and t.state = 'mined'
+     where w.session_id = ${sessionId} order by w.created_at, w.id`;
   return rows.map((r) => ({
     chainId: r.chain_id as number,
-    txHash: r.tx_hash as string,
-    logIndex: r.log_index as number,
-    value: BigInt(r.value as string),
-    blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
-    confirmations: r.confirmations as number,
+    state: r.state as SweepRound["state"],
+    amount: BigInt(r.amount as string),
+    ...(r.swept_amount != null ? { swept: BigInt(r.swept_amount as string) } : {}),
+    ...(r.tx_hash ? { txHash: r.tx_hash as string } : {}),
+    attempts: Number(r.attempts),
+    ...(r.last_error ? { error: r.last_error as string } : {}),
   }));
-}
-
-interface SweepFact {
-  chain_id: number;
-  state: string;
-  amount: string;
-  swept_amount: string | null;
-  attempts: number;
-  last_error: string | null;
-  tx_hash: string | null;
-}
-
-/**
- * Per network, what is swept (what confirmed sweeps actually moved) or on its way (queued or
- * sending). Failed rounds count for nothing until MAX_SWEEP_ROUNDS of them failed; then the
- * last one's amount counts once, so funds wait for an operator instead of a new round.
- */
-function sweptOrSweeping(sweeps: SweepFact[]): Record<number, bigint> {
-  const out: Record<number, bigint> = {};
-  const add = (chainId: number, v: bigint) => (out[chainId] = (out[chainId] ?? 0n) + v);
-  const failed = new Map<number, SweepFact[]>();
-  for (const w of sweeps) {
-    if (w.state === "failed") failed.set(w.chain_id, [...(failed.get(w.chain_id) ?? []), w]);
-    else if (w.state === "confirmed") add(w.chain_id, BigInt(w.swept_amount ?? w.amount));
-    else add(w.chain_id, BigInt(w.amount));
-  }
-  for (const [chainId, rounds] of failed) if (rounds.length >= MAX_SWEEP_ROUNDS) add(chainId, BigInt(rounds.at(-1)!.amount));
-  return out;
-}
-
-/** The funding network's sweep outcome: confirmed if any sweep there confirmed; failed if all there failed. */
-function sweepOutcome(sweeps: SweepFact[], chainId: number): Pick<Facts, "sweep"> {
-  const on = sweeps.filter((w) => w.chain_id === chainId);
-  const confirmed = on.filter((w) => w.state === "confirmed");
-  if (confirmed.length) {
-    const swept = confirmed.reduce((sum, w) => sum + BigInt(w.swept_amount ?? w.amount), 0n);
-    return { sweep: { state: "confirmed", txHash: confirmed.at(-1)!.tx_hash ?? "", swept } };
-  }
-  if (on.length && on.every((w) => w.state === "failed")) {
-    const last = on[on.length - 1]!;
-    return { sweep: { state: "failed", attempts: last.attempts, error: last.last_error ?? "sweep failed" } };
-  }
-  return {};
-}
-
-/**
- * Per network: has the indexer seen the chain up to `expiresAt`? Yes when its head block is
- * stamped at or after it, or is the chain's newest block (a chain that mined nothing since
- * cannot hold an unseen on-time payment).
- */
-async function indexedPastExpiry(tx: TransactionSql, chainIds: number[], expiresAt: Date, chainHeads?: ChainHeads): Promise<Record<number, boolean>> {
-  const [exists] = await tx`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-  if (!exists?.t) return {};
-  const heads = await tx.unsafe(`select chain_id, block_number::text as n, block_timestamp::text as ts from ${INDEXER_SCHEMA}.chain_heads`);
-  const out: Record<number, boolean> = {};
-  for (const chainId of chainIds) {
-    const h = heads.find((r) => r.chain_id === chainId);
-    if (!h) {
-      out[chainId] = false;
-      continue;
-    }
-    if (Number(h.ts) * 1000 >= expiresAt.getTime()) {
-      out[chainId] = true;
-      continue;
-    }
-    const latest = chainHeads ? await chainHeads.latest(chainId) : undefined;
-    out[chainId] = latest !== undefined && BigInt(h.n as string) >= latest;
-  }
-  return out;
 }

@@ -9,7 +9,7 @@ import { eventually, startLifecycleStack, type LifecycleStack } from "../testing
 
 let stack: LifecycleStack;
 beforeAll(async () => {
-  stack = await startLifecycleStack({ env: { SERVICE_CONFIRMATIONS_LOCAL: "3", SERVICE_SWEEPER: "false" } });
+  stack = await startLifecycleStack({ env: { SERVICE_CONFIRMATIONS_LOCAL: "3", SERVICE_SWEEPER: "false" }, heartbeatSeconds: 0 });
 }, 60_000);
 afterAll(async () => {
   await stack?.close();

@@ -25,7 +25,8 @@ function startRunner() {
 }
 
 test("SIGKILL mid-flight, restart: every session FUNDED once, no lost or repeated transition", async () => {
-  const sessions = await Promise.all(Array.from({ length: 40 }, () => stack.create("1.00")));
+  const N = 80;
+  const sessions = await Promise.all(Array.from({ length: N }, () => stack.create("1.00")));
   for (const s of sessions) await stack.pay(s, 1_000_000n);
   const sql = stack.svc.services.database.sql;
   const ids = sessions.map((s) => s.id);
@@ -33,11 +34,13 @@ test("SIGKILL mid-flight, restart: every session FUNDED once, no lost or repeate
 
   const first = startRunner();
   const deadline = Date.now() + 20_000;
-  while ((await funded()) < 5 && Date.now() < deadline) await Bun.sleep(5);
+  while ((await funded()) < 3 && Date.now() < deadline) await Bun.sleep(2);
   first.kill("SIGKILL");
   await first.exited;
   const atKill = await funded();
-  expect(atKill).toBeGreaterThanOrEqual(5);
+  // The kill came in the middle of the work: some sessions done, others not yet.
+  expect(atKill).toBeGreaterThanOrEqual(3);
+  expect(atKill).toBeLessThan(N);
 
   const second = startRunner();
   try {
@@ -47,9 +50,9 @@ test("SIGKILL mid-flight, restart: every session FUNDED once, no lost or repeate
     await second.exited;
   }
   const counts = await sql`select session_id, count(*)::int as n, array_agg(status order by sequence) as statuses from app.session_events where session_id in ${sql(ids)} group by session_id`;
-  expect(counts.length).toBe(40);
+  expect(counts.length).toBe(N);
   for (const c of counts) expect(c.statuses).toEqual(["PENDING", "FUNDED"]);
   const sweeps = await sql`select session_id, count(*)::int as n from app.sweeps where session_id in ${sql(ids)} group by session_id`;
-  expect(sweeps.length).toBe(40);
+  expect(sweeps.length).toBe(N);
   for (const w of sweeps) expect(w.n).toBe(1);
 }, 60_000);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CONFIRMATION_RECHECK_MS, decide, type Facts, type SessionState, type Transfer } from "./decide.ts";
+import { CONFIRMATION_RECHECK_MS, coveredOn, decide, MAX_SWEEP_ROUNDS, settledOn, type Facts, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
 
 const T0 = new Date("2026-11-21T10:00:00Z");
 const EXPIRY = new Date("2026-11-21T10:30:00Z");
@@ -24,7 +24,9 @@ const tx = (chainId: number, value: bigint, confirmations: number, minute = 5): 
   blockTimestamp: at(minute),
   confirmations,
 });
-const facts = (transfers: Transfer[], more: Partial<Facts> = {}): Facts => ({ transfers, sweptOrSweeping: {}, ...more });
+const facts = (transfers: Transfer[], more: Partial<Facts> = {}): Facts => ({ transfers, ...more });
+/** A sweep round on chain 1 (or `chainId`). */
+const round = (state: SweepRound["state"], amount: bigint, more: Partial<SweepRound> = {}): SweepRound => ({ chainId: 1, state, amount, attempts: 1, ...more });
 
 describe("PENDING", () => {
   test("exact payment, confirmed → FUNDED paid, sweep requested", () => {
@@ -124,36 +126,74 @@ describe("PENDING", () => {
 describe("FUNDED", () => {
   const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
   const paidTx = tx(1, AMOUNT, 10);
-  test("sweep confirmed → SUCCEEDED", () => {
-    const d = decide(funded, facts([paidTx], { sweep: { state: "confirmed", txHash: "0xabc", swept: AMOUNT }, sweptOrSweeping: { 1: AMOUNT } }), at(7));
+  test("our sweep confirmed (its receipt moved the amount) → SUCCEEDED, before the indexer has seen it", () => {
+    const d = decide(funded, facts([paidTx], { sweeps: [round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0xabc" })] }), at(7));
     expect(d.transition).toMatchObject({ to: "SUCCEEDED", reason: "swept", detail: { sweepTxHash: "0xabc" } });
   });
+  test("someone else swept the deposit (the indexer saw deposit → settlement) → SUCCEEDED, no new sweep", () => {
+    // Our round found the deposit empty (swept 0, no transaction): it still covers the amount.
+    const sweeps = [round("confirmed", AMOUNT, { swept: 0n })];
+    const outflows = [{ chainId: 1, txHash: "0xstranger", amount: AMOUNT }];
+    const d = decide(funded, facts([paidTx], { sweeps, outflows }), at(7));
+    expect(d.transition).toMatchObject({ to: "SUCCEEDED", reason: "swept", detail: { sweepTxHash: "0xstranger" } });
+    expect(d.effects).toEqual([]);
+    // Before the indexer shows the outflow: still FUNDED, and still no new sweep (no loop).
+    const lagging = decide(funded, facts([paidTx], { sweeps }), at(7));
+    expect(lagging.transition).toBeUndefined();
+    expect(lagging.effects).toEqual([]);
+  });
+  test("a stranger's sweep while ours is queued: nothing more is asked for", () => {
+    const d = decide(funded, facts([paidTx], { sweeps: [round("queued", AMOUNT)] }), at(7));
+    expect(d).toEqual({ effects: [], wakeAt: undefined });
+  });
   test("sweep failed past retries → ERROR sweep_failed", () => {
-    const d = decide(funded, facts([paidTx], { sweep: { state: "failed", attempts: 5, error: "reverted" }, sweptOrSweeping: { 1: AMOUNT } }), at(7));
-    expect(d.transition).toMatchObject({ to: "ERROR", reason: "sweep_failed", detail: { attempts: 5 } });
+    const d = decide(funded, facts([paidTx], { sweeps: [round("failed", AMOUNT, { attempts: 5, error: "reverted" })] }), at(7));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "sweep_failed", detail: { attempts: 5, error: "reverted" } });
   });
   test("funding reorged away after confirmation → ERROR reorged", () => {
-    const d = decide(funded, facts([], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    const d = decide(funded, facts([], { sweeps: [round("queued", AMOUNT)] }), at(7));
     expect(d.transition).toMatchObject({ to: "ERROR", reason: "reorged" });
   });
-  test("a confirmed sweep that moved less than the funding is not SUCCEEDED", () => {
-    const d = decide(funded, facts([], { sweep: { state: "confirmed", txHash: "0xabc", swept: 0n }, sweptOrSweeping: { 1: 0n } }), at(7));
+  test("a confirmed sweep that moved less than the funding is not SUCCEEDED, and asks for no new round", () => {
+    const d = decide(funded, facts([], { sweeps: [round("confirmed", AMOUNT, { swept: 0n, txHash: "0xabc" })] }), at(7));
     expect(d.transition).toMatchObject({ to: "ERROR", reason: "reorged" });
-    const partial = decide(funded, facts([paidTx], { sweep: { state: "confirmed", txHash: "0xabc", swept: 1n }, sweptOrSweeping: { 1: 1n } }), at(7));
+    const partial = decide(funded, facts([paidTx], { sweeps: [round("confirmed", AMOUNT, { swept: 1n, txHash: "0xabc" })] }), at(7));
     expect(partial.transition).toBeUndefined();
-    expect(partial.effects).toEqual([{ kind: "sweep", chainId: 1, amount: AMOUNT - 1n }]);
+    expect(partial.effects).toEqual([]);
   });
   test("a cancel while FUNDED is refused and changes nothing", () => {
-    const d = decide(funded, facts([], { cancelRequest: "merchant", sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    const d = decide(funded, facts([], { cancelRequest: "merchant", sweeps: [round("queued", AMOUNT)] }), at(7));
     expect(d).toEqual({ refused: "not_pending", effects: [] });
   });
   test("while the sweep is under way nothing changes", () => {
-    const d = decide(funded, facts([paidTx], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
-    expect(d).toEqual({ effects: [] , wakeAt: undefined });
+    const d = decide(funded, facts([paidTx], { sweeps: [round("sending", AMOUNT)] }), at(7));
+    expect(d).toEqual({ effects: [], wakeAt: undefined });
   });
   test("a second payment while FUNDED is swept as well", () => {
-    const d = decide(funded, facts([paidTx, tx(1, 1_000_000n, 10)], { sweptOrSweeping: { 1: AMOUNT } }), at(7));
+    const d = decide(funded, facts([paidTx, tx(1, 1_000_000n, 10)], { sweeps: [round("sending", AMOUNT)] }), at(7));
     expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 1_000_000n }]);
+  });
+});
+
+describe("sweep rounds: what is covered, what is settled", () => {
+  test("a round covers what it was asked for, or what it moved when that was more", () => {
+    expect(coveredOn(facts([], { sweeps: [round("confirmed", 10n, { swept: 0n })] }), 1)).toBe(10n);
+    expect(coveredOn(facts([], { sweeps: [round("confirmed", 10n, { swept: 15n, txHash: "0x1" })] }), 1)).toBe(15n);
+    expect(coveredOn(facts([], { sweeps: [round("queued", 10n), round("sending", 5n), round("confirmed", 1n, { chainId: 8453 })] }), 1)).toBe(15n);
+  });
+  test(`failed rounds cover nothing until ${MAX_SWEEP_ROUNDS} failed; then the last one's amount counts once`, () => {
+    const failed = (n: number) => Array.from({ length: n }, () => round("failed", 7n));
+    expect(coveredOn(facts([], { sweeps: failed(MAX_SWEEP_ROUNDS - 1) }), 1)).toBe(0n);
+    expect(coveredOn(facts([], { sweeps: failed(MAX_SWEEP_ROUNDS) }), 1)).toBe(7n);
+    expect(coveredOn(facts([], { sweeps: failed(MAX_SWEEP_ROUNDS + 2) }), 1)).toBe(7n);
+  });
+  test("settled: indexed outflows and our receipts, one transaction counted once", () => {
+    const f = facts([], {
+      outflows: [{ chainId: 1, txHash: "0xAA", amount: 10n }],
+      sweeps: [round("confirmed", 10n, { swept: 10n, txHash: "0xaa" }), round("confirmed", 4n, { swept: 4n, txHash: "0xbb" })],
+    });
+    expect(settledOn(f, 1)).toEqual({ amount: 14n, lastTxHash: "0xbb" });
+    expect(settledOn(f, 8453)).toEqual({ amount: 0n, lastTxHash: undefined });
   });
 });
 
@@ -171,7 +211,7 @@ describe("CANCELED and terminal", () => {
   });
   test("a late unconfirmed payment after SUCCEEDED is looked at again soon", () => {
     const s = pending({ status: "SUCCEEDED", funding: { chainId: 1, amount: AMOUNT } });
-    const d = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 7n, 1, 50)], { sweptOrSweeping: { 1: AMOUNT } }), at(51));
+    const d = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 7n, 1, 50)], { sweeps: [round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0x1" })] }), at(51));
     expect(d.effects).toEqual([]);
     expect(d.wakeAt!.getTime()).toBe(at(51).getTime() + CONFIRMATION_RECHECK_MS);
   });
@@ -181,12 +221,42 @@ describe("CANCELED and terminal", () => {
   test("funds after SUCCEEDED or ERROR are swept once, no transition", () => {
     for (const status of ["SUCCEEDED", "ERROR"] as const) {
       const s = pending({ status, funding: { chainId: 1, amount: AMOUNT } });
-      const d = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweptOrSweeping: { 1: AMOUNT } }), at(50));
+      const first = round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0x1" });
+      const d = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweeps: [first] }), at(50));
       expect(d.transition).toBeUndefined();
       expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 3n }]);
-      const again = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweptOrSweeping: { 1: AMOUNT + 3n } }), at(51));
+      const again = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweeps: [first, round("queued", 3n)] }), at(51));
       expect(again.effects).toEqual([]);
+      // That round found the deposit empty (someone swept it first): still covered, never asked again.
+      const empty = decide(s, facts([tx(1, AMOUNT, 10), tx(1, 3n, 10)], { sweeps: [first, round("confirmed", 3n, { swept: 0n })] }), at(52));
+      expect(empty.effects).toEqual([]);
     }
+  });
+  test("dust below the network's minimum sweep waits at the deposit; with more funds it is swept in one go", () => {
+    const s = pending({
+      status: "SUCCEEDED",
+      funding: { chainId: 1, amount: AMOUNT },
+      networks: [{ chainId: 1, requiredBaseUnits: AMOUNT, confirmationsRequired: 3, minSweepBaseUnits: 10_000n }],
+    });
+    const first = round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0x1" });
+    expect(decide(s, facts([tx(1, AMOUNT, 10), tx(1, 9_999n, 10)], { sweeps: [first] }), at(50)).effects).toEqual([]);
+    expect(decide(s, facts([tx(1, AMOUNT, 10), tx(1, 9_999n, 10), tx(1, 1n, 10)], { sweeps: [first] }), at(50)).effects).toEqual([
+      { kind: "sweep", chainId: 1, amount: 10_000n },
+    ]);
+  });
+  test("a session's own payment is swept whatever the minimum", () => {
+    const small = pending({ networks: [{ chainId: 1, requiredBaseUnits: 10_000n, confirmationsRequired: 1, minSweepBaseUnits: 1_000_000n }] });
+    expect(decide(small, facts([tx(1, 10_000n, 1)]), at(6)).effects).toEqual([{ kind: "sweep", chainId: 1, amount: 10_000n }]);
+  });
+});
+
+describe("value-0 transfers are no payment", () => {
+  test("they neither fund, nor block a cancel, nor count at expiry", () => {
+    const zero = tx(1, 0n, 5);
+    expect(decide(pending(), facts([zero], { cancelRequest: "payer" }), at(1)).transition).toMatchObject({ to: "CANCELED", reason: "canceled_by_payer" });
+    expect(decide(pending(), facts([zero]), at(31)).transition).toMatchObject({ to: "CANCELED", reason: "expired" });
+    const s = pending({ status: "SUCCEEDED", funding: { chainId: 1, amount: AMOUNT } });
+    expect(decide(s, facts([tx(1, AMOUNT, 10), zero], { sweeps: [round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0x1" })] }), at(50)).effects).toEqual([]);
   });
 });
 

@@ -15,12 +15,21 @@
  *   PENDING  → CANCELED   expiry with nothing received (expired); cancel by payer/merchant while
  *                         nothing is detected, confirmed or not (canceled_by_payer | _merchant)
  *   PENDING  → ERROR      expiry with a confirmed partial amount (underpaid); sandbox (simulated)
- *   FUNDED   → SUCCEEDED  the sweep of its funds is confirmed (swept)
+ *   FUNDED   → SUCCEEDED  the funding amount reached the settlement address from the deposit
+ *                         (swept), whoever sent the sweep: our relayer or anyone else
  *   FUNDED   → ERROR      sweep failed past its retries (sweep_failed); funding reorged away (reorged)
  *   CANCELED → ERROR      funds confirmed after cancel/expiry (paid_after_cancel)
- * Funds confirmed in any state other than PENDING are swept too (effect `sweep`), never lost.
+ * Funds confirmed in any state other than PENDING are swept too (effect `sweep`), never lost;
+ * amounts below the network's minimum sweep wait at the deposit (recorded) for the next sweep.
  * A transfer counts toward the payment only if its block is no later than the expiry; one
- * still unconfirmed at expiry holds the decision until it is confirmed or gone.
+ * still unconfirmed at expiry holds the decision until it is confirmed or gone. Transfers of
+ * value 0 are no payment at all: they are ignored.
+ *
+ * The sweep-round policy (what one more sweep would be for) lives here too, so that the
+ * whole money rule is read and tested in one file: a round is one row of app.sweeps; each
+ * covers the amount it was asked for, whatever it found at the deposit (a round that found
+ * the deposit already emptied by someone else covers it too: no round is ever asked twice for
+ * the same money, so no path spends relayer gas in a loop).
  */
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 
@@ -39,6 +48,32 @@ export interface Network {
   /** The session amount in this network's token base units. */
   requiredBaseUnits: bigint;
   confirmationsRequired: number;
+  /** Below this, extra funds (late, partial, a second payment) wait at the deposit; 0: no minimum. */
+  minSweepBaseUnits?: bigint;
+}
+
+/**
+ * Money that left a deposit for its settlement address, confirmed at the network's depth:
+ * seen by the indexer (`Transfer(deposit → settlement)`, whoever sent the transaction).
+ */
+export interface Outflow {
+  chainId: number;
+  txHash: string;
+  amount: bigint;
+}
+
+/** One sweep round of the session (a row of app.sweeps), as decide needs it. */
+export interface SweepRound {
+  chainId: number;
+  state: "queued" | "sending" | "confirmed" | "failed";
+  /** Base units the round was asked to move. */
+  amount: bigint;
+  /** Confirmed rounds: what the receipt shows moved to the settlement address (0: the deposit was empty). */
+  swept?: bigint;
+  /** Confirmed rounds: the transaction that moved it (none when the deposit was found empty). */
+  txHash?: string;
+  attempts: number;
+  error?: string;
 }
 
 export interface SessionState {
@@ -50,26 +85,36 @@ export interface SessionState {
 }
 
 export interface Facts {
+  /** Incoming transfers into the session's deposit addresses. */
   transfers: Transfer[];
+  /** Confirmed outgoing transfers deposit → settlement, from the indexer. */
+  outflows?: Outflow[];
+  /** Every sweep round of the session, oldest first (its own token's only). */
+  sweeps?: SweepRound[];
   cancelRequest?: "payer" | "merchant";
   /** Sandbox: the merchant asked for an ERROR (simulated). */
   simulateError?: boolean;
-  /** The outcome of the sweep of the funding network, when there is one (`swept`: base units it moved). */
-  sweep?: { state: "confirmed"; txHash: string; swept: bigint } | { state: "failed"; attempts: number; error: string };
   /**
    * Per network, whether the indexer has seen the chain up to the session's expiry (a block
    * stamped at or after it, or the chain's newest block). Until then an expiry is not decided:
    * an on-time payment may not be indexed yet. Absent: treated as caught up.
    */
   indexedPastExpiry?: Record<number, boolean>;
-  /** Base units already swept (or being swept) per network, so late funds are swept once. */
-  sweptOrSweeping: Record<number, bigint>;
 }
 
 export type Effect = { kind: "sweep"; chainId: number; amount: bigint };
 
 export interface Decision {
-  transition?: { to: SessionStatus; reason: TransitionReason; detail: Record<string, unknown> };
+  transition?: {
+    to: SessionStatus;
+    reason: TransitionReason;
+    /** What the event says (kept as it is, for the merchant). */
+    detail: Record<string, unknown>;
+    /** The network the transition concerns, when there is one (its money movements go with it). */
+    chainId?: number;
+    /** FUNDED: the network that paid and the amount confirmed then, kept on the session. */
+    funding?: { chainId: number; amount: bigint };
+  };
   /** When a cancel was asked for and could not be honoured, why. */
   refused?: "payment_detected" | "not_pending";
   effects: Effect[];
@@ -84,8 +129,12 @@ export const CONFIRMATION_RECHECK_MS = 2_000;
  * what is known (a late-indexed on-time payment then shows as paid_after_cancel, still swept).
  */
 export const EXPIRY_INDEX_GRACE_MS = 15 * 60_000;
+/** After this many failed rounds on a network, funds wait for an operator instead of a new round. */
+export const MAX_SWEEP_ROUNDS = 3;
 
-export function decide(state: SessionState, facts: Facts, now: Date): Decision {
+export function decide(state: SessionState, given: Facts, now: Date): Decision {
+  // A Transfer of value 0 moves nothing (anyone can emit one to any address): no payment at all.
+  const facts: Facts = { ...given, transfers: given.transfers.filter((t) => t.value > 0n) };
   const byChain = summarize(state, facts.transfers);
   const confirmed = (chainId: number) => byChain.get(chainId)?.confirmed ?? 0n;
   const effects = lateFundsToSweep(state, facts, byChain);
@@ -106,6 +155,8 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
             to: "FUNDED",
             reason: overpaid > 0n ? "overpaid" : "paid",
             detail: { chainId: paid.chainId, amount: amount.toString(), overpaid: overpaid.toString(), txHashes: txHashesOn(facts, paid.chainId) },
+            chainId: paid.chainId,
+            funding: { chainId: paid.chainId, amount },
           },
           effects: [{ kind: "sweep", chainId: paid.chainId, amount }],
         };
@@ -119,7 +170,7 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
           effects,
         };
       }
-      if (facts.simulateError) return { transition: { to: "ERROR", reason: "simulated", detail: {} }, effects: sweepConfirmed(state, byChain) };
+      if (facts.simulateError) return { transition: { to: "ERROR", reason: "simulated", detail: {} }, effects: sweepConfirmed(state, byChain, facts) };
       if (now < state.expiresAt) return { effects, wakeAt: minDate(recheck, state.expiresAt) };
       if (facts.cancelRequest && detected) return { refused: "payment_detected", effects, wakeAt: recheck ?? new Date(now.getTime() + CONFIRMATION_RECHECK_MS) };
       if (hasUnconfirmed) return { effects, wakeAt: recheck };
@@ -133,6 +184,7 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
           transition: {
             to: "ERROR",
             reason: "underpaid",
+            chainId: partial.chainId,
             detail: {
               chainId: partial.chainId,
               amount: confirmed(partial.chainId).toString(),
@@ -141,22 +193,27 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
             },
           },
           // Partial funds belong to the merchant too: sweep them.
-          effects: sweepConfirmed(state, byChain),
+          effects: sweepConfirmed(state, byChain, facts),
         };
       }
       return { transition: { to: "CANCELED", reason: "expired", detail: {} }, effects };
     }
     case "FUNDED": {
-      const funding = state.funding!;
-      const network = state.networks.find((n) => n.chainId === funding.chainId)!;
+      const funding = state.funding;
+      const network = funding && state.networks.find((n) => n.chainId === funding.chainId);
       if (facts.cancelRequest) return { refused: "not_pending", effects };
-      // SUCCEEDED only once the funding amount itself reached the settlement address.
-      if (facts.sweep?.state === "confirmed" && facts.sweep.swept >= funding.amount) {
-        return { transition: { to: "SUCCEEDED", reason: "swept", detail: { chainId: funding.chainId, sweepTxHash: facts.sweep.txHash } }, effects };
+      if (!funding || !network) return { effects }; // a FUNDED row always names its network; nothing to decide without it
+      // SUCCEEDED once the funding amount itself reached the settlement address from the
+      // deposit — by our sweep or by anyone's call of the open sweep function.
+      const settled = settledOn(facts, funding.chainId);
+      if (settled.amount >= funding.amount) {
+        return { transition: { to: "SUCCEEDED", reason: "swept", chainId: funding.chainId, detail: { chainId: funding.chainId, sweepTxHash: settled.lastTxHash } }, effects };
       }
-      if (facts.sweep?.state === "failed") {
+      const rounds = (facts.sweeps ?? []).filter((w) => w.chainId === funding.chainId);
+      const last = rounds.at(-1);
+      if (last && rounds.every((w) => w.state === "failed")) {
         return {
-          transition: { to: "ERROR", reason: "sweep_failed", detail: { chainId: funding.chainId, attempts: facts.sweep.attempts, error: facts.sweep.error } },
+          transition: { to: "ERROR", reason: "sweep_failed", chainId: funding.chainId, detail: { chainId: funding.chainId, attempts: last.attempts, error: last.error ?? "sweep failed" } },
           effects,
         };
       }
@@ -164,7 +221,7 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
       // incoming funds below the amount mean the funding transfer was reorged away.
       const present = byChain.get(funding.chainId)?.all ?? 0n;
       if (present < network.requiredBaseUnits) {
-        return { transition: { to: "ERROR", reason: "reorged", detail: { chainId: funding.chainId, amount: present.toString() } }, effects };
+        return { transition: { to: "ERROR", reason: "reorged", chainId: funding.chainId, detail: { chainId: funding.chainId, amount: present.toString() } }, effects };
       }
       return { effects };
     }
@@ -176,6 +233,7 @@ export function decide(state: SessionState, facts: Facts, now: Date): Decision {
           transition: {
             to: "ERROR",
             reason: "paid_after_cancel",
+            chainId: paidLate.chainId,
             detail: { chainId: paidLate.chainId, amount: (byChain.get(paidLate.chainId)?.confirmedAll ?? 0n).toString(), txHashes: txHashesOn(facts, paidLate.chainId) },
           },
           effects,
@@ -217,23 +275,75 @@ function summarize(state: SessionState, transfers: Transfer[]): Map<number, Chai
   return out;
 }
 
-/** Leaving PENDING for good: every confirmed amount goes to the merchant. */
-function sweepConfirmed(state: SessionState, byChain: Map<number, ChainSummary>): Effect[] {
-  return state.networks
-    .filter((n) => (byChain.get(n.chainId)?.confirmedAll ?? 0n) > 0n)
-    .map((n) => ({ kind: "sweep" as const, chainId: n.chainId, amount: byChain.get(n.chainId)!.confirmedAll }));
+/** Leaving PENDING for good: every confirmed amount goes to the merchant (above the network's minimum). */
+function sweepConfirmed(state: SessionState, byChain: Map<number, ChainSummary>, facts: Facts): Effect[] {
+  return unsweptFunds(state, byChain, facts);
 }
 
 /** Outside PENDING, confirmed funds not yet swept are swept (late payments, second payments). */
 function lateFundsToSweep(state: SessionState, facts: Facts, byChain: Map<number, ChainSummary>): Effect[] {
   if (state.status === "PENDING") return [];
+  return unsweptFunds(state, byChain, facts);
+}
+
+/**
+ * Per network, confirmed funds that no sweep round covers yet, when they reach the network's
+ * minimum sweep (below it they wait, recorded, for the next sweep of that deposit).
+ */
+function unsweptFunds(state: SessionState, byChain: Map<number, ChainSummary>, facts: Facts): Effect[] {
   const effects: Effect[] = [];
   for (const n of state.networks) {
     const confirmedAll = byChain.get(n.chainId)?.confirmedAll ?? 0n;
-    const swept = facts.sweptOrSweeping[n.chainId] ?? 0n;
-    if (confirmedAll > swept) effects.push({ kind: "sweep", chainId: n.chainId, amount: confirmedAll - swept });
+    const rest = confirmedAll - coveredOn(facts, n.chainId);
+    if (rest > 0n && rest >= (n.minSweepBaseUnits ?? 0n)) effects.push({ kind: "sweep", chainId: n.chainId, amount: rest });
   }
   return effects;
+}
+
+/**
+ * Base units that sweep rounds on a network already stand for: every open or confirmed round
+ * covers what it was asked to move, or what it moved if that was more (funds that arrived
+ * before it ran); a confirmed round that found the deposit empty (someone else swept it)
+ * covers its amount all the same — that money left. Failed rounds cover nothing until
+ * MAX_SWEEP_ROUNDS of them failed; then the last one's amount counts once, so the funds
+ * wait for an operator instead of a new round.
+ */
+export function coveredOn(facts: Facts, chainId: number): bigint {
+  let covered = 0n;
+  const failed: SweepRound[] = [];
+  for (const w of facts.sweeps ?? []) {
+    if (w.chainId !== chainId) continue;
+    if (w.state === "failed") failed.push(w);
+    else if (w.state === "confirmed") covered += w.swept !== undefined && w.swept > w.amount ? w.swept : w.amount;
+    else covered += w.amount;
+  }
+  if (failed.length >= MAX_SWEEP_ROUNDS) covered += failed.at(-1)?.amount ?? 0n;
+  return covered;
+}
+
+/**
+ * What reached the settlement address from the deposit on one network: the indexer's
+ * confirmed outflows, plus what our confirmed sweeps' receipts show moved in transactions
+ * the indexer has not stored yet (the same transaction is never counted twice).
+ */
+export function settledOn(facts: Facts, chainId: number): { amount: bigint; lastTxHash: string | undefined } {
+  let amount = 0n;
+  let lastTxHash: string | undefined;
+  const seen = new Set<string>();
+  for (const o of facts.outflows ?? []) {
+    if (o.chainId !== chainId || o.amount <= 0n) continue;
+    amount += o.amount;
+    seen.add(o.txHash.toLowerCase());
+    lastTxHash = o.txHash;
+  }
+  for (const w of facts.sweeps ?? []) {
+    if (w.chainId !== chainId || w.state !== "confirmed" || !w.txHash || !w.swept || w.swept <= 0n) continue;
+    if (seen.has(w.txHash.toLowerCase())) continue;
+    seen.add(w.txHash.toLowerCase());
+    amount += w.swept;
+    lastTxHash = w.txHash;
+  }
+  return { amount, lastTxHash };
 }
 
 function txHashesOn(facts: Facts, chainId: number): string[] {

@@ -9,9 +9,9 @@ import type { Db } from "../db/client.ts";
 import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { MoneyEventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { hashSecret, mintCredential } from "../credentials/format.ts";
-import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../webhooks/outbox.ts";
+import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/webhook-outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
@@ -99,8 +99,17 @@ export async function depositsOfSession(db: Db, sessionId: string): Promise<Depo
 
 /** The merchant's full view of one session: with its networks and its history. */
 export async function loadMerchantView(db: Db, row: SessionRow, publicMerchantId: string): Promise<MerchantSessionView> {
-  const [deposits, events] = await Promise.all([depositsOfSession(db, row.id), sessionEventsOf(db, row.id)]);
-  return merchantView(row, publicMerchantId, deposits, events);
+  // The row and its history from one snapshot: a transition committed between two reads must
+  // not show a status that its own history contradicts.
+  return db.transaction(
+    async (tx) => {
+      const [fresh] = await tx.select().from(paymentSessions).where(eq(paymentSessions.id, row.id));
+      const deposits = await tx.select().from(sessionDeposits).where(eq(sessionDeposits.sessionId, row.id)).orderBy(asc(sessionDeposits.chainId));
+      const events = await tx.select().from(sessionEvents).where(eq(sessionEvents.sessionId, row.id)).orderBy(asc(sessionEvents.sequence));
+      return merchantView(fresh ?? row, publicMerchantId, deposits, events);
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
 }
 
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
@@ -150,10 +159,6 @@ export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: Sess
 }
 
 /**
- * Moves a session from one of `from` to `to`, recording the event, in one transaction.
- * Returns undefined (and changes nothing) when the session is not in one of `from`.
- */
-/**
  * Moves a session from one of `from` to `to`, recording the event, in one transaction: a
  * direct transition, outside the actor (tests and benchmarks drive webhooks with it).
  * Returns undefined (and changes nothing) when the session is not in one of `from`.
@@ -165,13 +170,13 @@ export async function transitionSession(
   return sql.begin(async (tx) => {
     const [current] = await tx`select status from app.payment_sessions where id = ${args.sessionId} for update`;
     if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
-    return recordTransition(tx, { ...args, previous: current.status as SessionStatus });
+    return (await recordTransition(tx, { ...args, previous: current.status as SessionStatus })).row;
   });
 }
 
 /**
  * In the caller's transaction, which holds the session's row lock: the new status, its
- * event, and the event's webhook deliveries (webhooks/outbox.ts). The one place a status
+ * event, and the event's webhook deliveries (effects/webhook-outbox.ts). The one place a status
  * changes, for the actor and for transitionSession alike.
  */
 export async function recordTransition(
@@ -184,7 +189,7 @@ export async function recordTransition(
     detail?: Record<string, unknown>;
     funding?: { chainId: number; amount: string };
   },
-): Promise<SessionRow> {
+): Promise<{ row: SessionRow; eventId: string }> {
   const [updated] = await tx`
     update app.payment_sessions
        set status = ${args.to}, status_reason = ${args.reason}, sequence = sequence + 1, updated_at = now(),
@@ -199,7 +204,37 @@ export async function recordTransition(
     values (${eventId}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
             ${args.previous}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
   await enqueueEventDeliveries(tx, { id: eventId, sessionId: row.id, merchantId: row.merchantId, environment: row.environment, sequence: row.sequence });
-  return row;
+  return { row, eventId };
+}
+
+/**
+ * In the caller's transaction (holding the session's row lock): an event that is no status
+ * change — money moved (sessions/funds.ts) — with its webhook deliveries, in the session's
+ * one sequence. The status and its reason stay as they are.
+ */
+export async function recordMoneyEvent(
+  tx: TransactionSql,
+  args: { sessionId: string; reason: MoneyEventReason; detail: Record<string, unknown> },
+): Promise<string> {
+  const [row] = await tx`
+    update app.payment_sessions set sequence = sequence + 1, updated_at = now()
+     where id = ${args.sessionId}
+    returning id, merchant_id, environment, status, status_reason, sequence`;
+  const eventId = newId("event");
+  // The status reason of the moment goes with the event, so its payload never changes later.
+  const detail = { ...args.detail, statusReason: row!.status_reason };
+  await tx`
+    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+    values (${eventId}, ${row!.id}, ${row!.merchant_id}, ${row!.environment}, ${row!.sequence}, ${row!.status},
+            ${row!.status}, ${args.reason}, ${JSON.stringify(detail)}::jsonb, now())`;
+  await enqueueEventDeliveries(tx, {
+    id: eventId,
+    sessionId: row!.id as string,
+    merchantId: row!.merchant_id as string,
+    environment: row!.environment as string,
+    sequence: row!.sequence as number,
+  });
+  return eventId;
 }
 
 /**

@@ -6,16 +6,19 @@
  * What makes a session due (its `wake_at` ≤ now):
  *   - its durable timer (expiry, a confirmation re-check) — set by the previous step;
  *   - news from the indexer: on every new indexed head of a chain, sessions with a transfer
- *     in the new blocks, or still within their confirmation depth, are woken (one indexed
+ *     into or out of a deposit address in the new blocks, or still within their confirmation
+ *     depth, are woken (one indexed
  *     query over the new blocks only, so the cost follows the chain's traffic, not the
  *     number of open sessions);
  *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once.
  */
 import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { INDEXER_SCHEMA, stepSession } from "./actor.ts";
-import { SESSION_WAKE_CHANNEL } from "./wake.ts";
-import { ChainHeads } from "./chain-heads.ts";
+import { stepSession } from "./actor.ts";
+import { indexedHeads, wakeSessionsTouchedAfter } from "./indexed.ts";
+import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
+import { Pump } from "../pump.ts";
+import { isDatabaseUnavailable } from "../db/outage.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -40,11 +43,8 @@ export interface RunnerStats {
 export class SessionRunner {
   readonly stats: RunnerStats = { steps: 0, transitions: 0, errors: 0, busyMs: 0, newHeads: 0 };
   private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private again = false;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly pump: Pump;
   private unlisten: (() => Promise<void>) | undefined;
-  private readonly chainHeads: ChainHeads;
   /** chainId → when FUNDED sessions there were last looked at for lost funding. */
   private readonly fundedLookedAt = new Map<number, number>();
 
@@ -54,55 +54,44 @@ export class SessionRunner {
     private readonly settings: RunnerSettings,
     private readonly log: (line: string) => void = () => {},
   ) {
-    this.chainHeads = new ChainHeads(networks);
+    // A poll, not a timer standing in for state: every due time lives in the table.
+    this.pump = new Pump(() => this.pass(), { name: "session runner", pollMs: settings.pollMs, retryMs: Math.max(settings.pollMs, 1000), log });
   }
 
   async start(): Promise<void> {
     const listener = await this.sql.listen(SESSION_WAKE_CHANNEL, () => this.wake(), () => this.wake());
     this.unlisten = () => listener.unlisten();
-    // A poll, not a timer standing in for state: every due time lives in the table.
-    this.timer = setInterval(() => this.wake(), this.settings.pollMs);
     this.wake();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.timer);
     await this.unlisten?.().catch(() => {});
-    await this.pumping;
+    await this.pump.stop();
   }
 
   wake(): void {
-    if (this.stopping) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = this.pump()
-      .catch((e) => {
-        this.stats.errors++;
-        this.log(`session runner: ${String((e as Error)?.message ?? e)}`);
-      })
-      .finally(() => {
-        this.pumping = undefined;
-        if (this.again && !this.stopping) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.pump.wake();
   }
 
-  private async pump(): Promise<void> {
+  private async pass(): Promise<undefined> {
     const t0 = performance.now();
     try {
       await this.pumpOnce();
+    } catch (e) {
+      this.stats.errors++;
+      throw e;
     } finally {
       this.stats.busyMs += performance.now() - t0;
     }
+    return undefined;
   }
 
   private async pumpOnce(): Promise<void> {
-    await this.scanNewBlocks();
+    await this.scanNewBlocks().catch((e) => {
+      // The indexer's schema dropped under us (a rebuild): nothing to scan until it is back.
+      if ((e as { code?: string })?.code !== "42P01") throw e;
+    });
     for (;;) {
       if (this.stopping) return;
       const due = await this.sql`
@@ -114,12 +103,14 @@ export class SessionRunner {
         Array.from({ length: Math.min(this.settings.concurrency, queue.length) }, async () => {
           for (let id = queue.shift(); id && !this.stopping; id = queue.shift()) {
             try {
-              const r = await stepSession(this.sql, id, {}, { skipLocked: true, chainHeads: this.chainHeads });
+              const r = await stepSession(this.sql, id, {}, { skipLocked: true, networks: this.networks });
               if (!r.found) continue;
               stepped++;
               this.stats.steps++;
               if (r.decision?.transition) this.stats.transitions++;
             } catch (e) {
+              // The database is away: no session can be stepped; the pass ends (logged once by the pump).
+              if (isDatabaseUnavailable(e)) throw e;
               this.stats.errors++;
               this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
               // Back off this one session; the others go on.
@@ -134,19 +125,11 @@ export class SessionRunner {
 
   /** Wake the sessions that new indexed blocks concern; then remember how far we looked. */
   private async scanNewBlocks(): Promise<void> {
-    const [exists] = await this.sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-    if (!exists?.t) return;
-    const heads = await this.sql.unsafe(
-      `select h.chain_id, h.block_number::text as head, h.block_hash as hash, c.block_number::text as seen, c.block_hash as seen_hash
-         from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
-    );
     const now = Date.now();
-    for (const h of heads) {
-      const chainId = h.chain_id as number;
-      const head = BigInt(h.head as string);
-      const seen = h.seen === null ? null : BigInt(h.seen as string);
+    for (const h of await indexedHeads(this.sql)) {
+      const { chainId, head, seen } = h;
       // A head lower than before, or the same height with another hash: blocks were replaced.
-      const reorged = seen !== null && (head < seen || (head === seen && h.hash !== h.seen_hash));
+      const reorged = seen !== null && (head < seen || (head === seen && h.hash !== h.seenHash));
       const safetyDue = now - (this.fundedLookedAt.get(chainId) ?? 0) >= FUNDED_SAFETY_LOOK_MS;
       if (reorged || safetyDue) {
         // A reorg may have taken a funding transfer away: FUNDED sessions on this chain (few
@@ -163,18 +146,9 @@ export class SessionRunner {
       const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
       // Never looked at this chain: every indexed transfer into a deposit address counts (a
       // payment may have been indexed before any runner ran); after that, only new blocks.
-      const from = seen === null ? -1n : (seen < head ? seen : head) - depth;
-      await this.sql.unsafe(
-        `update app.payment_sessions s set wake_at = now()
-           from (select distinct d.session_id
-                   from ${INDEXER_SCHEMA}.transfers t
-                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
-                  where t.chain_id = $1 and t.block_number > $2) x
-          where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
-        [chainId, from.toString()],
-      );
+      await wakeSessionsTouchedAfter(this.sql, chainId, seen === null ? -1n : (seen < head ? seen : head) - depth);
       await this.sql`
-        insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash as string}, now())
+        insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash}, now())
         on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`;
     }
   }

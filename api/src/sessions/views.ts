@@ -5,7 +5,7 @@
  */
 import { formatAmount } from "../../../shared/money.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { EventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import type { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { getAddress } from "viem";
@@ -62,7 +62,8 @@ export interface HistoryEntry {
   sequence: number;
   status: SessionStatus;
   previousStatus: SessionStatus | null;
-  reason: TransitionReason;
+  /** A status change's reason, or a money event's (`funds_received`, `funds_settled`: the status did not change). */
+  reason: EventReason;
   detail: Record<string, unknown>;
   at: string;
 }
@@ -134,7 +135,7 @@ function historyEntry(e: EventRow): HistoryEntry {
     sequence: e.sequence,
     status: e.status as SessionStatus,
     previousStatus: (e.previousStatus as SessionStatus | null) ?? null,
-    reason: e.reason as TransitionReason,
+    reason: e.reason as EventReason,
     detail: e.detail,
     at: e.createdAt.toISOString(),
   };

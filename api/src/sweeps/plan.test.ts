@@ -112,7 +112,7 @@ describe("interpretReceipt", () => {
     return { address: factory, topics: topics as [Hex, ...Hex[]], data: "0x" as Hex };
   }
 
-  test("amounts from the token's Transfer deposit → settlement; SweepFailed fails only its deposit; duplicates get 0", async () => {
+  test("amounts from the token's Transfer deposit → settlement; SweepFailed fails only its deposit; duplicates get 0; no Transfer is a failed attempt", async () => {
     const a = row();
     const a2 = { ...row({ sessionId: a.sessionId }), depositAddress: a.depositAddress };
     const b = row();
@@ -131,14 +131,16 @@ describe("interpretReceipt", () => {
       { id: a2.id, outcome: "confirmed", sweptAmount: 0n },
       { id: b.id, outcome: "confirmed", sweptAmount: 7n },
       { id: c.id, outcome: "failed", error: expect.stringContaining("SweepFailed") as unknown as string },
-      { id: empty.id, outcome: "confirmed", sweptAmount: 0n },
+      // Nothing of its token left the deposit for its settlement (a missing factory, an emptied deposit): failed.
+      { id: empty.id, outcome: "failed", error: "the receipt shows no Transfer from the deposit to its settlement address" },
     ]);
   });
 
   test("a SweepFailed from another contract is ignored; a reverted transaction fails every sweep", async () => {
     const a = row();
     const fake = { ...(await sweepFailedLog(SETTLE, sessionSalt(a.sessionId))), address: OTHER_TOKEN as Address };
-    expect(interpretReceipt({ status: "success", logs: [fake] }, [a], factory)[0]!.outcome).toBe("confirmed");
+    const moved = transfer(TOKEN, a.depositAddress, SETTLE, 3n);
+    expect(interpretReceipt({ status: "success", logs: [fake, moved] }, [a], factory)[0]!.outcome).toBe("confirmed");
     const out = interpretReceipt({ status: "reverted", logs: [] }, [a, row()], factory);
     expect(out.map((o) => o.outcome)).toEqual(["failed", "failed"]);
   });

@@ -8,7 +8,7 @@
  *                      the fees of a replacement (same nonce) transaction.
  *   interpretReceipt — a mined receipt → per sweep: confirmed (with the amount its token's
  *                      Transfer deposit → settlement moved) or a failed attempt (SweepFailed for
- *                      its deposit, or the whole transaction reverted).
+ *                      its deposit, the whole transaction reverted, or no such Transfer at all).
  *   retryDelayMs     — backoff between failed attempts.
  */
 import { getAddress, parseEventLogs, zeroAddress, type Address, type Hex, type Log } from "viem";
@@ -190,7 +190,15 @@ export function interpretReceipt(receipt: ReceiptLike, sweeps: readonly SweepInF
     const key = `${lower(s.tokenAddress)}:${lower(s.depositAddress)}:${lower(s.settlementAddress)}`;
     if (attributed.has(key)) return { id: s.id, outcome: "confirmed", sweptAmount: 0n };
     attributed.add(key);
-    return { id: s.id, outcome: "confirmed", sweptAmount: moved.get(key) ?? 0n };
+    const amount = moved.get(key) ?? 0n;
+    // A sweep is done only when its receipt shows the token leaving the deposit for the bound
+    // settlement address. A call to an address without code also "succeeds"; a deposit emptied
+    // by someone else in between moves nothing: both are a failed attempt, never a confirmation.
+    // (Native-coin recoveries move no token: for them the call's success is the outcome.)
+    if (amount === 0n && lower(s.tokenAddress) !== lower(zeroAddress)) {
+      return { id: s.id, outcome: "failed", error: "the receipt shows no Transfer from the deposit to its settlement address" };
+    }
+    return { id: s.id, outcome: "confirmed", sweptAmount: amount };
   });
 }
 

@@ -12,7 +12,7 @@
 import { parseArgs } from "node:util";
 import { getAddress, isAddress, zeroAddress } from "viem";
 import type { Sql } from "postgres";
-import { queueSweep } from "./queue.ts";
+import { queueSweep } from "../effects/sweep-queue.ts";
 
 export async function queueRecovery(sql: Sql, args: { sessionId: string; chainId: number; token: string }): Promise<string> {
   const token = args.token === "native" ? zeroAddress : args.token;

@@ -5,7 +5,7 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import { startTestChain, type TestChain } from "../../../shared/contracts/testing/chain.ts";
 import { startTestService } from "../testing/service.ts";
-import { queueSweep } from "./queue.ts";
+import { queueSweep } from "../effects/sweep-queue.ts";
 
 let chain: TestChain;
 let network: NetworkConfig;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   network = {
     key: "local", chainId: 31337, name: "Local test network", environment: "sandbox", rpcUrl: chain.anvil.rpcUrl,
     stablecoin: { symbol: "TestUSD", address: chain.token, decimals: 6 }, confirmations: 1, confirmationsSource: "test",
-    startBlock: null, blockTimeSeconds: 1, explorerUrl: null, factory: chain.factory,
+    startBlock: null, blockTimeSeconds: 1, explorerUrl: null, factory: chain.factory, minSweepBaseUnits: 0n,
   };
 });
 afterAll(async () => {

@@ -7,15 +7,16 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:te
 import { parseEventLogs, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import { buildSweepCall, predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import { publicClientFor } from "../../../shared/chains/check.ts";
 import { testUsdAbi } from "../../../shared/contracts/artifacts.ts";
-import { startTestChain, type TestChain } from "../../../shared/contracts/testing/chain.ts";
+import { ANVIL_ACCOUNTS, startTestChain, type TestChain } from "../../../shared/contracts/testing/chain.ts";
 import { deployQuirkyToken, quirkyTokenAbi } from "../../../shared/contracts/testing/testTokens.ts";
 import type { SweepSettings } from "../config.ts";
 import { connect, type Database } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { createTestDatabase } from "../testing/database.ts";
-import { queueSweep } from "./queue.ts";
+import { queueSweep } from "../effects/sweep-queue.ts";
 import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "./relayer.ts";
 import { FORCED_FAILURE_ERROR, startSweeper, type Sweeper, type SweeperOptions } from "./sweeper.ts";
 
@@ -27,7 +28,7 @@ let merchantId: string;
 const running: Sweeper[] = [];
 const logs: string[] = [];
 
-const SETTINGS: SweepSettings = { batchSize: 50, maxAttempts: 5, stuckMs: 60_000, pollMs: 50, retryBaseMs: 100 };
+const SETTINGS: SweepSettings = { batchSize: 50, maxAttempts: 5, stuckMs: 60_000, pollMs: 50, retryBaseMs: 100, maxTxPerMinute: 600, maxTxPerHour: 10_000, maxTxPerSession: 8 };
 const usd = (n: number) => BigInt(Math.round(n * 100)) * 10_000n;
 
 beforeAll(async () => {
@@ -45,6 +46,7 @@ beforeAll(async () => {
     blockTimeSeconds: 1,
     explorerUrl: null,
     factory: chain.factory,
+    minSweepBaseUnits: 0n,
   };
 });
 
@@ -270,14 +272,19 @@ test("a stuck transaction is replaced with the same nonce and higher fees; one o
   await rpc("evm_setAutomine", [false]);
   const id = await queue(s, usd(4));
   await sweeper({ stuckMs: 700 });
+  // The first transaction's fee, read before anything replaces it (the node drops it then).
+  const original = await waitFor("the first transaction", async () => {
+    const [t] = await transactions();
+    return t && t.tx_hashes.length === 1 && t.state === "sent" ? t : undefined;
+  });
   const bumped = await waitFor("a replacement", async () => {
     const [t] = await transactions();
     return t && t.tx_hashes.length >= 2 && t.state === "sent" ? t : undefined;
   });
-  const first = await chain.publicClient.getTransaction({ hash: bumped.tx_hashes[0] as Hex }).catch(() => null);
   const second = await chain.publicClient.getTransaction({ hash: bumped.tx_hashes[1] as Hex });
+  expect(bumped.tx_hashes[0]).toBe(original.tx_hash);
   expect(second.nonce).toBe(before);
-  if (first) expect(second.maxFeePerGas! * 100n).toBeGreaterThanOrEqual(first.maxFeePerGas! * 125n);
+  expect(second.maxFeePerGas! * 100n).toBeGreaterThanOrEqual(BigInt(original.max_fee_per_gas) * 125n);
   expect(second.maxPriorityFeePerGas).toBeGreaterThan(0n);
   expect((await sweepRow(id)).state).toBe("sending");
   await rpc("evm_mine");
@@ -326,7 +333,7 @@ test("two sweepers on one database send each sweep once", async () => {
   }
 }, 60_000);
 
-test("killed after recording, before broadcasting: a new sweeper re-signs the same nonce, never a second nonce", async () => {
+test("killed after recording, before broadcasting: a new sweeper broadcasts the recorded bytes at once, never a second nonce", async () => {
   const s = await fundedSession(usd(6));
   const id = await queue(s, usd(6));
   const before = await relayerNonce();
@@ -349,15 +356,17 @@ test("killed after recording, before broadcasting: a new sweeper re-signs the sa
   expect(await chain.publicClient.getTransaction({ hash: left!.tx_hash as Hex }).catch(() => null)).toBeNull();
   expect(await relayerNonce()).toBe(before);
 
-  await sweeper({ stuckMs: 500 });
+  // The stuck time (60 s) is far away: only the stored signed bytes can make it land now.
+  const t0 = Date.now();
+  await sweeper();
   const r = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]));
+  expect(Date.now() - t0).toBeLessThan(SETTINGS.stuckMs);
   expect(r.state).toBe("confirmed");
   expect(r.swept_amount).toBe(usd(6).toString());
   const [t, ...more] = await transactions();
   expect(more).toHaveLength(0);
   expect(t!.id).toBe(left!.id);
-  expect(t!.tx_hashes).toHaveLength(2);
-  expect(t!.tx_hash).toBe(t!.tx_hashes[1]!);
+  expect(t!.tx_hashes).toEqual([left!.tx_hash]); // the very transaction recorded before the crash
   expect(await relayerNonce()).toBe(before + 1);
 }, 30_000);
 
@@ -408,4 +417,199 @@ test("recovery: a stray ERC-20 and native coin at a deposit address are swept to
   expect(await chain.publicClient.getBalance({ address: s.settlement })).toBe(3n * 10n ** 15n);
   expect(await chain.publicClient.getBalance({ address: s.deposit })).toBe(0n);
   await expect(queueRecovery(db.sql, { sessionId: s.id, chainId: 1, token: "native" })).rejects.toThrow(/no deposit address/);
+}, 30_000);
+
+// ------------------------------------------------------------------ relayer spend: never without bound
+
+/** Another account calls the factory's open `sweep` for a deposit (anyone may). */
+async function strangerSweeps(s: { id: string; settlement: Address }, factory: Address = chain.factory): Promise<void> {
+  const call = buildSweepCall({ factory, deposits: [{ settlement: s.settlement, sessionSalt: sessionSalt(s.id) }], tokens: [chain.token] });
+  const hash = await chain.wallet(ANVIL_ACCOUNTS[1]).sendTransaction({ account: ANVIL_ACCOUNTS[1], chain: null, to: call.to, data: call.data });
+  await chain.receipt(hash);
+}
+
+test("a deposit already swept by a stranger: nothing is sent, the round is done having moved nothing", async () => {
+  const s = await fundedSession(usd(3));
+  await strangerSweeps(s);
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(3));
+  const id = await queue(s, usd(3));
+  const before = await relayerNonce();
+  await sweeper();
+  const r = await waitFor("done", sweepState(id, ["confirmed", "failed"]));
+  expect(r).toMatchObject({ state: "confirmed", swept_amount: "0", attempts: 0, transaction_id: null });
+  expect(r.last_error).toContain("already empty");
+  expect(r.wake_at).not.toBeNull();
+  await Bun.sleep(300);
+  expect(await relayerNonce()).toBe(before);
+  expect(await transactions()).toHaveLength(0);
+});
+
+test("a stranger sweeps between our signing and our broadcast: one relayer transaction, that moved 0, is a failed attempt; the retry sends nothing", async () => {
+  const s = await fundedSession(usd(4));
+  const id = await queue(s, usd(4));
+  const before = await relayerNonce();
+  let raced = false;
+  await sweeper({}, {
+    hooks: {
+      beforeBroadcast: async () => {
+        if (raced) return;
+        raced = true;
+        await strangerSweeps(s);
+      },
+    },
+  });
+  const r = await waitFor("done", sweepState(id, ["confirmed", "failed"]));
+  expect(r.state).toBe("confirmed");
+  expect(r.swept_amount).toBe("0");
+  expect(r.last_error).toContain("already empty");
+  await Bun.sleep(500);
+  expect(await relayerNonce()).toBe(before + 1);
+  const txs = await transactions();
+  expect(txs).toHaveLength(1);
+  expect(txs[0]!.state).toBe("mined");
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(4));
+});
+
+test("the factory has no code on the network: sweeps wait, recorded, nothing is sent; once it is there they go", async () => {
+  const missing = freshAddress();
+  const net = { ...network, factory: missing };
+  const settlement = freshAddress();
+  const s = await fundedSession(usd(2), settlement);
+  // The session's deposit as that factory would make it.
+  const deposit = predictDepositAddress({ factory: missing, settlement, sessionSalt: sessionSalt(s.id) });
+  await db.sql`update app.session_deposits set address = ${deposit.toLowerCase()} where session_id = ${s.id}`;
+  await chain.mint(deposit, usd(2));
+  const id = await queue({ ...s, deposit }, usd(2));
+  const before = await relayerNonce();
+  await sweeper({}, { networks: [net] });
+  await waitFor("the reason recorded", async () => ((await sweepRow(id)).last_error as string | null)?.includes("not deployed"));
+  await Bun.sleep(400);
+  const waiting = await sweepRow(id);
+  expect(waiting).toMatchObject({ state: "queued", attempts: 0 });
+  expect(await relayerNonce()).toBe(before);
+  expect(logs.filter((l) => l.includes("not deployed"))).toHaveLength(1); // told once, not per pass
+  // The operator deploys it (here: its code placed at that address); the sweep goes through.
+  const code = await chain.publicClient.getCode({ address: chain.factory });
+  await rpc("anvil_setCode", [missing, code]);
+  await db.sql`update app.sweeps set next_attempt_at = now() where id = ${id}`;
+  const r = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]));
+  expect(r).toMatchObject({ state: "confirmed", swept_amount: usd(2).toString() });
+  expect(await chain.balanceOf(settlement)).toBe(usd(2));
+});
+
+test("relayer-spend guard: past the per-minute limit sweeps wait with the reason; a session past its budget fails instead of paying", async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) ids.push(await queue(await fundedSession(usd(1)), usd(1)));
+  const before = await relayerNonce();
+  const limited = await sweeper({ batchSize: 1, maxTxPerMinute: 2 });
+  await waitFor("two confirmed", async () => {
+    const rows = await Promise.all(ids.map((id) => sweepRow(id)));
+    return rows.filter((r) => r.state === "confirmed").length === 2 ? rows : undefined;
+  });
+  const third = await waitFor("the third waits", async () => {
+    const rows = await Promise.all(ids.map((id) => sweepRow(id)));
+    return rows.find((r) => r.state === "queued" && String(r.last_error).includes("SERVICE_SWEEP_MAX_TX_PER_MINUTE"));
+  });
+  expect(third.attempts).toBe(0);
+  await Bun.sleep(300);
+  expect(await relayerNonce()).toBe(before + 2);
+  expect(logs.filter((l) => l.includes("SERVICE_SWEEP_MAX_TX_PER_MINUTE"))).toHaveLength(1); // told once
+  await limited.stop();
+
+  // Per session: one that already cost its budget gets no further transaction.
+  const s = await fundedSession(usd(1));
+  const old = await queue(s, usd(1));
+  await db.sql`update app.sweeps set state = 'failed', attempts = 2 where id = ${old}`;
+  const id = await queue(s, usd(1));
+  const n = await relayerNonce();
+  await sweeper({ maxTxPerSession: 2 });
+  const r = await waitFor("failed by the guard", sweepState(id, ["confirmed", "failed"]));
+  expect(r.state).toBe("failed");
+  expect(r.last_error).toContain("SERVICE_SWEEP_MAX_TX_PER_SESSION");
+  expect(r.wake_at).not.toBeNull();
+  expect(await relayerNonce()).toBe(n);
+}, 30_000);
+
+test("an RPC error while reading a receipt is not 'no receipt': nothing is released or sent again", async () => {
+  const s = await fundedSession(usd(5));
+  const id = await queue(s, usd(5));
+  const before = await relayerNonce();
+  let failUntil = 0;
+  await sweeper({}, {
+    clientFor: (net) => {
+      const c = publicClientFor(net);
+      return new Proxy(c, {
+        get(target, prop, receiver) {
+          if (prop === "getTransactionReceipt" && Date.now() < failUntil) {
+            return async () => {
+              throw new Error("fetch failed: connection refused");
+            };
+          }
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+    },
+    hooks: {
+      beforeBroadcast: () => {
+        failUntil = Date.now() + 4_000; // longer than any grace: the node is down while the transaction mines
+      },
+    },
+  });
+  const r = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]), 20_000);
+  expect(r).toMatchObject({ state: "confirmed", swept_amount: usd(5).toString(), attempts: 1 });
+  expect(await relayerNonce()).toBe(before + 1);
+  expect((await transactions()).map((t) => t.state)).toEqual(["mined"]);
+  expect(logs.some((l) => l.includes("connection refused"))).toBe(true);
+}, 30_000);
+
+// ------------------------------------------------------------------ the chain is the truth
+
+test("a mined sweep the chain lost (it went back): dropped after the grace, swept again from the chain's nonce", async () => {
+  const s = await fundedSession(usd(6));
+  const snapshot = (await rpc("evm_snapshot")) as string;
+  const before = await relayerNonce();
+  const id = await queue(s, usd(6));
+  const first = await sweeper({}, { reconcileGraceMs: 300 });
+  const r1 = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]));
+  expect(r1.state).toBe("confirmed");
+  const [lost] = await transactions();
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(6));
+  // The chain loses its last blocks (a deep reorg, a node that is behind, a crashed local chain).
+  await rpc("evm_revert", [snapshot]);
+  expect(await chain.balanceOf(s.deposit)).toBe(usd(6));
+  expect(await relayerNonce()).toBe(before);
+  const r2 = await waitFor("swept again", async () => {
+    const r = await sweepRow(id);
+    return r.state === "confirmed" && r.transaction_id !== lost!.id ? r : undefined;
+  }, 20_000);
+  expect(r2.swept_amount).toBe(usd(6).toString());
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(6));
+  expect(await chain.balanceOf(s.deposit)).toBe(0n);
+  const txs = await transactions();
+  expect(txs.map((t) => [t.nonce, t.state])).toEqual([
+    [BigInt(before), "dropped"],
+    [BigInt(before), "mined"],
+  ]);
+  expect(logs.some((l) => l.includes("dropped transaction") && l.includes("no longer has"))).toBe(true);
+  await first.stop();
+}, 30_000);
+
+test("a nonce gap never blocks later sweeps: a transaction stranded above a nonce nobody holds is dropped and re-signed", async () => {
+  const s = await fundedSession(usd(2));
+  const id = await queue(s, usd(2));
+  const n = await relayerNonce();
+  // As a crash leaves it: our record of a transaction five nonces above the chain's, its sweep bound to it.
+  const txId = "swtx_stranded_test";
+  await db.sql`
+    insert into app.sweep_transactions (id, chain_id, relayer, nonce, tx_hash, tx_hashes, state, sent_at)
+    values (${txId}, 31337, ${DEV_RELAYER_ADDRESS.toLowerCase()}, ${(n + 5).toString()}::bigint, ${"0x" + "ab".repeat(32)},
+            ${JSON.stringify(["0x" + "ab".repeat(32)])}::jsonb, 'sent', now())`;
+  await db.sql`update app.sweeps set state = 'sending', attempts = 1, transaction_id = ${txId} where id = ${id}`;
+  await sweeper({ stuckMs: 600_000 }, { reconcileGraceMs: 300 });
+  const r = await waitFor("confirmed", sweepState(id, ["confirmed", "failed"]), 20_000);
+  expect(r).toMatchObject({ state: "confirmed", swept_amount: usd(2).toString(), attempts: 1 });
+  const txs = await transactions();
+  expect(txs.find((t) => t.id === txId)!.state).toBe("dropped");
+  expect(txs.find((t) => t.state === "mined")!.nonce).toBe(BigInt(n));
+  expect(await chain.balanceOf(s.settlement)).toBe(usd(2));
 }, 30_000);

@@ -40,13 +40,15 @@ import {
   type PrivateKeyAccount,
   type PublicClient,
   type TransactionReceipt,
+  TransactionReceiptNotFoundError,
+  zeroAddress,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { SweepSettings } from "../config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
-import { wakeSessions } from "../sessions/wake.ts";
+import { wakeSessions } from "../effects/wake.ts";
 import {
   bumpFees,
   interpretReceipt,
@@ -56,16 +58,26 @@ import {
   planBatch,
   retryDelayMs,
   withGasMargin,
+  type BatchPlan,
   type Fees,
   type SweepRow,
 } from "./plan.ts";
-import { newSweepTransactionId, SWEEP_CHANNEL } from "./queue.ts";
+import { relayerVerdict, sessionOverBudget } from "./guard.ts";
+import { reconcileWithChain } from "./reconcile.ts";
+import { Pump } from "../pump.ts";
+import { newSweepTransactionId, SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { asJson } from "../db/client.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
 /** Unfinished transactions per relayer and chain before new batches wait. */
 const MAX_IN_FLIGHT = 16;
 const FEE_BUMP_PERCENT = 25;
+/**
+ * How long a spent nonce with none of our receipts is looked at again before its sweeps are
+ * released (queued again). Were it ours after all, the released sweeps would find their
+ * deposits empty and send nothing (sendDue), so this only spares needless rounds.
+ */
+const NONCE_SPENT_GRACE_MS = 3_000;
 
 export interface SweeperHooks {
   /** Tests: runs after a transaction is recorded, before it is broadcast; throwing simulates a crash there. */
@@ -83,6 +95,8 @@ export interface SweeperOptions {
   /** A viem client per network (default: publicClientFor). */
   clientFor?: (net: NetworkConfig) => PublicClient;
   hooks?: SweeperHooks;
+  /** Tests: how long a mismatch with the chain lasts before records are dropped (reconcile.ts). */
+  reconcileGraceMs?: number;
 }
 
 export interface Sweeper {
@@ -126,13 +140,22 @@ interface TxRow {
   nonce: bigint;
   state: string;
   tx_hashes: string[] | string;
+  tx_hash: string | null;
+  /** The signed bytes of tx_hash, kept so that any process can broadcast them again. */
+  raw_tx: string | null;
   max_fee_per_gas: string | null;
   age_ms: number;
 }
 
 interface ClaimedRow extends SweepRow {
   forceFailure: boolean;
+  /** Attempts of every sweep of this session on this network: the transactions it already cost. */
+  sessionAttempts: number;
 }
+
+const erc20BalanceAbi = [
+  { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
+] as const;
 
 const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
 
@@ -147,10 +170,16 @@ class ChainSweeper {
   /** Signed transactions of this process, by hash, to rebroadcast the very same bytes. */
   private readonly signed = new Map<string, { raw: Hex; fees: Fees; gas: bigint }>();
   private readonly lastBroadcastError = new Map<string, string>();
+  /** Transaction id → when it was first seen out of step with the chain (reconcile.ts). */
+  private readonly reconcileSeen = new Map<string, number>();
+  /** Transaction id → when its nonce was first seen spent with none of its receipts found. */
+  private readonly nonceSpentSeen = new Map<string, number>();
   private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly pump: Pump;
+  /** Set once the factory's code was seen on this network (it cannot go away). */
+  private factoryPresent = false;
+  /** Why sweeps on this network wait now (factory missing, guard, relayer balance), for the log and readiness. */
+  private waiting: string | undefined;
 
   constructor(
     private readonly opts: SweeperOptions,
@@ -165,62 +194,37 @@ class ChainSweeper {
     this.sql = opts.sql;
     this.s = opts.settings;
     this.random = opts.random ?? Math.random;
+    this.pump = new Pump(() => this.pass(), { name: `sweeper ${net.name}`, pollMs: this.s.pollMs, log });
   }
 
   wake(): void {
-    if (this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      if (this.pumpAgain && !this.stopping) this.wake();
-    });
+    this.pump.wake();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.timer);
-    await this.pumping?.catch(() => {});
+    await this.pump.stop();
   }
 
-  private setTimer(ms: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), Math.max(5, Math.min(ms, this.s.pollMs)));
-  }
-
-  private async pump(): Promise<void> {
-    try {
-      for (;;) {
-        this.pumpAgain = false;
-        if (this.stopping) return;
-        const open = await this.watch();
-        if (this.stopping) return;
-        const sent = open < MAX_IN_FLIGHT ? await this.sendDue() : 0;
-        if (sent > 0 || this.pumpAgain) continue;
-        if (open > 0) {
-          this.setTimer(this.s.pollMs);
-          return;
-        }
-        const [next] = await this.sql`
-          select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-            from app.sweeps where chain_id = ${this.net.chainId} and state = 'queued'`;
-        const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
-        if (ms <= 0) {
-          // Due but not claimable (its deposit is in flight, or another process holds the
-          // nonce lock): look again after a short pause rather than spin.
-          this.setTimer(Math.min(this.s.pollMs, 100));
-          return;
-        }
-        this.setTimer(ms);
-        return;
-      }
-    } catch (e) {
-      if (!this.stopping) this.log(`sweeper ${this.net.name}: ${firstLine(e)}`);
-      this.setTimer(this.s.pollMs);
-    }
+  /**
+   * One pass: follow the unfinished transactions, then send what is due. Returns when to look
+   * again: at once after a send (more may be due), the poll interval while transactions are
+   * open, else when the next queued sweep falls due.
+   */
+  private async pass(): Promise<number | undefined> {
+    if (this.stopping) return undefined;
+    const open = await this.watch();
+    if (this.stopping) return undefined;
+    const sent = open < MAX_IN_FLIGHT ? await this.sendDue() : 0;
+    if (sent > 0) return 0;
+    if (open > 0) return this.s.pollMs;
+    const [next] = await this.sql`
+      select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
+        from app.sweeps where chain_id = ${this.net.chainId} and state = 'queued'`;
+    const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+    // Due but not claimable (its deposit is in flight, or another process holds the nonce
+    // lock): look again after a short pause rather than spin.
+    return ms <= 0 ? Math.min(this.s.pollMs, 100) : Math.max(5, ms);
   }
 
   // ---------------------------------------------------------------- send
@@ -231,6 +235,14 @@ class ChainSweeper {
       select 1 as one from app.sweeps
        where chain_id = ${this.net.chainId} and state = 'queued' and next_attempt_at <= now() limit 1`;
     if (!due) return 0;
+    // Nothing is sent while the network cannot take a sweep or the relayer has spent its
+    // budget: the due sweeps wait, with the reason recorded on each (and logged once).
+    const blocked = (await this.factoryMissing()) ?? (await this.overSpent());
+    if (blocked) {
+      await this.deferDue(blocked.reason, blocked.waitMs);
+      return 0;
+    }
+    this.setWaiting(undefined);
     const fees = await this.marketFees();
     let toSend: { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint } | undefined;
     const handled = await this.sql.begin(async (tx) => {
@@ -238,7 +250,8 @@ class ChainSweeper {
       if (!lock?.ok) return 0;
       const rows = await tx`
         select s.id, s.session_id, s.deposit_address, s.settlement_address, s.token_address, s.attempts,
-               p.force_sweep_failure
+               p.force_sweep_failure,
+               (select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)::int as session_attempts
           from app.sweeps s join app.payment_sessions p on p.id = s.session_id
          where s.chain_id = ${this.net.chainId} and s.state = 'queued' and s.next_attempt_at <= now()
            and not exists (select 1 from app.sweeps o
@@ -255,6 +268,7 @@ class ChainSweeper {
         tokenAddress: r.token_address as string,
         attempts: Number(r.attempts),
         forceFailure: r.force_sweep_failure === true || r.force_sweep_failure === "t",
+        sessionAttempts: Number(r.session_attempts),
       }));
 
       // Sandbox: "force the next sweep of this session to fail" — nothing is sent.
@@ -268,14 +282,44 @@ class ChainSweeper {
         await wakeSessions(tx, sessions);
         this.log(`sweeper ${this.net.name}: forced failure of ${forced.length} sweep(s) (sandbox)`);
       }
-      const rest = claimed.filter((r) => !r.forceFailure);
-      if (rest.length === 0) return forced.length;
+      // The per-session budget: a session that already cost this many transactions gets no more.
+      const overBudget = claimed.flatMap((r) => {
+        const reason = r.forceFailure ? undefined : sessionOverBudget(r.sessionAttempts, this.s);
+        return reason ? [{ id: r.id, sessionId: r.sessionId, error: reason }] : [];
+      });
+      if (overBudget.length > 0) {
+        await tx`
+          update app.sweeps set state = 'failed', last_error = ${overBudget[0]!.error}, updated_at = now()
+           where id in ${tx(overBudget.map((r) => r.id))}`;
+        await wakeSessions(tx, [...new Set(overBudget.map((r) => r.sessionId))]);
+        this.log(`sweeper ${this.net.name}: ${overBudget.length} sweep(s) stopped by the relayer-spend guard (per-session limit ${this.s.maxTxPerSession})`);
+      }
+      const stopped = new Set(overBudget.map((r) => r.id));
+      const rest = claimed.filter((r) => !r.forceFailure && !stopped.has(r.id));
+      const settledEarly = forced.length + overBudget.length;
+      if (rest.length === 0) return settledEarly;
 
-      const plan = planBatch(rest, this.factory);
+      let plan = planBatch(rest, this.factory);
       if (plan.mismatched.length > 0) {
         await this.recordFailedAttempts(tx, plan.mismatched.map((m) => ({ id: m.id, error: m.error })), true);
       }
-      if (!plan.call) return forced.length + plan.mismatched.length;
+      if (!plan.call) return settledEarly + plan.mismatched.length;
+
+      // Never pay for a sweep of an empty deposit: someone else may have swept it (the factory's
+      // sweep is open to anyone). Its rounds are done, having moved nothing; the session settles
+      // on the outflow the indexer sees, whoever sent it.
+      const empty = await this.emptyDeposits(plan);
+      if (empty.length > 0) {
+        const ids = plan.deposits.filter((d) => empty.includes(d.depositAddress.toLowerCase())).flatMap((d) => d.sweepIds);
+        const done = await tx`
+          update app.sweeps set state = 'confirmed', swept_amount = 0, transaction_id = null, updated_at = now(),
+                 last_error = 'nothing to sweep: the deposit was already empty (swept by another transaction)'
+           where id in ${tx(ids)} returning session_id`;
+        await wakeSessions(tx, [...new Set(done.map((r) => r.session_id as string))]);
+        this.log(`sweeper ${this.net.name}: ${ids.length} sweep(s) found their deposit already empty; nothing sent for them`);
+        plan = planBatch(rest.filter((r) => !ids.includes(r.id) && !plan.mismatched.some((m) => m.id === r.id)), this.factory);
+        if (!plan.call) return settledEarly + plan.mismatched.length + ids.length;
+      }
       const sweepIds = plan.deposits.flatMap((d) => d.sweepIds);
 
       let gas: bigint;
@@ -284,10 +328,22 @@ class ChainSweeper {
       } catch (e) {
         if (!isRevert(e)) throw e; // an RPC problem: roll back, the sweeps stay due
         await this.recordFailedAttempts(tx, sweepIds.map((id) => ({ id, error: `gas estimation reverted: ${firstLine(e)}` })), true);
-        return forced.length + plan.mismatched.length + sweepIds.length;
+        return settledEarly + plan.mismatched.length + sweepIds.length;
+      }
+      // A relayer that cannot pay for the transaction makes the sweeps wait instead of fail.
+      const balance = await this.client.getBalance({ address: this.account.address });
+      const cost = gas * fees.maxFeePerGas;
+      if (balance < cost) {
+        const reason = `waiting: the relayer ${this.account.address} holds ${balance} wei on ${this.net.name}, a sweep may cost ${cost}; fund it`;
+        await tx`
+          update app.sweeps set next_attempt_at = now() + interval '30 seconds', last_error = ${reason}, updated_at = now()
+           where id in ${tx(sweepIds)}`;
+        this.setWaiting(reason);
+        return 0;
       }
       const [last] = await tx`
-        select max(nonce) as n from app.sweep_transactions where chain_id = ${this.net.chainId} and relayer = ${this.relayer}`;
+        select max(nonce) as n from app.sweep_transactions
+         where chain_id = ${this.net.chainId} and relayer = ${this.relayer} and state <> 'dropped'`;
       const dbNext = last?.n == null ? null : BigInt(last.n as string | bigint) + 1n;
       const pending = BigInt(await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" }));
       const nonce = nextNonce(dbNext, pending);
@@ -295,14 +351,14 @@ class ChainSweeper {
       const hash = keccak256(raw);
       const txId = newSweepTransactionId();
       await tx`
-        insert into app.sweep_transactions (id, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, sent_at)
+        insert into app.sweep_transactions (id, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, raw_tx, sent_at)
         values (${txId}, ${this.net.chainId}, ${this.relayer}, ${nonce.toString()}::bigint, ${hash},
-                ${JSON.stringify([hash])}::jsonb, 'signed', ${fees.maxFeePerGas.toString()}::numeric, now())`;
+                ${JSON.stringify([hash])}::jsonb, 'signed', ${fees.maxFeePerGas.toString()}::numeric, ${raw}, now())`;
       await tx`
-        update app.sweeps set state = 'sending', attempts = attempts + 1, transaction_id = ${txId}, updated_at = now()
+        update app.sweeps set state = 'sending', attempts = attempts + 1, transaction_id = ${txId}, last_error = null, updated_at = now()
          where id in ${tx(sweepIds)}`;
       toSend = { raw, hash, nonce, txId, fees, gas };
-      return forced.length + plan.mismatched.length + sweepIds.length;
+      return settledEarly + plan.mismatched.length + sweepIds.length;
     });
     if (toSend) {
       const t = toSend as { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint };
@@ -312,6 +368,64 @@ class ChainSweeper {
       await this.broadcast(t.txId, t.hash, t.raw);
     }
     return handled;
+  }
+
+  /** Why nothing can be swept on this network now: the deposit factory has no code there. Checked until it has. */
+  private async factoryMissing(): Promise<{ reason: string; waitMs: number } | undefined> {
+    if (this.factoryPresent) return undefined;
+    const code = await this.client.getCode({ address: this.factory });
+    if (code && code !== "0x") {
+      this.factoryPresent = true;
+      return undefined;
+    }
+    return {
+      reason: `waiting: the deposit factory ${this.factory} is not deployed on ${this.net.name} (bun run admin factory:deploy --chain ${this.net.chainId})`,
+      waitMs: 30_000,
+    };
+  }
+
+  /** The relayer-spend guard's verdict on this network (guard.ts). */
+  private async overSpent(): Promise<{ reason: string; waitMs: number } | undefined> {
+    const [c] = await this.sql`
+      select count(*) filter (where created_at > now() - interval '1 minute')::int as minute,
+             count(*)::int as hour
+        from app.sweep_transactions
+       where chain_id = ${this.net.chainId} and relayer = ${this.relayer} and created_at > now() - interval '1 hour'`;
+    const verdict = relayerVerdict({ lastMinute: Number(c?.minute ?? 0), lastHour: Number(c?.hour ?? 0) }, this.s);
+    return verdict.ok ? undefined : { reason: verdict.reason, waitMs: verdict.waitMs };
+  }
+
+  /** Due sweeps wait `waitMs` with `reason` recorded on them; nothing counts as an attempt. */
+  private async deferDue(reason: string, waitMs: number): Promise<void> {
+    await this.sql`
+      update app.sweeps set next_attempt_at = now() + ${waitMs} * interval '1 millisecond', last_error = ${reason}, updated_at = now()
+       where chain_id = ${this.net.chainId} and state = 'queued' and next_attempt_at <= now()`;
+    this.setWaiting(reason);
+  }
+
+  /** Logs a reason to wait once, when it starts (and once when it ends). */
+  private setWaiting(reason: string | undefined): void {
+    if (reason === this.waiting) return;
+    if (reason) this.log(`sweeper ${this.net.name}: ${reason}`);
+    else if (this.waiting) this.log(`sweeper ${this.net.name}: sweeping again (${this.waiting.split(":")[0]} is over)`);
+    this.waiting = reason;
+  }
+
+  /** What this sweeper waits for on its network, if anything (readiness output). */
+  waitingFor(): string | undefined {
+    return this.waiting;
+  }
+
+  /** The planned deposits that hold none of the batch's token (native coin, for a native-only recovery). */
+  private async emptyDeposits(plan: BatchPlan): Promise<string[]> {
+    const balances = await Promise.all(
+      plan.deposits.map((d) =>
+        plan.token === zeroAddress
+          ? this.client.getBalance({ address: d.depositAddress })
+          : this.client.readContract({ address: plan.token, abi: erc20BalanceAbi, functionName: "balanceOf", args: [d.depositAddress] }),
+      ),
+    );
+    return plan.deposits.filter((_, i) => balances[i] === 0n).map((d) => d.depositAddress.toLowerCase());
   }
 
   private async sign(nonce: bigint, call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<Hex> {
@@ -385,8 +499,19 @@ class ChainSweeper {
 
   /** Advances every unfinished transaction of this relayer. Returns how many are still open. */
   private async watch(): Promise<number> {
+    // The chain first: records it no longer backs are dropped and their sweeps queued again.
+    await reconcileWithChain({
+      sql: this.sql,
+      client: this.client,
+      chainId: this.net.chainId,
+      relayer: this.relayer,
+      relayerAddress: this.account.address,
+      log: this.log,
+      firstSeen: this.reconcileSeen,
+      ...(this.opts.reconcileGraceMs !== undefined ? { graceMs: this.opts.reconcileGraceMs } : {}),
+    });
     const open = (await this.sql`
-      select id, nonce, state, tx_hashes, max_fee_per_gas::text as max_fee_per_gas,
+      select id, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
              (extract(epoch from (now() - coalesce(sent_at, created_at))) * 1000)::float8 as age_ms
         from app.sweep_transactions
        where chain_id = ${this.net.chainId} and relayer = ${this.relayer} and state in ('signed', 'sent')
@@ -399,10 +524,18 @@ class ChainSweeper {
     return still;
   }
 
+  /**
+   * The receipt of whichever of a nonce's hashes was mined; null when none is. Only "no such
+   * receipt" means not mined: any other RPC error is thrown (the pass is retried), so an
+   * unreachable node is never read as a transaction that vanished.
+   */
   private async receiptOf(hashes: readonly string[]): Promise<TransactionReceipt | null> {
     for (const hash of [...hashes].reverse()) {
-      const r = await this.client.getTransactionReceipt({ hash: hash as Hex }).catch(() => null);
-      if (r) return r;
+      try {
+        return await this.client.getTransactionReceipt({ hash: hash as Hex });
+      } catch (e) {
+        if (!(e instanceof TransactionReceiptNotFoundError)) throw e;
+      }
     }
     return null;
   }
@@ -419,15 +552,23 @@ class ChainSweeper {
     }
     const spent = BigInt(await this.client.getTransactionCount({ address: this.account.address, blockTag: "latest" }));
     if (spent > row.nonce) {
-      // The nonce is used. By one of ours whose receipt we just missed? Look once more.
+      // The nonce is used. By one of ours whose receipt is not served yet (a node may count a
+      // block's nonces a moment before it serves its receipts)? Give it a few passes first.
       if (await this.receiptOf(hashes)) return false;
+      const firstSeen = this.nonceSpentSeen.get(row.id) ?? Date.now();
+      this.nonceSpentSeen.set(row.id, firstSeen);
+      if (Date.now() - firstSeen < NONCE_SPENT_GRACE_MS) return false;
+      this.nonceSpentSeen.delete(row.id);
       await this.releaseNonce(row);
       return true;
     }
+    this.nonceSpentSeen.delete(row.id);
     const newest = hashes[hashes.length - 1] as Hex | undefined;
     const known = newest ? await this.client.getTransaction({ hash: newest }).catch(() => null) : null;
     const mine = newest ? this.signed.get(newest) : undefined;
-    if (!known && mine && newest) await this.broadcast(row.id, newest, mine.raw); // the node lost it (or never got it): same bytes again
+    // The node lost it (or never got it, or this process restarted): the very same bytes again.
+    const raw = mine?.raw ?? (row.raw_tx && row.tx_hash === newest ? (row.raw_tx as Hex) : undefined);
+    if (!known && raw && newest) await this.broadcast(row.id, newest, raw);
     else if (known && row.state === "signed" && newest) {
       await this.sql`update app.sweep_transactions set state = 'sent', last_error = null where id = ${row.id} and state = 'signed' and tx_hash = ${newest}`;
     }
@@ -471,7 +612,7 @@ class ChainSweeper {
     // Recorded before it is broadcast, and only if nobody replaced it meanwhile.
     const updated = await this.sql`
       update app.sweep_transactions
-         set tx_hash = ${hash}, tx_hashes = tx_hashes || ${JSON.stringify([hash])}::jsonb, state = 'signed',
+         set tx_hash = ${hash}, tx_hashes = tx_hashes || ${JSON.stringify([hash])}::jsonb, state = 'signed', raw_tx = ${raw},
              max_fee_per_gas = ${fees.maxFeePerGas.toString()}::numeric, sent_at = now()
        where id = ${row.id} and state in ('signed', 'sent') and tx_hash is not distinct from ${newest ?? null}::text
       returning id`;

@@ -24,9 +24,16 @@ export interface LifecycleStack {
   close(): Promise<void>;
 }
 
-export async function startLifecycleStack(opts: { chains?: ("local" | "local2")[]; env?: Record<string, string> } = {}): Promise<LifecycleStack> {
+/**
+ * `heartbeatSeconds`: the chains also mine an empty block this often, as `bun run dev`'s does
+ * (default 1; 0: blocks only on demand, for tests that count blocks themselves — expiries
+ * there are decided only after the test mines a block stamped after them).
+ */
+export async function startLifecycleStack(
+  opts: { chains?: ("local" | "local2")[]; env?: Record<string, string>; heartbeatSeconds?: number } = {},
+): Promise<LifecycleStack> {
   const chains: TestChain[] = [];
-  for (const k of opts.chains ?? ["local"]) chains.push(await startTestChain(k));
+  for (const k of opts.chains ?? ["local"]) chains.push(await startTestChain(k, undefined, opts.heartbeatSeconds ?? 1));
   const env = {
     ...chainEnv(chains),
     SERVICE_RPC_URL_BASE: "", // sandbox chains only: no production network (and no relayer key) here

@@ -10,6 +10,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { createTestDatabase } from "./database.ts";
 import { loadChainsConfig } from "../../../shared/chains/config.ts";
 import { setSettlement } from "../sessions/settlements.ts";
+import { NetworkReadiness } from "../onchain/network-status.ts";
 
 /** Closed ports: creating a session never contacts a network's RPC. */
 export const TEST_CHAIN_ENV: Record<string, string> = {
@@ -47,7 +48,14 @@ export async function startTestService(env: Record<string, string> = {}, options
   // Sessions need networks for their deposit addresses. Unless a test brings real chains,
   // one sandbox and one production network whose RPC is never contacted (no chain workers).
   const chainEnv = { ...TEST_CHAIN_ENV, ...env };
-  const running = await startService(config, () => {}, { networks: loadChainsConfig(chainEnv).networks, ...options });
+  // Their readiness is taken for granted (nothing answers on the closed ports); a test of
+  // readiness itself passes `readiness` (or `readiness: undefined` to have them probed).
+  const networks = options.networks ?? loadChainsConfig(chainEnv).networks;
+  const running = await startService(config, process.env.PAYSESSION_TEST_LOG ? (l: string) => console.log(`[svc] ${l}`) : () => {}, {
+    networks,
+    ...options,
+    readiness: "readiness" in options ? options.readiness : NetworkReadiness.trusted(networks),
+  });
   const db = running.services.database.db;
   return {
     ...running,

@@ -6,7 +6,7 @@
  * for every attempt, for GET /events and for redeliveries, so the body never changes.
  * (Lifecycle fields that change over time belong in the event's `detail`.)
  */
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import { MONEY_EVENT_REASONS, type EventReason, type MoneyEventReason, type SessionStatus, type TransitionReason } from "../../../shared/status.ts";
 import { merchantView, type DepositLike, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
 
 export const EVENT_TYPES = [
@@ -15,25 +15,40 @@ export const EVENT_TYPES = [
   "payment_session.succeeded",
   "payment_session.canceled",
   "payment_session.error",
+  // Money moved with no status change (sessions/funds.ts): a second or late payment, a later sweep.
+  "payment_session.funds_received",
+  "payment_session.funds_settled",
+  "payment_session.funds_reverted",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 export const TEST_EVENT_TYPE = "webhook.test";
 
-export const eventType = (status: SessionStatus): EventType => `payment_session.${status.toLowerCase()}` as EventType;
+const isMoneyReason = (reason: string): reason is MoneyEventReason => (MONEY_EVENT_REASONS as readonly string[]).includes(reason);
+
+/** A status change is named for its new status; a money event for its reason. */
+export const eventType = (status: SessionStatus, reason?: EventReason): EventType =>
+  (reason && isMoneyReason(reason) ? `payment_session.${reason}` : `payment_session.${status.toLowerCase()}`) as EventType;
+
+/** What a `type` filter selects among stored events: a money reason, or a status without the money events. */
+export function eventTypeFilter(type: EventType): { reason: MoneyEventReason } | { status: SessionStatus; excludeReasons: readonly MoneyEventReason[] } {
+  const name = type.slice("payment_session.".length);
+  if (isMoneyReason(name)) return { reason: name };
+  return { status: name.toUpperCase() as SessionStatus, excludeReasons: MONEY_EVENT_REASONS };
+}
 
 export interface EventFacts {
   id: string;
   sequence: number;
   status: SessionStatus;
   previousStatus: SessionStatus | null;
-  reason: TransitionReason;
+  reason: EventReason;
   detail: Record<string, unknown>;
   createdAt: Date;
 }
 
 export interface SessionEventData extends MerchantSessionView {
   previousStatus: SessionStatus | null;
-  reason: TransitionReason;
+  reason: EventReason;
   sequence: number;
   detail: Record<string, unknown>;
 }
@@ -49,12 +64,13 @@ export function buildEvent(session: SessionRow, publicMerchantId: string, deposi
   const view = merchantView(session, publicMerchantId, deposits);
   return {
     id: event.id,
-    type: eventType(event.status),
+    type: eventType(event.status, event.reason),
     createdAt: event.createdAt.toISOString(),
     data: {
       ...view,
       status: event.status,
-      statusReason: event.reason,
+      // A money event leaves the status as it was: its reason then is the one stored with it.
+      statusReason: isMoneyReason(event.reason) ? ((event.detail.statusReason as TransitionReason | undefined) ?? view.statusReason) : event.reason,
       updatedAt: event.createdAt.toISOString(),
       previousStatus: event.previousStatus,
       reason: event.reason,

@@ -2,18 +2,18 @@
  * Webhook endpoints, events and the attempt log in the database (the API's side; the
  * worker has its own statements in worker.ts).
  */
-import { and, asc, desc, eq, isNull, lt, or, sql as dsql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, lt, notInArray, or, sql as dsql, type SQL } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { merchants, paymentSessions, sessionEvents, webhookAttempts, webhookDeliveries, webhookEndpoints } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { EventReason, SessionStatus } from "../../../shared/status.ts";
 import type { Query } from "../sessions/repository.ts";
-import { buildEvent, type WebhookEvent } from "./payload.ts";
+import { buildEvent, eventTypeFilter, type EventType, type WebhookEvent } from "./payload.ts";
 import { depositsOf } from "../sessions/repository.ts";
 import type { DepositLike } from "../sessions/views.ts";
-import { notifyWorkers } from "./outbox.ts";
+import { notifyWorkers } from "../effects/webhook-outbox.ts";
 import { seal, unseal } from "./secrets.ts";
 import { generateSecret } from "./signing.ts";
 import { asDate } from "../db/client.ts";
@@ -196,7 +196,7 @@ export function eventObject(e: EventWithSession): WebhookEvent {
     sequence: e.event.sequence,
     status: e.event.status as SessionStatus,
     previousStatus: (e.event.previousStatus as SessionStatus | null) ?? null,
-    reason: e.event.reason as TransitionReason,
+    reason: e.event.reason as EventReason,
     detail: e.event.detail,
     createdAt: e.event.createdAt,
   });
@@ -234,11 +234,15 @@ export async function findEvent(db: Db, o: Owner, id: string): Promise<EventWith
 /** Newest first (by time, then id); one more row than asked tells whether another page exists. */
 export async function listEvents(
   db: Db,
-  o: Owner & { limit: number; sessionId?: string; type?: SessionStatus; startingAfter?: string },
+  o: Owner & { limit: number; sessionId?: string; type?: EventType; startingAfter?: string },
 ): Promise<{ rows: EventWithSession[]; hasMore: boolean }> {
   const conditions: SQL[] = [eq(sessionEvents.merchantId, o.merchantId), eq(sessionEvents.environment, o.environment)];
   if (o.sessionId) conditions.push(eq(sessionEvents.sessionId, o.sessionId));
-  if (o.type) conditions.push(eq(sessionEvents.status, o.type));
+  if (o.type) {
+    const f = eventTypeFilter(o.type);
+    if ("reason" in f) conditions.push(eq(sessionEvents.reason, f.reason));
+    else conditions.push(eq(sessionEvents.status, f.status), notInArray(sessionEvents.reason, [...f.excludeReasons]));
+  }
   if (o.startingAfter) {
     const cursorTime = dsql`(select created_at from app.session_events where id = ${o.startingAfter})`;
     conditions.push(or(lt(sessionEvents.createdAt, cursorTime), and(eq(sessionEvents.createdAt, cursorTime), lt(sessionEvents.id, o.startingAfter)))!);

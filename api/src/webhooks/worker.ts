@@ -27,15 +27,17 @@ import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { sessionFromSql } from "../sessions/repository.ts";
-import { WEBHOOK_CHANNEL } from "./outbox.ts";
+import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
 import { buildEvent } from "./payload.ts";
 import { depositFromJson } from "../sessions/repository.ts";
-import { retryDelayMs } from "./schedule.ts";
+import { retryDelayMs } from "../retry-schedule.ts";
 import { sendWebhook, type SendResult } from "./sender.ts";
 import { insertAttempts, signingSecrets, type NewAttempt } from "./store.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
 import { asJson } from "../db/client.ts";
+import { Outage } from "../db/outage.ts";
+import { Pump } from "../pump.ts";
 
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 1000;
@@ -85,9 +87,7 @@ export class WebhookWorker {
   private readonly random: () => number;
   private readonly abort = new AbortController();
   private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly pump: Pump;
   private unlisten: (() => Promise<void>) | undefined;
   /** endpoint → jobs in flight; endpoint → claimed jobs waiting for a slot. */
   private readonly active = new Map<string, number>();
@@ -98,11 +98,15 @@ export class WebhookWorker {
   private recording: Promise<void> | undefined;
   private idle: (() => void) | undefined;
   private readonly keyCache = new Map<string, Buffer[]>();
+  /** A database outage while recording results is logged once, and recording backs off meanwhile (claims: the pump does the same). */
+  private readonly recordOutage: Outage;
 
   constructor(private readonly opts: WorkerOptions) {
     this.sql = opts.sql;
     this.s = opts.settings;
     this.log = opts.log ?? (() => {});
+    this.pump = new Pump(() => this.pass(), { name: "webhook worker", pollMs: opts.settings.pollMs, retryMs: 250, log: this.log });
+    this.recordOutage = new Outage("webhook worker (recording results)", this.log);
     this.random = opts.random ?? Math.random;
   }
 
@@ -118,21 +122,7 @@ export class WebhookWorker {
 
   /** Look at the table now. */
   wake(): void {
-    if (this.stopping) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      if (this.pumpAgain && !this.stopping) this.wake();
-    });
-  }
-
-  private setTimer(ms: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), Math.max(5, Math.min(ms, this.s.pollMs)));
+    this.pump.wake();
   }
 
   /**
@@ -145,32 +135,26 @@ export class WebhookWorker {
     return out;
   }
 
-  private async pump(): Promise<void> {
-    try {
-      for (;;) {
-        this.pumpAgain = false;
-        if (this.stopping) return;
-        const room = Math.min(CLAIM_BATCH, this.s.concurrency - this.activeTotal - this.queuedTotal);
-        if (room <= 0) return; // a finishing send wakes us
-        const excluded = this.saturated();
-        const jobs = await this.claim(room, excluded);
-        for (const job of jobs) this.dispatch(job);
-        // Something was due: look again (endpoints now at their limit are excluded next time,
-        // so one endpoint's backlog cannot hide others' due deliveries).
-        if (jobs.length > 0 || this.pumpAgain) continue;
-        const [next] = await this.sql`
-          select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-            from app.webhook_deliveries
-           where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
-        const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
-        if (ms <= 0) continue;
-        this.setTimer(ms);
-        return;
-      }
-    } catch (e) {
-      if (!this.stopping) this.log(`webhook worker: claim failed: ${String((e as Error)?.message ?? e)}`);
-      this.setTimer(this.s.pollMs);
-    }
+  /**
+   * One pass: claim what is due (up to the free slots) and hand it out. Returns when to look
+   * again: at once when something was claimed (endpoints now at their limit are excluded next
+   * time, so one endpoint's backlog cannot hide others' due deliveries), else when the next
+   * delivery falls due. A database outage ends the pass; the pump logs it once and backs off.
+   */
+  private async pass(): Promise<number | undefined> {
+    if (this.stopping) return undefined;
+    const room = Math.min(CLAIM_BATCH, this.s.concurrency - this.activeTotal - this.queuedTotal);
+    if (room <= 0) return undefined; // a finishing send wakes us
+    const excluded = this.saturated();
+    const jobs = await this.claim(room, excluded);
+    for (const job of jobs) this.dispatch(job);
+    if (jobs.length > 0) return 0;
+    const [next] = await this.sql`
+      select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
+        from app.webhook_deliveries
+       where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
+    const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+    return ms <= 0 ? 0 : Math.max(5, ms);
   }
 
   private async claim(limit: number, excluded: string[]): Promise<Job[]> {
@@ -313,6 +297,7 @@ export class WebhookWorker {
         const batch = this.outcomes.splice(0, RECORD_BATCH);
         try {
           const wakeNow = await this.write(batch);
+          this.recordOutage.ok();
           this.stats.recorded += batch.length;
           if (wakeNow) this.wake();
         } catch (e) {
@@ -320,9 +305,10 @@ export class WebhookWorker {
           const code = (e as { code?: string })?.code;
           // A deadlock or serialization failure is retried at once; anything else after a pause.
           if (code !== "40P01" && code !== "40001") {
-            this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
+            const wait = this.recordOutage.failed(e);
+            if (wait === undefined) this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
             if (this.stopping) return;
-            await Bun.sleep(500);
+            await Bun.sleep(wait ?? 500);
           }
         }
       }
@@ -442,9 +428,8 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    clearTimeout(this.timer);
     await this.unlisten?.().catch(() => {});
-    await this.pumping?.catch(() => {});
+    await this.pump.stop();
     for (const [, jobs] of this.queued) for (const job of jobs) this.outcomes.push({ job, result: abortedResult(), atMs: Date.now() });
     this.queued.clear();
     this.queuedTotal = 0;

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { DEFAULT_RETRY_SCHEDULE, JITTER, maxAttempts, parseSchedule, retryDelayMs, scheduleSpanMs } from "./schedule.ts";
+import { DEFAULT_RETRY_SCHEDULE, JITTER, maxAttempts, parseSchedule, retryDelayMs, scheduleSpanMs } from "./retry-schedule.ts";
 
 test("the default schedule spans about three days in 11 attempts", () => {
   const s = parseSchedule(DEFAULT_RETRY_SCHEDULE)!;

@@ -1,0 +1,222 @@
+/**
+ * GET /metrics: Prometheus text exposition format 0.0.4. Aggregates only — no ids, no
+ * merchant, no address, no URL, no secret — and labels of bounded cardinality (route
+ * templates, status classes, chain ids). Optional bearer token: SERVICE_METRICS_TOKEN.
+ *
+ * HTTP counters live in memory (per process, reset by a restart, as Prometheus expects);
+ * the database figures come from a few aggregate queries, cached for CACHE_MS, so a scrape
+ * every few seconds from several scrapers costs one round of queries.
+ */
+import { indexedHeadBlocks } from "../sessions/indexed.ts";
+import { timingSafeEqual, createHash } from "node:crypto";
+import { Elysia } from "elysia";
+import type { Sql } from "postgres";
+import { ApiError } from "../errors.ts";
+import type { Services } from "./services.ts";
+import type { NetworkReadiness } from "../onchain/network-status.ts";
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const CACHE_MS = 5000;
+const DB_QUERY_LIMIT_MS = 1000;
+
+interface Series {
+  count: number;
+  sum: number;
+  buckets: number[];
+}
+
+const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+const labels = (l: Record<string, string | number>) =>
+  `{${Object.entries(l)
+    .map(([k, v]) => `${k}="${esc(String(v))}"`)
+    .join(",")}}`;
+const num = (n: number) => (Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : "NaN");
+
+/** The process's HTTP figures. */
+export class HttpMetrics {
+  private readonly requests = new Map<string, { method: string; route: string; status: string; n: number }>();
+  private readonly latency = new Map<string, { method: string; route: string; s: Series }>();
+  private readonly routes: { method: string; path: string; re: RegExp }[] = [];
+  inFlight = 0;
+
+  /** The app's routes, to name a request by its template (`/payment-sessions/:id`), never its path. */
+  setRoutes(routes: readonly { method: string; path: string }[]): void {
+    this.routes.length = 0;
+    for (const r of routes) {
+      this.routes.push({ method: r.method, path: r.path, re: new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`) });
+    }
+  }
+
+  routeOf(method: string, path: string): string {
+    const same = this.routes.find((r) => r.method === method && r.re.test(path));
+    if (same) return same.path;
+    const any = this.routes.find((r) => r.re.test(path));
+    return any ? any.path : "unmatched";
+  }
+
+  observe(method: string, path: string, status: number, seconds: number): void {
+    const m = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"].includes(method) ? method : "other";
+    const route = this.routeOf(m, path);
+    const cls = `${Math.floor(status / 100)}xx`;
+    const rk = `${m} ${route} ${cls}`;
+    const r = this.requests.get(rk) ?? { method: m, route, status: cls, n: 0 };
+    r.n++;
+    this.requests.set(rk, r);
+    const lk = `${m} ${route}`;
+    const l = this.latency.get(lk) ?? { method: m, route, s: { count: 0, sum: 0, buckets: BUCKETS.map(() => 0) } };
+    l.s.count++;
+    l.s.sum += seconds;
+    BUCKETS.forEach((b, i) => {
+      if (seconds <= b) l.s.buckets[i]!++;
+    });
+    this.latency.set(lk, l);
+  }
+
+  render(): string[] {
+    const out: string[] = [];
+    out.push("# HELP paysession_http_requests_total HTTP requests answered, by method, route template and status class.");
+    out.push("# TYPE paysession_http_requests_total counter");
+    for (const r of this.requests.values()) out.push(`paysession_http_requests_total${labels({ method: r.method, route: r.route, status: r.status })} ${r.n}`);
+    out.push("# HELP paysession_http_request_duration_seconds Time from request received to response ready.");
+    out.push("# TYPE paysession_http_request_duration_seconds histogram");
+    for (const { method, route, s } of this.latency.values()) {
+      BUCKETS.forEach((b, i) => out.push(`paysession_http_request_duration_seconds_bucket${labels({ method, route, le: b })} ${s.buckets[i]}`));
+      out.push(`paysession_http_request_duration_seconds_bucket${labels({ method, route, le: "+Inf" })} ${s.count}`);
+      out.push(`paysession_http_request_duration_seconds_sum${labels({ method, route })} ${s.sum}`);
+      out.push(`paysession_http_request_duration_seconds_count${labels({ method, route })} ${s.count}`);
+    }
+    out.push("# HELP paysession_http_requests_in_flight Requests being handled now.");
+    out.push("# TYPE paysession_http_requests_in_flight gauge");
+    out.push(`paysession_http_requests_in_flight ${this.inFlight}`);
+    return out;
+  }
+}
+
+interface DbFigures {
+  sessions: { status: string; n: number }[];
+  actorLagSeconds: number;
+  webhooks: { state: string; n: number }[];
+  sweeps: { state: string; n: number }[];
+  sweepOldestDueSeconds: number;
+  indexerHeads: { chainId: number; block: bigint }[];
+}
+
+async function readDbFigures(sql: Sql): Promise<DbFigures> {
+  const [sessions, lag, webhooks, sweeps, sweepLag, heads] = await Promise.all([
+    sql`select status, count(*)::int as n from app.payment_sessions group by status`,
+    sql`select coalesce(extract(epoch from (now() - min(wake_at))), 0)::float8 as s from app.payment_sessions where wake_at <= now()`,
+    sql`select state, count(*)::int as n from app.webhook_deliveries where state in ('waiting', 'pending', 'sending', 'failed') group by state`,
+    sql`select state, count(*)::int as n from app.sweeps where state in ('queued', 'sending') group by state`,
+    sql`select coalesce(extract(epoch from (now() - min(next_attempt_at))), 0)::float8 as s from app.sweeps where state = 'queued' and next_attempt_at <= now()`,
+    indexedHeadBlocks(sql),
+  ]);
+  return {
+    sessions: sessions.map((r) => ({ status: r.status as string, n: r.n as number })),
+    actorLagSeconds: Number(lag[0]?.s ?? 0),
+    webhooks: webhooks.map((r) => ({ state: r.state as string, n: r.n as number })),
+    sweeps: sweeps.map((r) => ({ state: r.state as string, n: r.n as number })),
+    sweepOldestDueSeconds: Number(sweepLag[0]?.s ?? 0),
+    indexerHeads: [...heads].map(([chainId, block]) => ({ chainId, block })),
+  };
+}
+
+export interface MetricsSources {
+  sql: Sql;
+  readiness: NetworkReadiness;
+  http: HttpMetrics;
+  /** This process's webhook worker's counters, when it runs one. */
+  webhookStats?: () => { succeeded: number; failedAttempts: number } | undefined;
+}
+
+export class MetricsRegistry {
+  private cached: { at: number; figures: DbFigures } | undefined;
+  private reading: Promise<DbFigures> | undefined;
+
+  constructor(private readonly src: MetricsSources) {}
+
+  private async dbFigures(): Promise<DbFigures | undefined> {
+    if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached.figures;
+    this.reading ??= readDbFigures(this.src.sql).finally(() => (this.reading = undefined));
+    const p = this.reading.then((figures) => {
+      this.cached = { at: Date.now(), figures };
+      return figures;
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), DB_QUERY_LIMIT_MS)));
+    try {
+      return await Promise.race([p, limit]);
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async render(): Promise<string> {
+    const out = this.src.http.render();
+    const db = await this.dbFigures();
+    const gauge = (name: string, help: string, rows: [Record<string, string | number>, number][]) => {
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
+      for (const [l, v] of rows) out.push(`${name}${Object.keys(l).length ? labels(l) : ""} ${num(v)}`);
+    };
+    gauge("paysession_database_up", "1 when the aggregate queries below answered (within 1 s), else 0.", [[{}, db ? 1 : 0]]);
+    if (db) {
+      gauge("paysession_sessions", "Payment sessions by status (both environments).", db.sessions.map((r) => [{ status: r.status }, r.n]));
+      gauge("paysession_actor_lag_seconds", "Age of the oldest due session wake-up (0: none due). Grows when no runner keeps up.", [[{}, db.actorLagSeconds]]);
+      gauge("paysession_webhook_deliveries", "Webhook deliveries waiting, pending, sending, and failed for good.", db.webhooks.map((r) => [{ state: r.state }, r.n]));
+      gauge("paysession_sweeps", "Sweeps queued or sending.", db.sweeps.map((r) => [{ state: r.state }, r.n]));
+      gauge("paysession_sweep_oldest_due_seconds", "Age of the oldest queued sweep that is due (0: none).", [[{}, db.sweepOldestDueSeconds]]);
+    }
+    const stats = this.src.webhookStats?.();
+    if (stats) {
+      out.push("# HELP paysession_webhook_attempts_total Webhook attempts of this process's worker, by outcome.", "# TYPE paysession_webhook_attempts_total counter");
+      out.push(`paysession_webhook_attempts_total{outcome="succeeded"} ${stats.succeeded}`, `paysession_webhook_attempts_total{outcome="failed"} ${stats.failedAttempts}`);
+    }
+    const nets = this.src.readiness.current();
+    gauge(
+      "paysession_network_ready",
+      "1 when sessions are offered on the network.",
+      nets.map((n) => [{ chain_id: n.chainId, network: n.key }, n.ready ? 1 : 0]),
+    );
+    gauge(
+      "paysession_relayer_balance",
+      "The relayer's native coin balance at the last readiness probe (ETH units).",
+      nets.filter((n) => n.relayer.balance !== null).map((n) => [{ chain_id: n.chainId, network: n.key }, Number(n.relayer.balance)]),
+    );
+    gauge(
+      "paysession_network_head_block",
+      "Head block seen by the last readiness probe.",
+      nets.filter((n) => n.headBlock !== null).map((n) => [{ chain_id: n.chainId, network: n.key }, Number(n.headBlock)]),
+    );
+    if (db) {
+      const lag = nets.flatMap((n) => {
+        const indexed = db.indexerHeads.find((h) => h.chainId === n.chainId);
+        if (!indexed || n.headBlock === null) return [];
+        const d = BigInt(n.headBlock) - indexed.block;
+        return [[{ chain_id: n.chainId, network: n.key }, Number(d < 0n ? 0n : d)] as [Record<string, string | number>, number]];
+      });
+      gauge("paysession_indexer_lag_blocks", "RPC head (last readiness probe) minus the indexer's head.", lag);
+    }
+    return out.join("\n") + "\n";
+  }
+}
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+export function metricsRoutes(services: Services) {
+  return new Elysia().get(
+    "/metrics",
+    async ({ request }) => {
+      const token = services.config.metricsToken?.reveal();
+      if (token) {
+        const header = request.headers.get("authorization") ?? "";
+        const m = /^Bearer (.+)$/.exec(header);
+        if (!m) throw new ApiError("credentials_missing", "GET /metrics takes Authorization: Bearer <SERVICE_METRICS_TOKEN>.");
+        if (!timingSafeEqual(digest(m[1]!), digest(token))) throw new ApiError("metrics_token_invalid");
+      }
+      const body = services.metrics ? await services.metrics.render() : "";
+      return new Response(body, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
+    },
+    { detail: { hide: true } },
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * The session's money ledger (app.session_funds): every confirmed movement of money into a
+ * deposit address or from it to the settlement address, reported to the merchant exactly
+ * once. A movement that caused a transition (the payment that FUNDED it, the sweep that made
+ * it SUCCEEDED, a partial at expiry, a payment after cancel) is reported by that transition's
+ * event; any other — a second payment, funds after a terminal state, a later sweep of them —
+ * gets an event of its own (`funds_received`, `funds_settled`) with its webhook. A reported
+ * movement the chain no longer has (a reorg deeper than the confirmations, a chain that went
+ * back) is reported too (`funds_reverted`), and whatever replaces it is a movement of its own
+ * (e.g. the new sweep of the same money: `funds_settled`). Runs in the
+ * actor's transaction, under the session's row lock, so two steps never report one movement.
+ */
+import type { TransactionSql } from "postgres";
+import type { SessionStatus } from "../../../shared/status.ts";
+import type { Outflow, Transfer } from "./decide.ts";
+import { recordMoneyEvent } from "./repository.ts";
+
+export interface Movements {
+  sessionId: string;
+  /** The status after this step. */
+  status: SessionStatus;
+  /** The transition of this step, if any: its event explains the movements on its network. */
+  transition?: { eventId: string; to: SessionStatus; chainId: number };
+  /** Confirmed incoming transfers (value > 0). */
+  incoming: Transfer[];
+  /** Confirmed money at the settlement address from the deposit, one entry per transaction. */
+  outgoing: Outflow[];
+  /**
+   * What the chain (as indexed) and our receipts still show, confirmed or not, as
+   * `chainId:direction:txHash` (lowercase): a reported movement missing here was reverted.
+   */
+  present: Set<string>;
+  expiresAt: Date;
+  /** The network that paid, once FUNDED. */
+  fundingChainId?: number;
+}
+
+/** Which transitions explain which movements on their network. */
+const EXPLAINS_INCOMING: readonly SessionStatus[] = ["FUNDED", "ERROR"];
+const EXPLAINS_OUTGOING: readonly SessionStatus[] = ["SUCCEEDED"];
+
+export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Promise<void> {
+  const known = await tx`
+    select chain_id, direction, tx_hash, log_index, amount::text as amount, reverted_at from app.session_funds where session_id = ${m.sessionId}`;
+  if (known.length === 0 && m.incoming.length === 0 && m.outgoing.length === 0) return;
+  // Reported movements the chain took back: said once, and the row marked.
+  for (const k of known) {
+    if (k.reverted_at != null || m.present.has(`${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}`)) continue;
+    // A funding payment reorged away is reported by the ERROR reorged transition of this step.
+    const t = m.transition;
+    const explained = t !== undefined && t.to === "ERROR" && t.chainId === k.chain_id && k.direction === "in";
+    const eventId = explained
+      ? t.eventId
+      : await recordMoneyEvent(tx, {
+          sessionId: m.sessionId,
+          reason: "funds_reverted",
+          detail: { chainId: k.chain_id, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash, amountBaseUnits: k.amount },
+        });
+    await tx`
+      update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
+       where session_id = ${m.sessionId} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`;
+  }
+  const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}:${k.log_index}`));
+  const fresh = [
+    ...m.incoming.map((t) => ({ direction: "in" as const, chainId: t.chainId, txHash: t.txHash, logIndex: t.logIndex, amount: t.value, blockTimestamp: t.blockTimestamp })),
+    ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined })),
+  ].filter((x) => !seen.has(`${x.chainId}:${x.direction}:${x.txHash.toLowerCase()}:${x.logIndex}`));
+  for (const f of fresh) {
+    const t = m.transition;
+    const explained =
+      t !== undefined &&
+      t.chainId === f.chainId &&
+      (f.direction === "in" ? EXPLAINS_INCOMING.includes(t.to) : EXPLAINS_OUTGOING.includes(t.to));
+    // Funds confirmed after a cancel or expiry are about to be reported by the paid_after_cancel
+    // transition that CANCELED always takes next (decide.ts), and money settled while FUNDED by
+    // the SUCCEEDED it leads to: not twice.
+    if (!explained && f.direction === "in" && m.status === "CANCELED") continue;
+    if (!explained && f.direction === "out" && m.status === "FUNDED" && f.chainId === m.fundingChainId) continue;
+    let eventId = t?.eventId;
+    if (!explained) {
+      eventId = await recordMoneyEvent(tx, {
+        sessionId: m.sessionId,
+        reason: f.direction === "in" ? "funds_received" : "funds_settled",
+        detail:
+          f.direction === "in"
+            ? {
+                chainId: f.chainId,
+                txHash: f.txHash,
+                logIndex: f.logIndex,
+                amountBaseUnits: f.amount.toString(),
+                blockTimestamp: f.blockTimestamp?.toISOString(),
+                onTime: f.blockTimestamp !== undefined && f.blockTimestamp <= m.expiresAt,
+              }
+            : { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() },
+      });
+    }
+    await tx`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp, event_id)
+      values (${m.sessionId}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric,
+              ${f.blockTimestamp?.toISOString() ?? null}::timestamptz, ${eventId ?? null})
+      on conflict do nothing`;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Everything the session side reads from the indexer's tables (schema `indexer`, written by
+ * Ponder: indexer/src/index.ts), in one place: a session's transfers in and out with their
+ * confirmations, whether the indexer has stored a block past an expiry, the chains' indexed
+ * heads, and which sessions new blocks concern. The schema may be missing (no indexer ever ran
+ * here: nothing indexed) or being rebuilt (not ready: missing rows are not missing payments).
+ */
+import type { Sql, TransactionSql } from "postgres";
+import type { Outflow, Transfer } from "./decide.ts";
+
+/** The Postgres schema the indexer writes (indexer/process.ts). */
+export const INDEXER_SCHEMA = "indexer";
+
+export interface IndexedOutflow extends Outflow {
+  to: string;
+  confirmations: number;
+}
+
+/**
+ * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
+ * payment and is left out) and transfers out of them, each with its confirmations;
+ * "not_ready" while the indexer (re)builds; none when it never ran.
+ */
+export async function readIndexed(tx: TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
+  const [meta] = await tx`
+    select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
+           to_regclass('indexer_meta.settings')::text as launched`;
+  // No table: either no indexer was ever started here (nothing indexed: no transfers), or
+  // one is rebuilding its schema (not ready: missing rows are not missing payments).
+  if (!meta?.transfers) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
+  if (meta.meta) {
+    const [ready] = await tx.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
+    if (ready && ready.ready === false) return "not_ready";
+  }
+  const rows = await tx.unsafe(
+    `select 'in' as dir, t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
+            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
+       from app.session_deposits d
+       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+      where d.session_id = $1 and t.value > 0
+     union all
+     select 'out' as dir, t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
+            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
+       from app.session_deposits d
+       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
+       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+      where d.session_id = $1 and t.value > 0`,
+    [sessionId],
+  );
+  const transfers: Transfer[] = [];
+  const outflows: IndexedOutflow[] = [];
+  for (const r of rows) {
+    if (r.dir === "in") {
+      transfers.push({
+        chainId: r.chain_id as number,
+        txHash: r.tx_hash as string,
+        logIndex: r.log_index as number,
+        value: BigInt(r.value as string),
+        blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
+        confirmations: r.confirmations as number,
+      });
+    } else {
+      outflows.push({ chainId: r.chain_id as number, txHash: r.tx_hash as string, amount: BigInt(r.value as string), to: r.to as string, confirmations: r.confirmations as number });
+    }
+  }
+  return { transfers, outflows };
+}
+
+/**
+ * Per network: has the indexer stored a block stamped after `expiresAt`? Only then is every
+ * on-time payment certain to be among its transfers (block timestamps never go down, and a
+ * block's transfers are stored with it). Nothing else stands in for it — not the RPC's view
+ * of the newest block, which may already hold a payment the indexer has not stored.
+ */
+export async function indexedPastExpiry(tx: TransactionSql, chainIds: number[], expiresAt: Date): Promise<Record<number, boolean>> {
+  const [exists] = await tx`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
+  if (!exists?.t) return {};
+  const heads = await tx.unsafe(`select chain_id, block_timestamp::text as ts from ${INDEXER_SCHEMA}.chain_heads`);
+  const out: Record<number, boolean> = {};
+  for (const chainId of chainIds) {
+    const h = heads.find((r) => r.chain_id === chainId);
+    out[chainId] = h !== undefined && Number(h.ts) * 1000 > expiresAt.getTime();
+  }
+  return out;
+}
+
+export interface IndexedHead {
+  chainId: number;
+  head: bigint;
+  hash: string;
+  /** How far the runners looked last (app.runner_cursors); null: never. */
+  seen: bigint | null;
+  seenHash: string | null;
+}
+
+/** Each chain's newest indexed block beside the runners' cursor; none while there is no index. */
+export async function indexedHeads(sql: Sql): Promise<IndexedHead[]> {
+  const [exists] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
+  if (!exists?.t) return [];
+  const rows = await sql.unsafe(
+    `select h.chain_id, h.block_number::text as head, h.block_hash as hash, c.block_number::text as seen, c.block_hash as seen_hash
+       from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
+  );
+  return rows.map((h) => ({
+    chainId: h.chain_id as number,
+    head: BigInt(h.head as string),
+    hash: h.hash as string,
+    seen: h.seen === null ? null : BigInt(h.seen as string),
+    seenHash: (h.seen_hash as string | null) ?? null,
+  }));
+}
+
+/**
+ * Wakes the sessions whose deposit addresses received or sent money in the blocks after
+ * `afterBlock` on one chain: a payment, or a sweep (whoever sent it: it settles). One indexed
+ * query over the new blocks only. `afterBlock` -1: every indexed transfer (a chain's first scan,
+ * not bound by the pool's request-sized statement timeout).
+ */
+export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterBlock: bigint): Promise<void> {
+  await sql.begin(async (tx) => {
+    if (afterBlock < 0n) await tx`set local statement_timeout = '10min'`;
+    await tx.unsafe(
+      `update app.payment_sessions s set wake_at = now()
+         from (select d.session_id
+                 from ${INDEXER_SCHEMA}.transfers t
+                 join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
+                where t.chain_id = $1 and t.block_number > $2
+               union
+               select d.session_id
+                 from ${INDEXER_SCHEMA}.transfers t
+                 join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
+                where t.chain_id = $1 and t.block_number > $2) x
+        where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
+      [chainId, afterBlock.toString()],
+    );
+  });
+}
+
+/** chainId → the indexer's newest block, for figures (/metrics); empty while there is no index. */
+export async function indexedHeadBlocks(sql: Sql): Promise<Map<number, bigint>> {
+  const [exists] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
+  if (!exists?.t) return new Map();
+  const rows = await sql.unsafe(`select chain_id, block_number::text as b from ${INDEXER_SCHEMA}.chain_heads`);
+  return new Map(rows.map((r) => [r.chain_id as number, BigInt(r.b as string)]));
+}
