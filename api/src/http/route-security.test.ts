@@ -20,7 +20,9 @@ import { listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { buildApp } from "./app.ts";
 
 /** Routes anyone may call. Adding one here is a decision: it takes no credential at all. */
-const PUBLIC_ROUTES = new Set(["GET /healthz", "GET /readyz", "GET /docs", "GET /docs/json"]);
+// GET /metrics holds aggregates only and is public unless SERVICE_METRICS_TOKEN puts it behind a
+// bearer token of its own (metrics.test.ts tests that token).
+const PUBLIC_ROUTES = new Set(["GET /healthz", "GET /readyz", "GET /docs", "GET /docs/json", "GET /metrics"]);
 
 type Scheme = "public" | "apiKey" | "sessionToken";
 interface Route {
