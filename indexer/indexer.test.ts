@@ -13,12 +13,15 @@ let sql: postgres.Sql;
 let local: TestChain;
 let local2: TestChain;
 let indexer: IndexerProcess;
+const RELAYER_KEY = `0x${"5e".repeat(32)}`;
+const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString("base64");
 
 beforeAll(async () => {
   db = await createTestDatabase("idx");
   sql = postgres(db.url, { max: 2, onnotice: () => {} });
   [local, local2] = await Promise.all([startTestChain("local"), startTestChain("local2")]);
-  indexer = await startTestIndexer(db.url, [local, local2]);
+  // The service's secrets are in the environment it starts the indexer from: they must stay out of the child's.
+  indexer = await startTestIndexer(db.url, [local, local2], { SERVICE_RELAYER_PRIVATE_KEY: RELAYER_KEY, SERVICE_ENCRYPTION_KEY: ENCRYPTION_KEY });
 }, 60_000);
 
 afterAll(async () => {
@@ -100,9 +103,20 @@ test("a restart keeps its start block and indexes what was mined while it was do
   await indexer.stop();
   await local.mint(addr(0xc3), 1n); // mined while the indexer is stopped
   await local.rpc("anvil_mine", ["0x3"]);
-  indexer = await startTestIndexer(db.url, [local, local2]);
+  indexer = await startTestIndexer(db.url, [local, local2], { SERVICE_RELAYER_PRIVATE_KEY: RELAYER_KEY, SERVICE_ENCRYPTION_KEY: ENCRYPTION_KEY });
   const [after] = await sql<{ start_block: string }[]>`select start_block from indexer_meta.start_blocks where chain_id = 31337`;
   expect(after!.start_block).toBe(before!.start_block);
   await eventually(async () => ((await rowsTo(addr(0xc3))).length === 1 ? true : undefined), "transfer mined during downtime");
   expect((await rowsTo(addr(0xa1))).length).toBe(2); // nothing lost, nothing duplicated
 }, 60_000);
+
+test("the running indexer's environment holds its chain settings and no service secret", async () => {
+  const environ = await Bun.file(`/proc/${indexer.pid}/environ`).text();
+  const names = environ.split("\0").map((kv) => kv.slice(0, kv.indexOf("=")));
+  expect(names).toContain("SERVICE_RPC_URL_LOCAL");
+  expect(names).toContain("DATABASE_URL");
+  expect(names).not.toContain("SERVICE_RELAYER_PRIVATE_KEY");
+  expect(names).not.toContain("SERVICE_ENCRYPTION_KEY");
+  expect(environ).not.toContain(RELAYER_KEY.slice(2));
+  expect(environ).not.toContain(ENCRYPTION_KEY);
+});

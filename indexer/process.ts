@@ -5,7 +5,8 @@
  *       --schema indexer --port <port> --hostname 127.0.0.1 --log-format json
  *
  * with DATABASE_URL, DATABASE_SCHEMA=indexer, PONDER_TELEMETRY_DISABLED=true and
- * SERVICE_START_BLOCK_<KEY> resolved here. Before spawning it validates the chain config,
+ * SERVICE_START_BLOCK_<KEY> resolved here, in an allow-listed environment (indexerChildEnv:
+ * no service secret reaches the child). Before spawning it validates the chain config,
  * checks each chain (chain id, stablecoin decimals) and resolves persisted start blocks.
  *
  * Rebuilds: Ponder refuses to reuse its schema when its build id changed (new indexing code,
@@ -21,7 +22,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { checkNetworks, publicClientFor } from "../shared/chains/check.ts";
-import { loadChainsConfig, type ChainsConfig } from "../shared/chains/config.ts";
+import { ENV_PREFIXES, loadChainsConfig, type ChainsConfig } from "../shared/chains/config.ts";
 import { ensureStateTables, resolveStartBlocks, swapSetting } from "./state.ts";
 import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from "./rewind.ts";
 
@@ -87,17 +88,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
     await sql.end();
   }
 
-  const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries({
-    ...env,
-    ...startBlocks,
-    DATABASE_URL: opts.databaseUrl,
-    DATABASE_SCHEMA: schema,
-    PONDER_TELEMETRY_DISABLED: "true",
-  })) {
-    if (v !== undefined) childEnv[k] = v;
-  }
-  delete childEnv.DATABASE_PRIVATE_URL; // Ponder would prefer it over DATABASE_URL
+  const childEnv = indexerChildEnv(env, { ...startBlocks, DATABASE_URL: opts.databaseUrl, DATABASE_SCHEMA: schema });
 
   const logs: string[] = [];
   const onLine = (line: string) => {
@@ -167,6 +158,54 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
       }
     },
   };
+}
+
+/**
+ * What of our environment the Ponder child may see: the chain settings it indexes by, Ponder's
+ * own settings, and what any process needs to run and reach the network (paths, locale, proxies,
+ * CA certificates, libpq's TLS settings). Nothing else: the relayer key, the encryption key and
+ * whatever else the service's environment holds never reach the indexer.
+ */
+const CHILD_ENV_NAMES = new Set([
+  "SERVICE_INDEX_MODE",
+  "SERVICE_INDEXER_POLLING_MS",
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TMPDIR",
+  "TMP",
+  "TEMP",
+  "LANG",
+  "TZ",
+  "NODE_ENV",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "BUN_RUNTIME_TRANSPILER_CACHE_PATH",
+]);
+const CHILD_ENV_PREFIXES = [...ENV_PREFIXES, "PONDER_", "LC_", "PGSSL"];
+/** Never, whatever the lists above say: Ponder would prefer it over the DATABASE_URL we give. */
+const CHILD_ENV_NEVER = new Set(["DATABASE_PRIVATE_URL"]);
+
+export function indexerChildEnv(env: Record<string, string | undefined>, set: Record<string, string>): Record<string, string> {
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined || CHILD_ENV_NEVER.has(k)) continue;
+    if (CHILD_ENV_NAMES.has(k) || CHILD_ENV_PREFIXES.some((p) => k.startsWith(p))) childEnv[k] = v;
+  }
+  return { ...childEnv, ...set, PONDER_TELEMETRY_DISABLED: "true" };
 }
 
 type SpawnResult = { outcome: "listening"; child: ChildProcess; port: number } | { outcome: "exited"; code: number | null };

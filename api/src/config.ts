@@ -137,6 +137,12 @@ export interface WebhookSettings {
   pollMs: number;
   /** A claimed delivery not finished by then (its process died) is due again. */
   leaseMs: number;
+  /**
+   * Sandbox webhooks may go to loopback, private, unique-local and CGNAT addresses
+   * (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS; off unless set; `bun run dev` turns it on).
+   * Production webhooks never do.
+   */
+  allowPrivateTargets: boolean;
 }
 
 /**
@@ -280,6 +286,7 @@ export function loadConfig(env: Env = process.env): Config {
       endpointConcurrency: int("SERVICE_WEBHOOK_ENDPOINT_CONCURRENCY", 16, 1, 1000),
       pollMs: int("SERVICE_WEBHOOK_POLL_MS", 1000, 10, 60_000),
       leaseMs: int("SERVICE_WEBHOOK_LEASE_MS", 60_000, 1000, 3_600_000),
+      allowPrivateTargets: bool("SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS", false),
     },
     sweeps: {
       enabled: bool("SERVICE_SWEEPER", true),

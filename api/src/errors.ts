@@ -49,6 +49,11 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "Idempotency-Key must be 1 to 255 printable ASCII characters.",
   },
+  address_checksum_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The address has mixed-case letters but its EIP-55 checksum is wrong: check it for a typo, or send it all lowercase.",
+  },
   url_invalid: {
     status: 400,
     type: "invalid_request_error",
@@ -109,6 +114,11 @@ export const ERROR_CATALOGUE = {
     message: "The account has no settlement address for this environment: set one with PUT /settlement-addresses/{chainId} before creating production sessions.",
   },
   session_not_pending: { status: 409, type: "conflict_error", message: "Only a PENDING payment session can do that." },
+  session_finished: {
+    status: 409,
+    type: "conflict_error",
+    message: "The payment session has finished (SUCCEEDED, CANCELED or ERROR); only a PENDING or FUNDED session can do that.",
+  },
   faucet_unavailable: { status: 409, type: "conflict_error", message: "This network has no faucet here: its test stablecoin is not ours to mint." },
   session_not_cancelable: { status: 409, type: "conflict_error", message: "The payment session can no longer be canceled." },
   webhook_endpoint_limit_reached: {

@@ -43,6 +43,14 @@ test("bun run dev starts everything, creates the demo merchant once, and stops c
     const rpc = await fetch(creds.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
     expect(Number((await rpc.json()).result)).toBe(31337);
     expect((await fetch(`${creds.indexerUrl}/ready`)).status).toBe(200);
+    // Development: sandbox webhooks may go to localhost (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS), and it says so.
+    expect(first.out).toContain("sandbox endpoints may target localhost and private addresses");
+    const hook = await fetch(`${creds.apiBaseUrl}/webhook-endpoints`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${creds.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: "http://localhost:3000/webhooks" }),
+    });
+    expect(hook.status).toBe(201);
     expect(first.out).toContain(creds.apiKey);
     const r = await fetch(`${creds.apiBaseUrl}/payment-sessions`, {
       method: "POST",

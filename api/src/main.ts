@@ -40,6 +40,9 @@ if (problems.length || !config || !chains.ok) {
   process.exit(1);
 }
 
+// Development: sandbox webhooks may go to localhost and private addresses unless said otherwise.
+if (dev && !process.env.SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS) config.webhooks.allowPrivateTargets = true;
+
 // Started in order, stopped in reverse: the local chain (the API's workers use it), the API
 // with its Postgres, then the indexer (which writes into that Postgres).
 let chain: DevChain | undefined;
@@ -77,6 +80,7 @@ const running = await startService(config, log, { networks, readiness }).catch((
 service = running;
 log(`API       ${running.url}   (public base: ${config.publicUrl}, sandbox base: ${config.sandboxPublicUrl})`);
 log(`Swagger   ${running.swaggerUrl}`);
+if (config.webhooks.allowPrivateTargets) log("webhooks  sandbox endpoints may target localhost and private addresses (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS=false to refuse)");
 indexer = await startIndexerBeside({ config, chains: chains.config, databaseUrl: running.databaseUrl, env: chainEnv.env, log }).catch((e) =>
   fail("indexer start", e),
 );

@@ -23,6 +23,8 @@ test("SIGTERM mid-request: the request completes, new ones get 503, the process 
       SERVICE_PORT: String(port),
       SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`,
       SERVICE_INDEXER: "false",
+      // The in-flight request saves a webhook endpoint on this machine: a private target.
+      SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
       SERVICE_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       SERVICE_RPC_URL_LOCAL: "",
     },

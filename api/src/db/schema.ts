@@ -148,7 +148,7 @@ export const idempotencyKeys = app.table(
     requestHash: text("request_hash").notNull(),
     /** 0 while the first request is still being processed (its transaction holds the row). */
     responseStatus: integer("response_status").notNull(),
-    /** AES-256-GCM of the response body, base64 (iv.tag.ciphertext). */
+    /** AES-256-GCM of the response body, base64 (v2.iv.tag.ciphertext; v1 rows: iv.tag.ciphertext). See http/idempotency.ts. */
     responseSealed: text("response_sealed").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },

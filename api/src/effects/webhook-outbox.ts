@@ -14,8 +14,11 @@
  * retries used up). The open rows are locked (in id order) before deciding, so a worker
  * finishing the head at the same moment is either seen as finished or finishes after
  * this transaction commits and then releases the new row itself. Writers do not lock the
- * endpoint row: a delivery written while its endpoint is being disabled is canceled by the
- * worker's claim instead of being sent.
+ * endpoint row (a FOR SHARE here could deadlock with the worker, which locks deliveries
+ * before disabling an endpoint on 410): a delivery written while its endpoint is being
+ * disabled is canceled by the worker's claim instead of being sent when `pending`, and by
+ * the re-enable (store.ts, updateEndpoint) when left `waiting` behind a head the disable
+ * canceled.
  */
 import type { Sql, TransactionSql } from "postgres";
 

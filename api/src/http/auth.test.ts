@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../testing/service.ts";
 import { freePort } from "../../../shared/testing/ports.ts";
-import { mintCredential } from "../credentials/format.ts";
+import { displayPrefix, hashSecret, mintCredential } from "../credentials/format.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 
 let svc: TestService;
@@ -88,6 +88,27 @@ describe("API key matrix", () => {
     const sandboxList = await svc.call("GET", "/payment-sessions?limit=100", { auth: acme.sandboxKey });
     expect(sandboxList.body.data.every((s: { environment: string }) => s.environment === "sandbox")).toBe(true);
     expect((await svc.call("GET", `/payment-sessions/${live.body.paymentSessionId}`, { auth: acme.sandboxKey })).status).toBe(404);
+  });
+});
+
+describe("a key's environment is its stored row's, not its prefix's", () => {
+  test("a row whose environment disagrees with its prefix acts in the row's environment", async () => {
+    const m = await svc.merchant("Mislabelled");
+    // A key shaped like a sandbox key whose row says production (a hand-made or migrated row).
+    const secret = mintCredential("api_key", "sandbox");
+    await svc.services.database.sql`
+      insert into app.api_keys (id, merchant_id, environment, name, prefix, key_hash)
+      values (${"key_mislabel" + Date.now()}, ${m.merchant.id}, 'production', 'odd', ${displayPrefix(secret)}, ${hashSecret(secret)})`;
+    const c = await create(secret);
+    expect(c.status).toBe(201);
+    expect(c.body.environment).toBe("production");
+    expect(c.body.merchantId).toBe(m.merchant.livePublicId);
+    // It sees production data and not sandbox data.
+    const sandboxSession = await create(m.sandboxKey);
+    expect((await svc.call("GET", `/payment-sessions/${sandboxSession.body.paymentSessionId}`, { auth: secret })).status).toBe(404);
+    expect((await svc.call("GET", `/payment-sessions/${c.body.paymentSessionId}`, { auth: m.liveKey })).status).toBe(200);
+    // Sandbox tools do not exist for it.
+    expect((await svc.call("POST", "/sandbox/faucet", { auth: secret, body: { address: "0x00000000000000000000000000000000000000a1" } })).status).toBe(404);
   });
 });
 

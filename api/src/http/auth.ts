@@ -42,14 +42,18 @@ function presented(services: Services, request: Request): ParsedCredential {
   const raw = bearer(header);
   const parsed = raw === undefined ? undefined : parseCredential(raw);
   if (!parsed) throw new ApiError("credentials_malformed");
+  checkHost(services, request, parsed.environment);
+  return parsed;
+}
+
+function checkHost(services: Services, request: Request, environment: Environment): void {
   const hostEnvironment = environmentOfHost(services, request);
-  if (hostEnvironment && hostEnvironment !== parsed.environment) {
+  if (hostEnvironment && hostEnvironment !== environment) {
     throw new ApiError(
       "environment_mismatch",
-      `This is the ${hostEnvironment} base address; the credential is for ${parsed.environment}. Point SERVICE_API_HOST at the ${parsed.environment} base address.`,
+      `This is the ${hostEnvironment} base address; the credential is for ${environment}. Point SERVICE_API_HOST at the ${environment} base address.`,
     );
   }
-  return parsed;
 }
 
 function limit(services: Services, bucket: string): void {
@@ -68,6 +72,10 @@ export async function requireApiKey(services: Services, request: Request): Promi
   const found = await lookupApiKey(services.database.db, cred.raw);
   if (!found) throw new ApiError("api_key_invalid");
   if (found.key.revokedAt) throw new ApiError("api_key_revoked");
+  // The stored row decides the environment, not the prefix the caller presented: the prefix
+  // is only a hint for an early "wrong base address" answer.
+  const environment = found.key.environment;
+  if (environment !== cred.environment) checkHost(services, request, environment);
   limit(services, found.key.id);
   const now = Date.now();
   if ((services.keyTouchedAt.get(found.key.id) ?? 0) + TOUCH_EVERY_MS <= now) {
@@ -75,7 +83,7 @@ export async function requireApiKey(services: Services, request: Request): Promi
     // Not awaited: bookkeeping must not slow or fail the request.
     touchApiKey(services.database.db, found.key.id, new Date(now)).catch(() => services.keyTouchedAt.delete(found.key.id));
   }
-  return { environment: cred.environment, merchant: found.merchant, key: found.key, settlements: found.settlements };
+  return { environment, merchant: found.merchant, key: found.key, settlements: found.settlements };
 }
 
 export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {

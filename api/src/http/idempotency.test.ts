@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../testing/service.ts";
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { requestHash, seal, unseal } from "./idempotency.ts";
 
 let svc: TestService;
@@ -22,11 +23,12 @@ describe("pure parts", () => {
   });
   test("seal and unseal round-trip; a wrong key cannot open", () => {
     const plain = '{"paymentSessionToken":"pst_test_visible"}';
-    const s = seal("k1", plain);
+    const [k1, k2] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+    const s = seal(k1, plain);
     expect(s).not.toContain("pst_test");
-    expect(seal("k1", plain)).not.toBe(s); // a fresh IV every time
-    expect(unseal("k1", s)).toBe(plain);
-    expect(() => unseal("k2", s)).toThrow();
+    expect(seal(k1, plain)).not.toBe(s); // a fresh IV every time
+    expect(unseal(k1, s)).toBe(plain);
+    expect(() => unseal(k2, s)).toThrow();
   });
 });
 
@@ -94,6 +96,47 @@ describe("Idempotency-Key", () => {
     expect(all).not.toContain("secret-check-key");
     expect(all).not.toContain(r.body.paymentSessionToken);
     expect(all).not.toContain(r.body.paymentSessionId);
+  });
+
+  test("a database reader who guesses a low-entropy key finds neither the row nor the response (keyed with the service's secret)", async () => {
+    const idem = "order-1042";
+    const r = await post(idem, { amount: "9.00", currency: "USD" });
+    expect(r.status).toBe(201);
+    const rows = await svc.services.database.sql`select key_hash, request_hash, response_sealed from app.idempotency_keys`;
+    // What a reader without SERVICE_ENCRYPTION_KEY can compute from the guessed key and body.
+    const unkeyed = (purpose: string) => createHash("sha256").update(`paysession:idempotency:${purpose}:`).update(idem).digest();
+    expect(rows.map((x) => x.key_hash)).not.toContain(unkeyed("lookup").toString("hex"));
+    expect(rows.map((x) => x.request_hash)).not.toContain(requestHash({ amount: "9.00", currency: "USD" }));
+    for (const row of rows) {
+      const [iv, tag, ct] = (row.response_sealed as string).split(".").slice(-3).map((p) => Buffer.from(p, "base64")) as [Buffer, Buffer, Buffer];
+      const d = createDecipheriv("aes-256-gcm", unkeyed("seal"), iv);
+      d.setAuthTag(tag);
+      expect(() => Buffer.concat([d.update(ct), d.final()])).toThrow();
+    }
+    // The same key still replays for its caller.
+    expect((await post(idem, { amount: "9.00", currency: "USD" })).body.paymentSessionToken).toBe(r.body.paymentSessionToken);
+  });
+
+  test("a row stored before the keyed derivations (v1) still replays until it expires, and still refuses another body", async () => {
+    const m = await svc.merchant("Upgraded");
+    const first = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "3.00", currency: "USD" } });
+    const idem = "order-before-upgrade";
+    const v1 = (purpose: string) => createHash("sha256").update(`paysession:idempotency:${purpose}:`).update(idem).digest();
+    const iv = randomBytes(12);
+    const c = createCipheriv("aes-256-gcm", v1("seal"), iv);
+    const ct = Buffer.concat([c.update(JSON.stringify(first.body), "utf8"), c.final()]);
+    const sealed = [iv, c.getAuthTag(), ct].map((b) => b.toString("base64")).join(".");
+    await svc.services.database.sql`
+      insert into app.idempotency_keys (merchant_id, environment, key_hash, endpoint, request_hash, response_status, response_sealed)
+      values (${m.merchant.id}, 'sandbox', ${v1("lookup").toString("hex")}, 'POST /payment-sessions',
+              ${requestHash({ amount: "3.00", currency: "USD" })}, 201, ${sealed})`;
+    const rows = await svc.count("payment_sessions");
+    const again = await post(idem, { currency: "USD", amount: "3.00" }, m.sandboxKey);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.paymentSessionToken).toBe(first.body.paymentSessionToken);
+    expect((await post(idem, { amount: "4.00", currency: "USD" }, m.sandboxKey)).body.error.code).toBe("idempotency_key_reused");
+    expect(await svc.count("payment_sessions")).toBe(rows);
   });
 
   test("an unusable Idempotency-Key header is 400", async () => {

@@ -7,10 +7,18 @@
  * and the duplicate does the work itself. Same key + different body → 422.
  *
  * A creation response holds a session token, so the stored response is sealed
- * (AES-256-GCM) with a key derived from the Idempotency-Key, which we store only hashed:
- * only a caller holding the key can have the response replayed or read.
+ * (AES-256-GCM) with a key derived from the Idempotency-Key, which we store only hashed.
+ * Both derivations are HMAC-SHA256 keyed with the service's secret (SERVICE_ENCRYPTION_KEY,
+ * the key that seals webhook secrets), bound to the merchant, environment and purpose: an
+ * Idempotency-Key is often an order id, easy to guess, and a plain hash of it would let a
+ * database reader find the row and open the response (token included). Without the
+ * service's secret neither is possible; with it, only a caller holding the key can have the
+ * response replayed. The request hash is keyed the same way.
+ *
+ * Rows written before this (v1: plain SHA-256 derivations, response without a version
+ * prefix) are still honoured for replay until they expire (24 h); see LEGACY below.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import type { Sql, TransactionSql } from "postgres";
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -51,55 +59,96 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-const derive = (purpose: string, key: string) => createHash("sha256").update(`paysession:idempotency:${purpose}:`).update(key).digest();
-
-export function seal(key: string, plaintext: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", derive("seal", key), iv);
-  const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return [iv, cipher.getAuthTag(), ct].map((b) => b.toString("base64")).join(".");
+/** What a key's derivations are bound to: the service's secret, the merchant and environment. */
+export interface IdempotencyContext extends IdempotencyScope {
+  /** The service's secret (SERVICE_ENCRYPTION_KEY). */
+  secret: Buffer;
 }
 
-export function unseal(key: string, sealed: string): string {
-  const [iv, tag, ct] = sealed.split(".").map((p) => Buffer.from(p, "base64")) as [Buffer, Buffer, Buffer];
-  const decipher = createDecipheriv("aes-256-gcm", derive("seal", key), iv);
+type Purpose = "lookup" | "seal" | "request";
+const derive = (ctx: Pick<IdempotencyContext, "secret" | "merchantId" | "environment">, purpose: Purpose, value: string) =>
+  createHmac("sha256", ctx.secret).update(`paysession:idempotency:v2:${purpose}\0${ctx.merchantId}\0${ctx.environment}\0`).update(value).digest();
+
+const SEALED_VERSION = "v2";
+
+/** AES-256-GCM under a 32-byte key: `v2.<iv>.<tag>.<ciphertext>`, base64 parts. */
+export function seal(key: Buffer, plaintext: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+  return [SEALED_VERSION, ...[iv, cipher.getAuthTag(), ct].map((b) => b.toString("base64"))].join(".");
+}
+
+export function unseal(key: Buffer, sealed: string): string {
+  const parts = sealed.split(".");
+  if (parts[0] !== SEALED_VERSION || parts.length !== 4) throw new Error("unsupported sealed value");
+  return open(key, parts.slice(1));
+}
+
+function open(key: Buffer, parts: string[]): string {
+  const [iv, tag, ct] = parts.map((p) => Buffer.from(p, "base64")) as [Buffer, Buffer, Buffer];
+  const decipher = createDecipheriv("aes-256-gcm", key, iv);
   decipher.setAuthTag(tag);
   return Buffer.concat([decipher.update(ct), decipher.final()]).toString("utf8");
 }
 
+/**
+ * v1 rows (before the derivations were keyed): lookup hash and sealing key were SHA-256 of
+ * the Idempotency-Key alone, the request hash unkeyed. They are read, never written, so a
+ * retry that straddles the upgrade still replays instead of creating twice. They all expire
+ * within IDEMPOTENCY_WINDOW_HOURS of the upgrade (and are purged); this can go after that.
+ */
+const LEGACY = {
+  lookup: (key: string) => createHash("sha256").update("paysession:idempotency:lookup:").update(key).digest("hex"),
+  open: (key: string, sealed: string) =>
+    open(createHash("sha256").update("paysession:idempotency:seal:").update(key).digest(), sealed.split(".")),
+};
+
 export async function withIdempotency(
   sql: Sql,
-  scope: IdempotencyScope,
+  ctx: IdempotencyContext,
   key: string,
   hash: string,
   work: (tx: TransactionSql) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  const keyHash = derive("lookup", key).toString("hex");
+  const scope = ctx;
+  const keyHash = derive(ctx, "lookup", key).toString("hex");
+  const legacyHash = LEGACY.lookup(key);
+  const requestMac = derive(ctx, "request", hash).toString("hex");
   return sql.begin(async (tx) => {
     await tx`
       delete from app.idempotency_keys
-       where merchant_id = ${scope.merchantId} and environment = ${scope.environment} and key_hash = ${keyHash}
+       where merchant_id = ${scope.merchantId} and environment = ${scope.environment} and key_hash in (${keyHash}, ${legacyHash})
          and created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
+    // Not claimed while a v1 row of the same key lives: that row is the first request's.
     const claimed = await tx`
       insert into app.idempotency_keys (merchant_id, environment, key_hash, endpoint, request_hash, response_status, response_sealed)
-      values (${scope.merchantId}, ${scope.environment}, ${keyHash}, ${scope.endpoint}, ${hash}, 0, '')
+      select ${scope.merchantId}, ${scope.environment}, ${keyHash}, ${scope.endpoint}, ${requestMac}, 0, ''
+       where not exists (
+         select 1 from app.idempotency_keys
+          where merchant_id = ${scope.merchantId} and environment = ${scope.environment} and key_hash = ${legacyHash})
       on conflict do nothing
       returning 1`;
     if (claimed.length === 1) {
       const response = await work(tx);
+      const sealed = seal(derive(ctx, "seal", key), JSON.stringify(response.body));
       await tx`
         update app.idempotency_keys
-           set response_status = ${response.status}, response_sealed = ${seal(key, JSON.stringify(response.body))}
+           set response_status = ${response.status}, response_sealed = ${sealed}
          where merchant_id = ${scope.merchantId} and environment = ${scope.environment} and key_hash = ${keyHash}`;
       return { ...response, replayed: false };
     }
     const [prior] = await tx`
-      select endpoint, request_hash, response_status, response_sealed from app.idempotency_keys
-       where merchant_id = ${scope.merchantId} and environment = ${scope.environment} and key_hash = ${keyHash}`;
-    if (!prior || prior.endpoint !== scope.endpoint || prior.request_hash !== hash) {
+      select key_hash, endpoint, request_hash, response_status, response_sealed from app.idempotency_keys
+       where merchant_id = ${scope.merchantId} and environment = ${scope.environment} and key_hash in (${keyHash}, ${legacyHash})
+       order by key_hash = ${keyHash} desc limit 1`;
+    const legacy = prior?.key_hash === legacyHash;
+    if (!prior || prior.endpoint !== scope.endpoint || prior.request_hash !== (legacy ? hash : requestMac)) {
       throw new ApiError("idempotency_key_reused", undefined, "Idempotency-Key");
     }
-    return { status: prior.response_status as number, body: JSON.parse(unseal(key, prior.response_sealed as string)), replayed: true };
+    const sealed = prior.response_sealed as string;
+    const body = legacy ? LEGACY.open(key, sealed) : unseal(derive(ctx, "seal", key), sealed);
+    return { status: prior.response_status as number, body: JSON.parse(body), replayed: true };
   });
 }
 

@@ -68,20 +68,23 @@ describe("deposit addresses", () => {
       {
         chainId: 31337,
         network: "Local test network (anvil)",
-        tokenAddress: predictedTokenAddress().toLowerCase(),
+        tokenAddress: getAddress(predictedTokenAddress()),
         tokenSymbol: "TUSD",
         decimals: 6,
-        depositAddress: predictDepositAddress({
-          settlement: getAddress(DEFAULT_SANDBOX_SETTLEMENT),
-          sessionSalt: sessionSalt(a.body.paymentSessionId),
-        }).toLowerCase(),
+        depositAddress: getAddress(
+          predictDepositAddress({
+            settlement: getAddress(DEFAULT_SANDBOX_SETTLEMENT),
+            sessionSalt: sessionSalt(a.body.paymentSessionId),
+          }),
+        ),
         amountBaseUnits: "12340000",
         confirmations: 1,
+        settlementAddress: getAddress(DEFAULT_SANDBOX_SETTLEMENT),
       },
     ]);
     const b = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "12.34", currency: "USD" } });
     expect(b.body.networks[0].depositAddress).not.toBe(a.body.networks[0].depositAddress);
-    const watched = await svc.services.database.sql`select kind from app.watched_addresses where address = ${a.body.networks[0].depositAddress}`;
+    const watched = await svc.services.database.sql`select kind from app.watched_addresses where address = ${a.body.networks[0].depositAddress.toLowerCase()}`;
     expect(watched.map((w) => w.kind)).toEqual(["deposit"]);
     // Retrieve and list show the same networks.
     const r = await svc.call("GET", `/payment-sessions/${a.body.paymentSessionId}`, { auth: key });
@@ -93,7 +96,7 @@ describe("deposit addresses", () => {
     expect(live.status).toBe(201);
     expect(live.body.networks.map((n: { chainId: number }) => n.chainId)).toEqual([8453]);
     expect(live.body.networks[0].depositAddress).toBe(
-      predictDepositAddress({ settlement: getAddress(TEST_PRODUCTION_SETTLEMENT), sessionSalt: sessionSalt(live.body.paymentSessionId) }).toLowerCase(),
+      getAddress(predictDepositAddress({ settlement: getAddress(TEST_PRODUCTION_SETTLEMENT), sessionSalt: sessionSalt(live.body.paymentSessionId) })),
     );
     const bare = await svc.merchant("No settlement");
     await svc.services.database.sql`delete from app.merchant_settlements where merchant_id = ${bare.merchant.id}`;
@@ -230,7 +233,8 @@ describe("public view", () => {
       merchantName: "Acme",
       expiresAt: c.body.expiresAt,
       createdAt: c.body.createdAt,
-      networks: c.body.networks,
+      // The merchant's view also says where the funds settle; the payer's does not.
+      networks: c.body.networks.map(({ settlementAddress: _, ...n }: Record<string, unknown>) => n),
     });
     expect(r.body.networks.length).toBe(1);
     expect(r.headers.get("access-control-allow-origin")).toBe("*");

@@ -107,7 +107,7 @@ export function paymentSessionRoutes(services: Services) {
         const result = key
           ? await withIdempotency(
               database.sql,
-              { merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" },
+              { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" },
               key,
               requestHash(raw),
               (tx) => create(tx, auth, body),

@@ -47,7 +47,7 @@ describe("sandbox tools", () => {
     await call(`/sandbox/payment-sessions/${under.id}/pay`, { amount: "0.75" });
     await eventually(async () => ((await balance(under.networks[0]!.depositAddress)) === 750_000n ? true : undefined), "partial payment");
     await eventually(async () => {
-      const rows = await stack.svc.services.database.sql`select 1 from indexer.transfers where "to" = ${under.networks[0]!.depositAddress}`;
+      const rows = await stack.svc.services.database.sql`select 1 from indexer.transfers where "to" = ${under.networks[0]!.depositAddress.toLowerCase()}`;
       return rows.length ? true : undefined;
     }, "partial payment indexed");
     const expired = await call(`/sandbox/payment-sessions/${under.id}/expire`);

@@ -8,7 +8,8 @@
  *   POST /sandbox/payment-sessions/{id}/simulate-error
  */
 import { Elysia } from "elysia";
-import { getAddress, isAddress, type Address } from "viem";
+import { getAddress, type Address } from "viem";
+import { checkAddressInput } from "../sessions/deposits.ts";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
 import { parseAmount, minorToBaseUnits } from "../../../shared/money.ts";
@@ -78,10 +79,15 @@ export function sandboxRoutes(services: Services) {
       async ({ request }) => {
         await sandboxAuth(request);
         const body = validateBody<{ address: string; amount?: string; chainId?: number }>(FaucetBody, await readJsonBody(request));
-        if (!isAddress(body.address, { strict: false })) throw new ApiError("parameter_invalid", "address must be a 0x-prefixed 20-byte address.", "address");
+        const to = checkAddressInput(body.address);
+        if (!to.ok) {
+          throw to.problem === "checksum"
+            ? new ApiError("address_checksum_invalid", undefined, "address")
+            : new ApiError("parameter_invalid", "address must be a 0x-prefixed 20-byte address.", "address");
+        }
         const net = faucetNetwork(body.chainId, () => true);
         const amount = baseUnits(body.amount ?? "100.00", net.stablecoin.decimals, 0n);
-        const txHash = await services.faucet.mint(net, getAddress(body.address), amount);
+        const txHash = await services.faucet.mint(net, to.address, amount);
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
       },
       {
@@ -92,7 +98,7 @@ export function sandboxRoutes(services: Services) {
           auth: "apiKey",
           body: FaucetBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Minted (the transaction is mined)." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "amount_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
         }),
       },
     )
@@ -128,18 +134,26 @@ export function sandboxRoutes(services: Services) {
         const auth = await sandboxAuth(request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await ownSession(auth, params.id);
-        await database.sql`update app.payment_sessions set force_sweep_failure = true where id = ${row.id}`;
+        // Only a session that can still be swept for its payment: arming a finished one would
+        // fail the sweep of a late payment instead (paid_after_cancel), which is not what was asked.
+        const armed = await database.sql`
+          update app.payment_sessions set force_sweep_failure = true
+           where id = ${row.id} and status in ('PENDING', 'FUNDED') returning id`;
+        if (armed.length === 0) {
+          const [now] = await database.sql`select status from app.payment_sessions where id = ${row.id}`;
+          throw new ApiError("session_finished", `The payment session is ${now?.status ?? row.status}; only a PENDING or FUNDED session has a sweep to fail.`);
+        }
         return { paymentSessionId: row.id, failNextSweep: true };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Make the session's next sweep fail",
-          description: "Its next sweep fails past its retries: a FUNDED session goes to ERROR (`sweep_failed`). Its funds are swept in a later round all the same.",
+          description: "Its next sweep fails past its retries: a FUNDED session goes to ERROR (`sweep_failed`). Its funds are swept in a later round all the same. Only a PENDING or FUNDED session (otherwise 409 `session_finished`).",
           auth: "apiKey",
           body: EmptyBody,
           ok: { status: 200, schema: FailNextSweepResult, description: "Armed." },
-          errors: sessionErrors,
+          errors: [...sessionErrors, "session_finished"],
         }),
       },
     )

@@ -50,6 +50,9 @@ const NetworkView = t.Object(
     depositAddress: t.String({ description: "The session's one-time address on this network: pay the amount of the token here.", examples: ["0x5b3a…"] }),
     amountBaseUnits: t.String({ description: "The amount in the token's base units (USDC: 6 decimals).", examples: ["12340000"] }),
     confirmations: JsonInteger({ description: "Blocks after which a payment counts.", examples: [10] }),
+    settlementAddress: t.Optional(
+      t.String({ description: "Merchant views only: where this session's funds on this network are swept (fixed at creation).", examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }),
+    ),
   },
   { description: "Where and how much to pay on one network." },
 );
@@ -82,8 +85,13 @@ export const SettlementAddressBody = t.Object(
 );
 export const SettlementAddress = t.Object({
   chainId: JsonInteger({ examples: [8453] }),
-  address: t.String({ examples: ["0x70997970c51812dc3a010c7d01b50e0d17dc79c8"] }),
-  updatedAt: t.String({ format: "date-time" }),
+  network: t.String({ examples: ["Base"] }),
+  address: t.Union([t.String(), t.Null()], {
+    description: "Where new sessions' funds settle on this network (EIP-55); null on a production network without one.",
+    examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
+  }),
+  isDefault: t.Boolean({ description: "Sandbox: no address of yours is set here; funds settle to the server's default sandbox address." }),
+  updatedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
 });
 export const SettlementAddressList = t.Object({ data: t.Array(SettlementAddress) });
 

@@ -5,8 +5,9 @@
  */
 import { Elysia, t } from "elysia";
 import { ApiError } from "../errors.ts";
-import { parseSettlementAddress } from "../sessions/deposits.ts";
+import { checkAddressInput } from "../sessions/deposits.ts";
 import { listSettlements, setSettlement } from "../sessions/settlements.ts";
+import { checksummed } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey } from "./auth.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./schemas.ts";
@@ -22,14 +23,35 @@ export function settlementAddressRoutes(services: Services) {
       "/settlement-addresses",
       async ({ request }) => {
         const auth = await requireApiKey(services, request);
-        const rows = await listSettlements(database.db, auth.merchant.id, auth.environment);
-        return { data: rows.map((r) => ({ ...r, updatedAt: r.updatedAt.toISOString() })) };
+        const rows = new Map((await listSettlements(database.db, auth.merchant.id, auth.environment)).map((r) => [r.chainId, r]));
+        // Every enabled network of the environment, with the address its new sessions settle to.
+        const data = services.networks
+          .filter((n) => n.environment === auth.environment)
+          .sort((x, y) => x.chainId - y.chainId)
+          .map((n) => {
+            const own = rows.get(n.chainId);
+            rows.delete(n.chainId);
+            const fallback = auth.environment === "sandbox" ? services.config.sandboxSettlementAddress : null;
+            return {
+              chainId: n.chainId,
+              network: n.name,
+              address: own ? checksummed(own.address) : fallback ? checksummed(fallback) : null,
+              isDefault: !own && fallback !== null,
+              updatedAt: own ? own.updatedAt.toISOString() : null,
+            };
+          });
+        // Set for a network this server does not enable (now): shown, so nothing is hidden.
+        for (const r of rows.values()) {
+          data.push({ chainId: r.chainId, network: `chain ${r.chainId} (not enabled here)`, address: checksummed(r.address), isDefault: false, updatedAt: r.updatedAt.toISOString() });
+        }
+        return { data };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "List settlement addresses",
-          description: "The settlement address of each network of this environment that has one. In sandbox, networks without one settle to the server's default sandbox address.",
+          description:
+            "Where the funds of new sessions settle, per enabled network of this environment: the address you set, or (sandbox, `isDefault: true`) the server's default sandbox address; `address: null` on a production network without one (sessions are not offered there). Addresses in EIP-55 checksum form.",
           auth: "apiKey",
           ok: { status: 200, schema: SettlementAddressList, description: "The addresses." },
           errors: AUTH_ERRORS,
@@ -47,10 +69,11 @@ export function settlementAddressRoutes(services: Services) {
           const enabled = services.networks.filter((n) => n.environment === auth.environment).map((n) => `${n.chainId} (${n.name})`);
           throw new ApiError("parameter_invalid", `chainId must be a network enabled for ${auth.environment}: ${enabled.join(", ") || "none"}.`, "chainId");
         }
-        const address = parseSettlementAddress(body.address);
-        if (!address) throw new ApiError("parameter_invalid", "address must be a non-zero 0x-prefixed 20-byte address.", "address");
-        const saved = await setSettlement(database.db, auth.merchant.id, auth.environment, chainId, address);
-        return { ...saved, updatedAt: saved.updatedAt.toISOString() };
+        const input = checkAddressInput(body.address);
+        if (!input.ok && input.problem === "checksum") throw new ApiError("address_checksum_invalid", undefined, "address");
+        if (!input.ok || /^0x0{40}$/i.test(input.address)) throw new ApiError("parameter_invalid", "address must be a non-zero 0x-prefixed 20-byte address.", "address");
+        const saved = await setSettlement(database.db, auth.merchant.id, auth.environment, chainId, input.address);
+        return { chainId, network: network.name, address: checksummed(saved.address), isDefault: false, updatedAt: saved.updatedAt.toISOString() };
       },
       {
         params: t.Object({ chainId: t.String({ description: "Chain id of an enabled network of the key's environment, e.g. 8453 (Base)." }) }),
@@ -62,7 +85,7 @@ export function settlementAddressRoutes(services: Services) {
           auth: "apiKey",
           body: SettlementAddressBody,
           ok: { status: 200, schema: SettlementAddress, description: "Saved." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid"],
         }),
       },
     );

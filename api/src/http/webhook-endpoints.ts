@@ -68,7 +68,7 @@ interface UpdateBody {
 export async function checkWebhookUrl(services: Services, raw: string, environment: Environment): Promise<string> {
   try {
     const target = checkUrl(raw, environment);
-    await resolveTarget(target, environment, services.resolver);
+    await resolveTarget(target, environment, services.resolver, undefined, services.config.webhooks.allowPrivateTargets);
     return target.url.toString();
   } catch (e) {
     if (e instanceof TargetError) throw new ApiError(e.code, e.message, "url");
@@ -120,7 +120,7 @@ export function webhookEndpointRoutes(services: Services) {
         const result = key
           ? await withIdempotency(
               database.sql,
-              { merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /webhook-endpoints" },
+              { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /webhook-endpoints" },
               key,
               requestHash(raw),
               (tx) => create(tx, auth, body, url),
@@ -282,6 +282,7 @@ export function webhookEndpointRoutes(services: Services) {
         const result = await sendWebhook(row.url, row.environment as Environment, webhookHeaders(keys, event.id, Math.floor(now.getTime() / 1000), body), body, {
           timeoutMs: services.config.webhooks.timeoutMs,
           resolver: services.resolver,
+          allowPrivateTargets: services.config.webhooks.allowPrivateTargets,
         });
         const attempt: NewAttempt = {
           id: newId("webhookAttempt"),

@@ -17,7 +17,7 @@ afterAll(async () => {
 test("a session created through the API is watched: paid, indexed, swept; other transfers are not kept", async () => {
   const sql = stack.svc.services.database.sql;
   const s = await stack.create("3.00");
-  const watched = await sql`select kind from app.watched_addresses where address = ${s.networks[0]!.depositAddress}`;
+  const watched = await sql`select kind from app.watched_addresses where address = ${s.networks[0]!.depositAddress.toLowerCase()}`;
   expect(watched.map((w) => w.kind)).toEqual(["deposit"]);
   const stranger = "0x00000000000000000000000000000000000000f1";
   await stack.chains[0]!.mint(stranger, 5_000_000n);
@@ -26,7 +26,7 @@ test("a session created through the API is watched: paid, indexed, swept; other 
   expect(done.history.map((h) => h.status)).toEqual(["PENDING", "FUNDED", "SUCCEEDED"]);
   // The sweep out of the deposit address is kept too (it touches a watched address).
   await eventually(async () => {
-    const rows = await sql`select 1 from indexer.transfers where "from" = ${s.networks[0]!.depositAddress}`;
+    const rows = await sql`select 1 from indexer.transfers where "from" = ${s.networks[0]!.depositAddress.toLowerCase()}`;
     return rows.length ? true : undefined;
   }, "the sweep indexed");
   expect((await sql`select 1 from indexer.transfers where "to" = ${stranger}`).length).toBe(0);

@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 const indexedTo = async (address: string) =>
-  (await stack.svc.services.database.sql`select block_number from indexer.transfers where "to" = ${address}`).length;
+  (await stack.svc.services.database.sql`select block_number from indexer.transfers where "to" = ${address.toLowerCase()}`).length;
 
 test("detected but unconfirmed: no FUNDED yet, cancel refused; FUNDED at the third confirmation", async () => {
   const s = await stack.create("1.00");

@@ -2,7 +2,7 @@
  * Where a new session can be paid: one deposit address per enabled network of its
  * environment, bound to the merchant's settlement address on that network. Pure.
  */
-import { getAddress, isAddress, type Address } from "viem";
+import { getAddress, type Address } from "viem";
 import { predictDepositAddress, predictedFactoryAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -55,9 +55,23 @@ export function planDeposits(args: {
   return { ok: true, deposits };
 }
 
-/** A settlement address a merchant may set: a checksummed-or-lowercase 20-byte address, not zero. */
+export type AddressInput = { ok: true; address: Address } | { ok: false; problem: "invalid" | "checksum" };
+
+/**
+ * An address as a client sends it: 0x and 40 hex digits. All-lowercase and all-uppercase
+ * digits carry no checksum and are taken as they are; mixed case is an EIP-55 checksum and
+ * must be right (a wrong one is a typo, and funds sent to a typo are lost).
+ */
+export function checkAddressInput(text: unknown): AddressInput {
+  if (typeof text !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(text)) return { ok: false, problem: "invalid" };
+  const digits = text.slice(2);
+  const address = getAddress(text.toLowerCase());
+  if (digits !== digits.toLowerCase() && digits !== digits.toUpperCase() && address !== text) return { ok: false, problem: "checksum" };
+  return { ok: true, address };
+}
+
+/** A settlement address a merchant may set: a checksummed (or unchecksummed) 20-byte address, not zero. */
 export function parseSettlementAddress(text: string): Address | undefined {
-  if (!isAddress(text, { strict: false })) return undefined;
-  const a = getAddress(text);
-  return /^0x0{40}$/i.test(a) ? undefined : a;
+  const r = checkAddressInput(text);
+  return r.ok && !/^0x0{40}$/i.test(r.address) ? r.address : undefined;
 }

@@ -116,7 +116,7 @@ describe("expiry and cancel", () => {
     const s = await stack.create("4.00");
     await stack.pay(s, USD(150));
     await eventually(async () => {
-      const rows = await stack.svc.services.database.sql`select 1 from indexer.transfers where "to" = ${s.networks[0]!.depositAddress}`;
+      const rows = await stack.svc.services.database.sql`select 1 from indexer.transfers where "to" = ${s.networks[0]!.depositAddress.toLowerCase()}`;
       return rows.length ? true : undefined;
     }, "the partial payment indexed");
     await expireNow(s.id);

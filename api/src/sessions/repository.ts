@@ -276,5 +276,6 @@ export function depositFromJson(r: Record<string, unknown>): DepositLike {
     decimals: Number(r.decimals),
     requiredBaseUnits: String(r.required_base_units),
     confirmations: Number(r.confirmations),
+    settlementAddress: String(r.settlement_address),
   };
 }

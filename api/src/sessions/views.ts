@@ -8,6 +8,10 @@ import type { Environment } from "../../../shared/environment.ts";
 import type { EventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import type { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
+import { getAddress } from "viem";
+
+/** Addresses leave the API in EIP-55 checksum form; they are stored lowercase. */
+export const checksummed = (address: string): string => getAddress(address);
 
 export type SessionRow = typeof paymentSessions.$inferSelect;
 export type EventRow = typeof sessionEvents.$inferSelect;
@@ -24,6 +28,8 @@ export interface NetworkView {
   /** The amount in the token's base units, as a decimal string. */
   amountBaseUnits: string;
   confirmations: number;
+  /** Merchant views only: where this deposit's funds are swept (fixed when the session was created). */
+  settlementAddress?: string;
 }
 
 export interface DepositLike {
@@ -33,19 +39,22 @@ export interface DepositLike {
   decimals: number;
   requiredBaseUnits: bigint | string;
   confirmations: number;
+  settlementAddress?: string;
 }
 
-export function networkView(d: DepositLike): NetworkView {
+/** One network of a session; `withSettlement` for the merchant's views (the payer's has no use for it). */
+export function networkView(d: DepositLike, withSettlement = false): NetworkView {
   const preset = presetByChainId(d.chainId);
   return {
     chainId: d.chainId,
     network: preset?.name ?? `chain ${d.chainId}`,
-    tokenAddress: d.tokenAddress,
+    tokenAddress: checksummed(d.tokenAddress),
     tokenSymbol: preset?.stablecoin.symbol ?? "USD stablecoin",
     decimals: d.decimals,
-    depositAddress: d.address,
+    depositAddress: checksummed(d.address),
     amountBaseUnits: d.requiredBaseUnits.toString(),
     confirmations: d.confirmations,
+    ...(withSettlement && d.settlementAddress ? { settlementAddress: checksummed(d.settlementAddress) } : {}),
   };
 }
 
@@ -102,7 +111,7 @@ export function merchantView(row: SessionRow, publicMerchantId: string, deposits
     expiresAt: row.expiresAt.toISOString(),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
-    networks: deposits.map(networkView),
+    networks: deposits.map((d) => networkView(d, true)),
     ...(events ? { history: events.map(historyEntry) } : {}),
   };
 }
@@ -117,7 +126,7 @@ export function publicView(row: SessionRow, merchantName: string, deposits: Depo
     merchantName,
     expiresAt: row.expiresAt.toISOString(),
     createdAt: row.createdAt.toISOString(),
-    networks: deposits.map(networkView),
+    networks: deposits.map((d) => networkView(d)),
   };
 }
 

@@ -38,6 +38,8 @@ export async function startTestService(env: Record<string, string> = {}, options
     SERVICE_PORT: "0",
     SERVICE_RATE_LIMIT_PER_SECOND: "100000",
     SERVICE_RATE_LIMIT_BURST: "100000",
+    // Tests deliver to receivers on 127.0.0.1, as `bun run dev` allows (webhook-targets.test.ts covers the default).
+    SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     // A key per test service: tests never write one into the working tree's data dir.
     SERVICE_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     ...env,

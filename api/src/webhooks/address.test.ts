@@ -69,11 +69,17 @@ test("not addresses: host names, octal, short forms, junk", () => {
   expect(parseIPv6("1:2:3:4:5:6:7:8")).toEqual([0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8]);
 });
 
-test("production allows only public addresses; sandbox also local and private ones, never metadata or link-local", () => {
-  expect(isAllowedClass("public", "production")).toBe(true);
-  for (const c of ["loopback", "private", "unique_local", "cgnat", "link_local", "metadata", "unspecified", "multicast", "broadcast", "reserved", "documentation"] as const) {
-    expect(isAllowedClass(c, "production")).toBe(false);
+test("production allows only public addresses; sandbox too, and local and private ones when the operator allows, never metadata or link-local", () => {
+  for (const allowPrivate of [false, true]) {
+    expect(isAllowedClass("public", "production", allowPrivate)).toBe(true);
+    for (const c of ["loopback", "private", "unique_local", "cgnat", "link_local", "metadata", "unspecified", "multicast", "broadcast", "reserved", "documentation"] as const) {
+      expect(isAllowedClass(c, "production", allowPrivate)).toBe(false);
+    }
+    expect(isAllowedClass("public", "sandbox", allowPrivate)).toBe(true);
+    for (const c of ["loopback", "private", "unique_local", "cgnat"] as const) expect(isAllowedClass(c, "sandbox", allowPrivate)).toBe(allowPrivate);
+    for (const c of ["link_local", "metadata", "unspecified", "multicast", "broadcast", "reserved", "documentation"] as const) {
+      expect(isAllowedClass(c, "sandbox", allowPrivate)).toBe(false);
+    }
   }
-  for (const c of ["public", "loopback", "private", "unique_local", "cgnat"] as const) expect(isAllowedClass(c, "sandbox")).toBe(true);
-  for (const c of ["link_local", "metadata", "unspecified", "multicast", "broadcast", "reserved", "documentation"] as const) expect(isAllowedClass(c, "sandbox")).toBe(false);
+  expect(isAllowedClass("loopback", "sandbox")).toBe(false); // off unless asked for
 });

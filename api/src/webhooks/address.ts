@@ -1,9 +1,11 @@
 /**
  * Where a webhook may be sent, as pure address classification (no I/O): every IPv4 and
  * IPv6 address falls in exactly one class, and each environment allows some classes.
- * Production allows only `public`; sandbox also allows the machine's own and private
- * networks (a merchant testing on localhost), but never link-local (the cloud metadata
- * service lives there), unspecified, multicast, broadcast or reserved space.
+ * Production allows only `public`; sandbox too, and also the machine's own and private
+ * networks (a merchant testing on localhost) when the operator allows it
+ * (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS: otherwise any sandbox key could probe and read the
+ * operator's internal services), but never link-local (the cloud metadata service lives
+ * there), unspecified, multicast, broadcast or reserved space.
  * IPv6 forms that embed an IPv4 address (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96,
  * 6to4 2002::/16) are judged by the IPv4 address inside.
  */
@@ -25,8 +27,10 @@ export type AddressClass =
 
 const ALLOWED: Record<Environment, ReadonlySet<AddressClass>> = {
   production: new Set(["public"]),
-  sandbox: new Set(["public", "loopback", "private", "unique_local", "cgnat"]),
+  sandbox: new Set(["public"]),
 };
+/** The operator's own networks: sandbox only, and only when the operator allows it (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+export const PRIVATE_CLASSES: ReadonlySet<AddressClass> = new Set(["loopback", "private", "unique_local", "cgnat"]);
 
 export const CLASS_DESCRIPTION: Record<AddressClass, string> = {
   public: "a public address",
@@ -43,8 +47,8 @@ export const CLASS_DESCRIPTION: Record<AddressClass, string> = {
   reserved: "a reserved address",
 };
 
-export function isAllowedClass(c: AddressClass, environment: Environment): boolean {
-  return ALLOWED[environment].has(c);
+export function isAllowedClass(c: AddressClass, environment: Environment, allowPrivate = false): boolean {
+  return ALLOWED[environment].has(c) || (environment === "sandbox" && allowPrivate && PRIVATE_CLASSES.has(c));
 }
 
 /** The class of an IP address literal, or undefined when `ip` is not one. */

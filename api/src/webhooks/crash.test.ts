@@ -30,6 +30,7 @@ function spawnWorker() {
       SERVICE_WEBHOOK_LEASE_MS: "1500",
       SERVICE_WEBHOOK_POLL_MS: "100",
       SERVICE_WEBHOOK_RETRY_SCHEDULE: "100ms,100ms,100ms",
+      SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS: "true", // the receiver is on 127.0.0.1
     },
     stdout: "ignore",
     stderr: "inherit",

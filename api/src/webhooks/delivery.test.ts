@@ -156,10 +156,10 @@ describe("delivery", () => {
       [2, 500, false, "event"],
       [1, 500, false, "event"],
     ]);
-    expect(list[1].responseBody.length).toBe(1024);
-    expect(list[1].responseBody.startsWith("boom x")).toBe(true);
+    // The receiver is on 127.0.0.1: its answers are never kept (README, "Where webhooks may go").
+    expect(list[1].responseBody).toBeNull();
     expect(list[1].error).toBe("HTTP 500");
-    expect(list[0].responseBody).toBe("thanks");
+    expect(list[0].responseBody).toBeNull();
     for (const a of list) {
       expect(a.webhookEndpointId).toBe(endpoint.id);
       expect(typeof a.latencyMs).toBe("number");
@@ -318,7 +318,7 @@ describe("delivery", () => {
     const t = await svc.call("POST", `/webhook-endpoints/${endpoint.id}/test`, { auth: key });
     expect(t.status).toBe(200);
     expect(t.body.event.type).toBe("webhook.test");
-    expect(t.body.attempt).toMatchObject({ kind: "test", succeeded: true, statusCode: 200, responseBody: "ok", webhookEndpointId: endpoint.id });
+    expect(t.body.attempt).toMatchObject({ kind: "test", succeeded: true, statusCode: 200, responseBody: null, webhookEndpointId: endpoint.id });
     const got = rcv.received.at(-1)!;
     expect(got.json.type).toBe("webhook.test");
     expect(new Webhook(endpoint.secret).verify(got.body, got.headers)).toEqual(t.body.event);
@@ -328,7 +328,7 @@ describe("delivery", () => {
     // a test to an endpoint that fails says how it failed
     rcv.behave(() => new Response("nope", { status: 503 }));
     const bad = await svc.call("POST", `/webhook-endpoints/${endpoint.id}/test`, { auth: key });
-    expect(bad.body.attempt).toMatchObject({ succeeded: false, statusCode: 503, responseBody: "nope", error: "HTTP 503" });
+    expect(bad.body.attempt).toMatchObject({ succeeded: false, statusCode: 503, responseBody: null, error: "HTTP 503" });
     rcv.behave(undefined);
   });
 });

@@ -1,3 +1,4 @@
+import { getAddress } from "viem";
 import { expect, test } from "bun:test";
 import type { SessionRow } from "../sessions/views.ts";
 import { buildEvent, eventType } from "./payload.ts";
@@ -25,7 +26,16 @@ const session: SessionRow = {
 };
 
 test("an event carries the session as of that event, with previousStatus, reason and sequence", () => {
-  const deposit = { chainId: 8453, address: "0xdd", tokenAddress: "0x83", decimals: 6, requiredBaseUnits: "12340000", confirmations: 10 };
+  // Stored lowercase; the event gives them in EIP-55 form.
+  const deposit = {
+    chainId: 8453,
+    address: "0x5b3a7c56f4ef1a1c2f0b6fc1d1d59d5f1f4f8e3a",
+    tokenAddress: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
+    settlementAddress: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+    decimals: 6,
+    requiredBaseUnits: "12340000",
+    confirmations: 10,
+  };
   const e = buildEvent(session, "mch_test_abc", [deposit], {
     id: "evt_1",
     sequence: 2,
@@ -53,7 +63,17 @@ test("an event carries the session as of that event, with previousStatus, reason
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:10:00.000Z",
       networks: [
-        { chainId: 8453, network: "Base", tokenAddress: "0x83", tokenSymbol: "USDC", decimals: 6, depositAddress: "0xdd", amountBaseUnits: "12340000", confirmations: 10 },
+        {
+          chainId: 8453,
+          network: "Base",
+          tokenAddress: getAddress(deposit.tokenAddress),
+          tokenSymbol: "USDC",
+          decimals: 6,
+          depositAddress: getAddress(deposit.address),
+          amountBaseUnits: "12340000",
+          confirmations: 10,
+          settlementAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        },
       ],
       previousStatus: "PENDING",
       reason: "paid",

@@ -2,7 +2,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { sendWebhook } from "./sender.ts";
+import { answerMayBeKept, readExcerpt, sendWebhook } from "./sender.ts";
 import { startReceiver } from "./receiver.ts";
 import type { Resolver } from "./target.ts";
 
@@ -11,13 +11,21 @@ afterAll(() => rcv.stop());
 const headers = { "webhook-id": "evt_1", "webhook-timestamp": "1", "webhook-signature": "v1,x" };
 const body = '{"id":"evt_1"}';
 
-test("2xx is success; the request is a JSON POST with our headers; the answer is kept up to 1 KB", async () => {
+test("an answer is kept up to 1 KB, and only from a public address", async () => {
+  const excerpt = (await readExcerpt(new Response("é".repeat(2000))))!;
+  expect(Buffer.byteLength(excerpt)).toBeLessThanOrEqual(1024);
+  expect(excerpt.startsWith("éé")).toBe(true);
+  expect(answerMayBeKept("93.184.215.14")).toBe(true);
+  expect(answerMayBeKept("2606:4700::1")).toBe(true);
+  for (const ip of ["127.0.0.1", "::1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "100.64.0.1", "fd00::1", "::ffff:10.0.0.1"]) expect([ip, answerMayBeKept(ip)]).toEqual([ip, false]);
+});
+
+test("2xx is success; the request is a JSON POST with our headers; a loopback target's answer is not kept", async () => {
   rcv.behave(() => new Response("é".repeat(2000), { status: 202 }));
-  const r = await sendWebhook(`${rcv.url}/ok`, "sandbox", headers, body, { timeoutMs: 2000 });
+  const r = await sendWebhook(`${rcv.url}/ok`, "sandbox", headers, body, { timeoutMs: 2000, allowPrivateTargets: true });
   expect(r.succeeded).toBe(true);
   expect(r.statusCode).toBe(202);
-  expect(Buffer.byteLength(r.responseExcerpt!)).toBeLessThanOrEqual(1024);
-  expect(r.responseExcerpt!.startsWith("éé")).toBe(true);
+  expect(r.responseExcerpt).toBeNull();
   const got = rcv.received.at(-1)!;
   expect(got.body).toBe(body);
   expect(got.headers["content-type"]).toBe("application/json");
@@ -28,16 +36,16 @@ test("2xx is success; the request is a JSON POST with our headers; the answer is
 
 test("500, 410, a redirect (not followed) and a hang past the timeout are failures, each said so", async () => {
   rcv.behave(() => new Response("boom", { status: 500 }));
-  let r = await sendWebhook(`${rcv.url}/a`, "sandbox", headers, body, { timeoutMs: 2000 });
-  expect([r.succeeded, r.statusCode, r.responseExcerpt, r.error, r.gone]).toEqual([false, 500, "boom", "HTTP 500", false]);
+  let r = await sendWebhook(`${rcv.url}/a`, "sandbox", headers, body, { timeoutMs: 2000, allowPrivateTargets: true });
+  expect([r.succeeded, r.statusCode, r.responseExcerpt, r.error, r.gone]).toEqual([false, 500, null, "HTTP 500", false]);
 
   rcv.behave(() => new Response("bye", { status: 410 }));
-  r = await sendWebhook(`${rcv.url}/a`, "sandbox", headers, body, { timeoutMs: 2000 });
+  r = await sendWebhook(`${rcv.url}/a`, "sandbox", headers, body, { timeoutMs: 2000, allowPrivateTargets: true });
   expect([r.succeeded, r.statusCode, r.gone]).toEqual([false, 410, true]);
 
   const before = rcv.received.length;
   rcv.behave((req) => (req.path === "/redirect" ? Response.redirect(`${rcv.url}/elsewhere`, 307) : undefined));
-  r = await sendWebhook(`${rcv.url}/redirect`, "sandbox", headers, body, { timeoutMs: 2000 });
+  r = await sendWebhook(`${rcv.url}/redirect`, "sandbox", headers, body, { timeoutMs: 2000, allowPrivateTargets: true });
   expect([r.succeeded, r.statusCode]).toEqual([false, 307]);
   expect(r.error).toContain("redirect not followed");
   await Bun.sleep(50);
@@ -48,7 +56,7 @@ test("500, 410, a redirect (not followed) and a hang past the timeout are failur
     return new Response("late");
   });
   const t0 = performance.now();
-  r = await sendWebhook(`${rcv.url}/slow`, "sandbox", headers, body, { timeoutMs: 300 });
+  r = await sendWebhook(`${rcv.url}/slow`, "sandbox", headers, body, { timeoutMs: 300, allowPrivateTargets: true });
   expect(performance.now() - t0).toBeLessThan(1000);
   expect([r.succeeded, r.statusCode]).toEqual([false, null]);
   expect(r.error).toContain("timeout");
@@ -59,12 +67,12 @@ test("a closed port is a connection error; a forbidden target is refused without
   const dead = startReceiver();
   const url = dead.url;
   await dead.stop();
-  let r = await sendWebhook(url, "sandbox", headers, body, { timeoutMs: 2000 });
+  let r = await sendWebhook(url, "sandbox", headers, body, { timeoutMs: 2000, allowPrivateTargets: true });
   expect([r.succeeded, r.statusCode]).toEqual([false, null]);
   expect(r.error).toContain("connection failed");
   r = await sendWebhook(`https://127.0.0.1:${rcv.port}/`, "production", headers, body, { timeoutMs: 2000 });
   expect(r.error).toMatch(/^refused: .*loopback/);
-  r = await sendWebhook(`http://169.254.169.254/latest/meta-data`, "sandbox", headers, body, { timeoutMs: 2000 });
+  r = await sendWebhook(`http://169.254.169.254/latest/meta-data`, "sandbox", headers, body, { timeoutMs: 2000, allowPrivateTargets: true });
   expect(r.error).toMatch(/^refused: .*metadata/);
 });
 
@@ -95,11 +103,11 @@ test("https goes to the checked address with the original Host, SNI and certific
   });
   try {
     const resolver: Resolver = async (h) => (h === "webhooks.test" || h === "other.test" ? ["127.0.0.1"] : []);
-    const ok = await sendWebhook(`https://webhooks.test:${tls.port}/hook`, "sandbox", headers, body, { timeoutMs: 3000, resolver, tls: { ca: cert } });
+    const ok = await sendWebhook(`https://webhooks.test:${tls.port}/hook`, "sandbox", headers, body, { timeoutMs: 3000, resolver, tls: { ca: cert }, allowPrivateTargets: true });
     expect(ok.succeeded).toBe(true);
     expect(seen).toEqual([`webhooks.test:${tls.port}`]);
     // the same address under another name: the certificate does not match that name → refused
-    const bad = await sendWebhook(`https://other.test:${tls.port}/hook`, "sandbox", headers, body, { timeoutMs: 3000, resolver, tls: { ca: cert } });
+    const bad = await sendWebhook(`https://other.test:${tls.port}/hook`, "sandbox", headers, body, { timeoutMs: 3000, resolver, tls: { ca: cert }, allowPrivateTargets: true });
     expect(bad.succeeded).toBe(false);
     expect(bad.error).toContain("connection failed");
     expect(seen.length).toBe(1);

@@ -6,8 +6,14 @@
  * `Host` header, and for https with SNI and certificate verification against the
  * original host name (`tls.serverName`), so a DNS answer that changed since (rebinding)
  * is never used.
+ *
+ * What a non-public address answers (a loopback or private target, allowed in sandbox by
+ * SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS) is never kept: no body excerpt, no Location, only
+ * the status code. Otherwise a sandbox key could read the operator's internal services
+ * through the test endpoint and the attempt log.
  */
 import type { Environment } from "../../../shared/environment.ts";
+import { classifyAddress } from "./address.ts";
 import { checkUrl, resolveTarget, TargetError, type Resolver } from "./target.ts";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -16,6 +22,8 @@ export const USER_AGENT = "Paysession-Webhooks/1";
 export interface SendOptions {
   timeoutMs: number;
   resolver?: Resolver;
+  /** Sandbox targets may be loopback or private addresses (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  allowPrivateTargets?: boolean;
   /** Extra TLS settings (tests: a private CA). */
   tls?: { ca?: string };
   /** Aborts the attempt (worker shutdown). */
@@ -55,10 +63,12 @@ export async function sendWebhook(
   let pinned: URL;
   let hostHeader: string;
   let serverName: string | undefined;
+  let echo: boolean;
   try {
     const target = checkUrl(rawUrl, environment);
-    const addresses = await resolveTarget(target, environment, opts.resolver, Math.min(5000, opts.timeoutMs));
+    const addresses = await resolveTarget(target, environment, opts.resolver, Math.min(5000, opts.timeoutMs), opts.allowPrivateTargets ?? false);
     const ip = addresses[0]!;
+    echo = answerMayBeKept(ip);
     pinned = new URL(target.url.toString());
     pinned.hostname = ip.includes(":") ? `[${ip}]` : ip;
     hostHeader = target.url.host;
@@ -78,11 +88,13 @@ export async function sendWebhook(
       signal,
       ...(pinned.protocol === "https:" ? { tls: { ...(serverName ? { serverName } : {}), ...(opts.tls ?? {}) } } : {}),
     });
-    const excerpt = await readExcerpt(res);
+    let excerpt: string | null = null;
+    if (echo) excerpt = await readExcerpt(res);
+    else res.body?.cancel().catch(() => {});
     const statusCode = res.status;
     if (statusCode >= 200 && statusCode < 300) return done({ succeeded: true, statusCode, responseExcerpt: excerpt });
     if (statusCode >= 300 && statusCode < 400) {
-      const where = res.headers.get("location");
+      const where = echo ? res.headers.get("location") : null;
       return done({ statusCode, responseExcerpt: excerpt, error: `redirect not followed${where ? ` (Location: ${where.slice(0, 200)})` : ""}` });
     }
     return done({ statusCode, responseExcerpt: excerpt, gone: statusCode === 410, error: `HTTP ${statusCode}` });
@@ -93,8 +105,13 @@ export async function sendWebhook(
   }
 }
 
+/** Only a public address's answer may be shown to the merchant (attempt log, test endpoint). */
+export function answerMayBeKept(ip: string): boolean {
+  return classifyAddress(ip) === "public";
+}
+
 /** The first RESPONSE_EXCERPT_BYTES of the body as text; the rest is not read. */
-async function readExcerpt(res: Response): Promise<string | null> {
+export async function readExcerpt(res: Response): Promise<string | null> {
   if (!res.body) return null;
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];

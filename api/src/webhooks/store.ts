@@ -123,6 +123,12 @@ export async function updateEndpoint(
        where id = ${id}
       returning *`;
     if (current.enabled && !enabled) await cancelOpenDeliveries(tx, id);
+    // Re-enabled: whatever is still open was written by an event whose transaction raced the
+    // disable (it saw the endpoint enabled; the disable's cancel did not see its uncommitted
+    // row), e.g. a delivery `waiting` behind a head the disable canceled, which nothing would
+    // ever release, holding up every later event of its session. The disable meant to cancel
+    // it: do so now, under the endpoint's row lock (no writer can add to it meanwhile).
+    if (!current.enabled && enabled) await cancelOpenDeliveries(tx, id);
     return endpointFromSql(rows[0]!);
   });
 }

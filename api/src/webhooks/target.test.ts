@@ -59,7 +59,8 @@ test("numeric host spellings are read as the URL standard reads them (127.0.0.1)
 test("resolution: every address must be allowed; literals and localhost need no DNS", async () => {
   const r = fake({ "ok.example": ["93.184.215.14", "2606:4700::1"], "inside.example": ["10.0.0.5"], "mixed.example": ["93.184.215.14", "127.0.0.1"], "meta.example": ["169.254.169.254"] });
   const prod = (u: string) => resolveTarget(checkUrl(u, "production"), "production", r);
-  const sand = (u: string) => resolveTarget(checkUrl(u, "sandbox"), "sandbox", r);
+  const sand = (u: string) => resolveTarget(checkUrl(u, "sandbox"), "sandbox", r, 5000, true);
+  const sandStrict = (u: string) => resolveTarget(checkUrl(u, "sandbox"), "sandbox", r);
   expect(await prod("https://ok.example/")).toEqual(["93.184.215.14", "2606:4700::1"]);
   expect(await codeOf(prod("https://inside.example/"))).toBe("url_address_forbidden");
   expect(await codeOf(prod("https://mixed.example/"))).toBe("url_address_forbidden");
@@ -74,7 +75,11 @@ test("resolution: every address must be allowed; literals and localhost need no 
   expect(await codeOf(prod("https://localhost/"))).toBe("url_address_forbidden");
   expect(await codeOf(prod("https://api.localhost/"))).toBe("url_address_forbidden");
   expect(await prod("https://93.184.215.14:8443/x")).toEqual(["93.184.215.14"]);
-  // sandbox: local and private targets are fine, metadata and link-local never
+  // sandbox: local and private targets only when allowed (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS), metadata and link-local never
+  for (const u of ["http://localhost:3000/", "http://inside.example/", "http://[::1]:8080/", "http://mixed.example/"]) {
+    expect([u, await codeOf(sandStrict(u))]).toEqual([u, "url_address_forbidden"]);
+  }
+  expect(await sandStrict("http://ok.example/")).toEqual(["93.184.215.14", "2606:4700::1"]);
   expect(await sand("http://localhost:3000/")).toEqual(["127.0.0.1", "::1"]);
   expect(await sand("http://inside.example/")).toEqual(["10.0.0.5"]);
   expect(await sand("http://[::1]:8080/")).toEqual(["::1"]);

@@ -8,7 +8,7 @@
  */
 import { lookup } from "node:dns/promises";
 import type { Environment } from "../../../shared/environment.ts";
-import { CLASS_DESCRIPTION, classifyAddress, isAllowedClass, parseIPv4, parseIPv6 } from "./address.ts";
+import { CLASS_DESCRIPTION, classifyAddress, isAllowedClass, parseIPv4, parseIPv6, PRIVATE_CLASSES } from "./address.ts";
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -68,17 +68,19 @@ export const systemResolver: Resolver = async (host) => {
 };
 
 /** Throws TargetError unless every address is allowed in this environment. */
-export function checkAddresses(host: string, addresses: string[], environment: Environment): void {
+export function checkAddresses(host: string, addresses: string[], environment: Environment, allowPrivate = false): void {
   for (const a of addresses) {
     const c = classifyAddress(a);
     if (!c) throw new TargetError("url_unresolvable", `${host} resolved to something that is not an IP address.`);
-    if (!isAllowedClass(c, environment)) {
+    if (!isAllowedClass(c, environment, allowPrivate)) {
       const shown = a === host ? host : `${host} (${a})`;
       throw new TargetError(
         "url_address_forbidden",
         environment === "production"
           ? `${shown} is ${CLASS_DESCRIPTION[c]}; production webhooks go only to public addresses.`
-          : `${shown} is ${CLASS_DESCRIPTION[c]}; webhooks never go there.`,
+          : PRIVATE_CLASSES.has(c)
+            ? `${shown} is ${CLASS_DESCRIPTION[c]}; sandbox webhooks go there only when the server's operator sets SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS=true (as \`bun run dev\` does).`
+            : `${shown} is ${CLASS_DESCRIPTION[c]}; webhooks never go there.`,
       );
     }
   }
@@ -94,6 +96,7 @@ export async function resolveTarget(
   environment: Environment,
   resolver: Resolver = systemResolver,
   timeoutMs = 5000,
+  allowPrivate = false,
 ): Promise<string[]> {
   let addresses = target.literal;
   if (!addresses) {
@@ -112,6 +115,6 @@ export async function resolveTarget(
     }
     if (addresses.length === 0) throw new TargetError("url_unresolvable", `${target.host} does not resolve to an address.`);
   }
-  checkAddresses(target.host, addresses, environment);
+  checkAddresses(target.host, addresses, environment, allowPrivate);
   return addresses;
 }

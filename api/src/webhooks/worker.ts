@@ -262,6 +262,7 @@ export class WebhookWorker {
     sendWebhook(job.url, job.environment, headers, job.body, {
       timeoutMs: this.s.timeoutMs,
       resolver: this.opts.resolver,
+      allowPrivateTargets: this.s.allowPrivateTargets,
       tls: this.opts.tls,
       signal: this.abort.signal,
     })
