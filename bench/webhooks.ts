@@ -19,7 +19,7 @@ import { connect } from "../api/src/db/client.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { createMerchant } from "../api/src/credentials/store.ts";
 import { insertSession, transitionSession } from "../api/src/sessions/repository.ts";
-import { createEndpoint } from "../api/src/webhooks/store.ts";
+import { createEndpoint } from "../api/src/webhooks/endpoints.ts";
 import { freePort } from "../shared/testing/ports.ts";
 import { percentile, round } from "./lib.ts";
 

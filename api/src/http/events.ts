@@ -2,20 +2,10 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
-import type { SessionStatus } from "../../../shared/status.ts";
 import { EVENT_TYPES, type EventType } from "../webhooks/payload.ts";
-import {
-  attemptExists,
-  attemptView,
-  deliveriesOf,
-  eventObject,
-  findEndpoint,
-  findEvent,
-  listAttempts,
-  listEndpoints,
-  listEvents,
-  redeliver,
-} from "../webhooks/store.ts";
+import { attemptExists, attemptView, listAttempts } from "../webhooks/attempts.ts";
+import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
+import { deliveriesOf, eventObject, findEvent, listEvents, redeliver } from "../webhooks/events.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import {

@@ -7,25 +7,8 @@ import type { Query } from "../sessions/repository.ts";
 import { buildTestEvent } from "../webhooks/payload.ts";
 import { sendWebhook } from "../webhooks/sender.ts";
 import { secretKey, webhookHeaders } from "../webhooks/signing.ts";
-import {
-  attemptExists,
-  attemptView,
-  createEndpoint,
-  DEFAULT_ROTATION_OVERLAP_SECONDS,
-  deleteEndpoint,
-  endpointView,
-  findEndpoint,
-  insertAttempts,
-  listAttempts,
-  listEndpoints,
-  MAX_ENDPOINTS,
-  revealSecret,
-  rotateSecret,
-  signingSecrets,
-  updateEndpoint,
-  type EndpointRow,
-  type NewAttempt,
-} from "../webhooks/store.ts";
+import { attemptExists, attemptView, insertAttempts, listAttempts, type NewAttempt } from "../webhooks/attempts.ts";
+import { createEndpoint, DEFAULT_ROTATION_OVERLAP_SECONDS, deleteEndpoint, endpointView, findEndpoint, listEndpoints, MAX_ENDPOINTS, revealSecret, rotateSecret, signingSecrets, updateEndpoint, type EndpointRow } from "../webhooks/endpoints.ts";
 import { checkUrl, resolveTarget, TargetError } from "../webhooks/target.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";

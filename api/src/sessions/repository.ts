@@ -3,9 +3,10 @@
  * is one SQL statement that writes the session and its first event together; the rest
  * goes through drizzle.
  */
-import { and, asc, desc, eq, inArray, lt, or, sql as dsql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
+import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
@@ -141,21 +142,14 @@ export interface ListArgs {
 export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: SessionRow[]; hasMore: boolean }> {
   const conditions: SQL[] = [eq(paymentSessions.merchantId, args.merchantId), eq(paymentSessions.environment, args.environment)];
   if (args.status) conditions.push(eq(paymentSessions.status, args.status));
-  const after = args.startingAfter;
-  if (after) {
-    // Compare with the cursor row's own timestamp inside SQL: a JS Date drops microseconds.
-    const cursorTime = dsql`(select created_at from app.payment_sessions where id = ${after.id})`;
-    conditions.push(
-      or(lt(paymentSessions.createdAt, cursorTime), and(eq(paymentSessions.createdAt, cursorTime), lt(paymentSessions.id, after.id)))!,
-    );
-  }
+  if (args.startingAfter) conditions.push(after(paymentSessions, args.startingAfter.id));
   const rows = await db
     .select()
     .from(paymentSessions)
     .where(and(...conditions))
-    .orderBy(desc(paymentSessions.createdAt), desc(paymentSessions.id))
+    .orderBy(...newestFirst(paymentSessions))
     .limit(args.limit + 1);
-  return { rows: rows.slice(0, args.limit), hasMore: rows.length > args.limit };
+  return onePage(rows, args.limit);
 }
 
 /**

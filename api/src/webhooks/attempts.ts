@@ -1,0 +1,101 @@
+/**
+ * The attempt log: one row per HTTP request to an endpoint (events, redeliveries, test events),
+ * written by the worker in batches and read by the API.
+ */
+import { and, eq, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { webhookAttempts } from "../db/schema.ts";
+import type { Query } from "../sessions/repository.ts";
+import { after, newestFirst, onePage } from "../db/keyset.ts";
+import { type Owner } from "./endpoints.ts";
+
+export type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+export interface AttemptView {
+  id: string;
+  eventId: string;
+  webhookEndpointId: string;
+  kind: string;
+  attemptNumber: number;
+  url: string;
+  succeeded: boolean;
+  statusCode: number | null;
+  latencyMs: number;
+  responseBody: string | null;
+  error: string | null;
+  createdAt: string;
+}
+
+export function attemptView(a: AttemptRow): AttemptView {
+  return {
+    id: a.id,
+    eventId: a.eventId,
+    webhookEndpointId: a.endpointId,
+    kind: a.kind,
+    attemptNumber: a.attemptNumber,
+    url: a.url,
+    succeeded: a.succeeded,
+    statusCode: a.statusCode,
+    latencyMs: a.latencyMs,
+    responseBody: a.responseExcerpt,
+    error: a.error,
+    createdAt: a.createdAt.toISOString(),
+  };
+}
+
+/** Newest first; by event or by endpoint (owner checked by the caller). */
+export async function listAttempts(
+  db: Db,
+  o: Owner & { eventId?: string; endpointId?: string; limit: number; startingAfter?: string },
+): Promise<{ rows: AttemptRow[]; hasMore: boolean }> {
+  const conditions: SQL[] = [eq(webhookAttempts.merchantId, o.merchantId), eq(webhookAttempts.environment, o.environment)];
+  if (o.eventId) conditions.push(eq(webhookAttempts.eventId, o.eventId));
+  if (o.endpointId) conditions.push(eq(webhookAttempts.endpointId, o.endpointId));
+  if (o.startingAfter) conditions.push(after(webhookAttempts, o.startingAfter));
+  const rows = await db
+    .select()
+    .from(webhookAttempts)
+    .where(and(...conditions))
+    .orderBy(...newestFirst(webhookAttempts))
+    .limit(o.limit + 1);
+  return onePage(rows, o.limit);
+}
+
+export async function attemptExists(db: Db, o: Owner, id: string): Promise<boolean> {
+  const [r] = await db
+    .select({ id: webhookAttempts.id })
+    .from(webhookAttempts)
+    .where(and(eq(webhookAttempts.id, id), eq(webhookAttempts.merchantId, o.merchantId), eq(webhookAttempts.environment, o.environment)));
+  return !!r;
+}
+
+export interface NewAttempt {
+  id: string;
+  endpointId: string;
+  merchantId: string;
+  environment: string;
+  eventId: string;
+  kind: "event" | "redelivery" | "test";
+  attemptNumber: number;
+  url: string;
+  succeeded: boolean;
+  statusCode: number | null;
+  latencyMs: number;
+  responseExcerpt: string | null;
+  error: string | null;
+  /** When the attempt started, ms since the epoch. */
+  atMs: number;
+}
+
+/** Many attempts in one statement (the worker's flush, the test event). */
+export async function insertAttempts(q: Query, attempts: NewAttempt[]): Promise<void> {
+  if (attempts.length === 0) return;
+  await q`
+    insert into app.webhook_attempts
+      (id, endpoint_id, merchant_id, environment, event_id, kind, attempt_number, url, succeeded, status_code, latency_ms, response_excerpt, error, created_at)
+    select r.id, r."endpointId", r."merchantId", r.environment, r."eventId", r.kind, r."attemptNumber", r.url, r.succeeded,
+           r."statusCode", r."latencyMs", r."responseExcerpt", r.error, to_timestamp(r."atMs" / 1000.0)
+      from jsonb_to_recordset(${JSON.stringify(attempts)}::jsonb) as r(
+        id text, "endpointId" text, "merchantId" text, environment text, "eventId" text, kind text, "attemptNumber" int,
+        url text, succeeded boolean, "statusCode" int, "latencyMs" int, "responseExcerpt" text, error text, "atMs" float8)`;
+}

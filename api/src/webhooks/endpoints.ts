@@ -1,0 +1,197 @@
+/**
+ * Webhook endpoints in the database (the API's side): create, list, update, delete, and their
+ * signing secrets, sealed at rest (secrets.ts) and rotated with an overlap during which
+ * deliveries carry both signatures. Disabling or deleting an endpoint cancels its open
+ * deliveries in the same transaction.
+ */
+import { and, asc, eq, isNull, sql as dsql } from "drizzle-orm";
+import type { Sql } from "postgres";
+import type { Db } from "../db/client.ts";
+import { webhookEndpoints } from "../db/schema.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { newId } from "../../../shared/ids.ts";
+import type { Query } from "../sessions/repository.ts";
+import { seal, unseal } from "./secrets.ts";
+import { generateSecret } from "./signing.ts";
+import { asDate } from "../db/client.ts";
+
+export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/** Endpoints per merchant and environment: every event is written once per endpoint. */
+export const MAX_ENDPOINTS = 16;
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
+export const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  environment: Environment;
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function endpointView(row: EndpointRow, now = new Date()): EndpointView {
+  const prev = row.previousSecretExpiresAt && row.previousSecretSealed && row.previousSecretExpiresAt > now ? row.previousSecretExpiresAt : null;
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    enabled: row.enabled,
+    disabledReason: row.disabledReason,
+    environment: row.environment as Environment,
+    previousSecretExpiresAt: prev ? prev.toISOString() : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export interface Owner {
+  merchantId: string;
+  environment: Environment;
+}
+
+const own = (o: Owner) => and(eq(webhookEndpoints.merchantId, o.merchantId), eq(webhookEndpoints.environment, o.environment), isNull(webhookEndpoints.deletedAt));
+
+export async function countEndpoints(db: Db, o: Owner): Promise<number> {
+  const [r] = await db.select({ n: dsql<number>`count(*)::int` }).from(webhookEndpoints).where(own(o));
+  return r!.n;
+}
+
+/**
+ * Creates an endpoint; returns it with its secret in clear (the creation response).
+ * Raw SQL so it runs inside withIdempotency's postgres.js transaction.
+ */
+export async function createEndpoint(
+  q: Query,
+  key: Buffer,
+  args: Owner & { url: string; description: string | null; enabled: boolean },
+): Promise<{ row: EndpointRow; secret: string }> {
+  const id = newId("webhookEndpoint");
+  const secret = generateSecret();
+  const rows = await q`
+    insert into app.webhook_endpoints (id, merchant_id, environment, url, description, enabled, secret_sealed)
+    values (${id}, ${args.merchantId}, ${args.environment}, ${args.url}, ${args.description}, ${args.enabled}, ${seal(key, secret, id)})
+    returning *`;
+  return { row: endpointFromSql(rows[0]!), secret };
+}
+
+export async function findEndpoint(db: Db, o: Owner, id: string): Promise<EndpointRow | undefined> {
+  const [row] = await db.select().from(webhookEndpoints).where(and(own(o), eq(webhookEndpoints.id, id)));
+  return row;
+}
+
+export async function listEndpoints(db: Db, o: Owner): Promise<EndpointRow[]> {
+  return db.select().from(webhookEndpoints).where(own(o)).orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id));
+}
+
+/** Cancels the open deliveries of endpoints (disabled or deleted), locking rows in id order like every other multi-row writer. */
+async function cancelOpenDeliveries(q: Query, endpointId: string): Promise<void> {
+  await q`
+    update app.webhook_deliveries set state = 'canceled', next_attempt_at = null
+     where id in (select id from app.webhook_deliveries
+                   where endpoint_id = ${endpointId} and state in ('waiting', 'pending', 'sending')
+                   order by id for update)`;
+}
+
+export async function updateEndpoint(
+  sql: Sql,
+  o: Owner,
+  id: string,
+  patch: { url?: string; description?: string | null; enabled?: boolean },
+): Promise<EndpointRow | undefined> {
+  return sql.begin(async (tx) => {
+    const [current] = await tx`
+      select enabled from app.webhook_endpoints
+       where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null for update`;
+    if (!current) return undefined;
+    const enabled = patch.enabled ?? (current.enabled as boolean);
+    const rows = await tx`
+      update app.webhook_endpoints
+         set url = coalesce(${patch.url ?? null}, url),
+             description = case when ${patch.description !== undefined} then ${patch.description ?? null} else description end,
+             enabled = ${enabled},
+             disabled_reason = case when ${enabled} then null else disabled_reason end,
+             updated_at = now()
+       where id = ${id}
+      returning *`;
+    if (current.enabled && !enabled) await cancelOpenDeliveries(tx, id);
+    // Re-enabled: whatever is still open was written by an event whose transaction raced the
+    // disable (it saw the endpoint enabled; the disable's cancel did not see its uncommitted
+    // row), e.g. a delivery `waiting` behind a head the disable canceled, which nothing would
+    // ever release, holding up every later event of its session. The disable meant to cancel
+    // it: do so now, under the endpoint's row lock (no writer can add to it meanwhile).
+    if (!current.enabled && enabled) await cancelOpenDeliveries(tx, id);
+    return endpointFromSql(rows[0]!);
+  });
+}
+
+export async function deleteEndpoint(sql: Sql, o: Owner, id: string): Promise<EndpointRow | undefined> {
+  return sql.begin(async (tx) => {
+    const rows = await tx`
+      update app.webhook_endpoints set deleted_at = now(), enabled = false, updated_at = now()
+       where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null
+      returning *`;
+    if (!rows[0]) return undefined;
+    await cancelOpenDeliveries(tx, id);
+    return endpointFromSql(rows[0]);
+  });
+}
+
+export function revealSecret(key: Buffer, row: EndpointRow): string {
+  return unseal(key, row.secretSealed, row.id);
+}
+
+/**
+ * A new current secret; the old one stays valid (deliveries carry both signatures) for
+ * `overlapSeconds`. A rotation during an overlap drops the older previous secret.
+ */
+export async function rotateSecret(
+  sql: Sql,
+  key: Buffer,
+  o: Owner,
+  id: string,
+  overlapSeconds: number,
+): Promise<{ row: EndpointRow; secret: string } | undefined> {
+  const secret = generateSecret();
+  const rows = await sql`
+    update app.webhook_endpoints
+       set previous_secret_sealed = case when ${overlapSeconds} > 0 then secret_sealed else null end,
+           previous_secret_expires_at = case when ${overlapSeconds} > 0 then now() + make_interval(secs => ${overlapSeconds}) else null end,
+           secret_sealed = ${seal(key, secret, id)},
+           updated_at = now()
+     where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null
+    returning *`;
+  return rows[0] ? { row: endpointFromSql(rows[0]), secret } : undefined;
+}
+
+/** The secrets a delivery is signed with now: current first, then the previous one while its overlap lasts. */
+export function signingSecrets(key: Buffer, r: { id: string; secretSealed: string; previousSecretSealed: string | null; previousValid: boolean }): string[] {
+  const out = [unseal(key, r.secretSealed, r.id)];
+  if (r.previousSecretSealed && r.previousValid) out.push(unseal(key, r.previousSecretSealed, r.id));
+  return out;
+}
+
+
+
+export function endpointFromSql(r: Record<string, unknown>): EndpointRow {
+  return {
+    id: r.id as string,
+    merchantId: r.merchant_id as string,
+    environment: r.environment as string,
+    url: r.url as string,
+    description: (r.description as string | null) ?? null,
+    enabled: r.enabled as boolean,
+    disabledReason: (r.disabled_reason as string | null) ?? null,
+    secretSealed: r.secret_sealed as string,
+    previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
+    previousSecretExpiresAt: r.previous_secret_expires_at == null ? null : asDate(r.previous_secret_expires_at),
+    createdAt: asDate(r.created_at),
+    updatedAt: asDate(r.updated_at),
+    deletedAt: r.deleted_at == null ? null : asDate(r.deleted_at),
+  };
+}
+

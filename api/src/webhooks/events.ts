@@ -1,0 +1,131 @@
+/**
+ * The events read model (the API's `/events` and what a webhook carries): an event with its
+ * session, the merchant's public id and the session's deposits; the deliveries of an event; and
+ * redelivery on request. The worker's own statements are in worker.ts.
+ */
+import { and, asc, eq, notInArray, type SQL } from "drizzle-orm";
+import type { Sql } from "postgres";
+import type { Db } from "../db/client.ts";
+import { merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
+import type { EventReason, SessionStatus } from "../../../shared/status.ts";
+import { buildEvent, eventTypeFilter, type EventType, type WebhookEvent } from "./payload.ts";
+import { depositsOf } from "../sessions/repository.ts";
+import type { DepositLike } from "../sessions/views.ts";
+import { notifyWorkers } from "../effects/webhook-outbox.ts";
+import { after, newestFirst, onePage } from "../db/keyset.ts";
+import { type Owner } from "./endpoints.ts";
+
+type EventRow = typeof sessionEvents.$inferSelect;
+
+export interface EventWithSession {
+  event: EventRow;
+  session: typeof paymentSessions.$inferSelect;
+  publicMerchantId: string;
+  deposits: DepositLike[];
+}
+
+export function eventObject(e: EventWithSession): WebhookEvent {
+  return buildEvent(e.session, e.publicMerchantId, e.deposits, {
+    id: e.event.id,
+    sequence: e.event.sequence,
+    status: e.event.status as SessionStatus,
+    previousStatus: (e.event.previousStatus as SessionStatus | null) ?? null,
+    reason: e.event.reason as EventReason,
+    detail: e.event.detail,
+    createdAt: e.event.createdAt,
+  });
+}
+
+const eventSelect = {
+  event: sessionEvents,
+  session: paymentSessions,
+  sandboxPublicId: merchants.sandboxPublicId,
+  livePublicId: merchants.livePublicId,
+};
+
+type EventJoin = { event: EventRow; session: typeof paymentSessions.$inferSelect; sandboxPublicId: string; livePublicId: string };
+
+async function withPublicIdAndDeposits(db: Db, rows: EventJoin[]): Promise<EventWithSession[]> {
+  const deposits = await depositsOf(db, [...new Set(rows.map((r) => r.session.id))]);
+  return rows.map((r) => ({
+    event: r.event,
+    session: r.session,
+    publicMerchantId: r.event.environment === "sandbox" ? r.sandboxPublicId : r.livePublicId,
+    deposits: deposits.get(r.session.id) ?? [],
+  }));
+}
+
+export async function findEvent(db: Db, o: Owner, id: string): Promise<EventWithSession | undefined> {
+  const [r] = await db
+    .select(eventSelect)
+    .from(sessionEvents)
+    .innerJoin(paymentSessions, eq(paymentSessions.id, sessionEvents.sessionId))
+    .innerJoin(merchants, eq(merchants.id, sessionEvents.merchantId))
+    .where(and(eq(sessionEvents.id, id), eq(sessionEvents.merchantId, o.merchantId), eq(sessionEvents.environment, o.environment)));
+  return r ? (await withPublicIdAndDeposits(db, [r]))[0] : undefined;
+}
+
+/** Newest first (by time, then id); one more row than asked tells whether another page exists. */
+export async function listEvents(
+  db: Db,
+  o: Owner & { limit: number; sessionId?: string; type?: EventType; startingAfter?: string },
+): Promise<{ rows: EventWithSession[]; hasMore: boolean }> {
+  const conditions: SQL[] = [eq(sessionEvents.merchantId, o.merchantId), eq(sessionEvents.environment, o.environment)];
+  if (o.sessionId) conditions.push(eq(sessionEvents.sessionId, o.sessionId));
+  if (o.type) {
+    const f = eventTypeFilter(o.type);
+    if ("reason" in f) conditions.push(eq(sessionEvents.reason, f.reason));
+    else conditions.push(eq(sessionEvents.status, f.status), notInArray(sessionEvents.reason, [...f.excludeReasons]));
+  }
+  if (o.startingAfter) conditions.push(after(sessionEvents, o.startingAfter));
+  const rows = await db
+    .select(eventSelect)
+    .from(sessionEvents)
+    .innerJoin(paymentSessions, eq(paymentSessions.id, sessionEvents.sessionId))
+    .innerJoin(merchants, eq(merchants.id, sessionEvents.merchantId))
+    .where(and(...conditions))
+    .orderBy(...newestFirst(sessionEvents))
+    .limit(o.limit + 1);
+  const page = onePage(rows, o.limit);
+  return { rows: await withPublicIdAndDeposits(db, page.rows), hasMore: page.hasMore };
+}
+
+export interface DeliveryView {
+  webhookEndpointId: string;
+  state: string;
+  ordered: boolean;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+}
+
+export async function deliveriesOf(db: Db, eventId: string): Promise<DeliveryView[]> {
+  const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId)).orderBy(asc(webhookDeliveries.id));
+  return rows.map((d) => ({
+    webhookEndpointId: d.endpointId,
+    state: d.state,
+    ordered: d.ordered,
+    attempts: d.attempts,
+    nextAttemptAt: d.state === "pending" && d.nextAttemptAt ? d.nextAttemptAt.toISOString() : null,
+    lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
+    lastStatusCode: d.lastStatusCode,
+    lastError: d.lastError,
+  }));
+}
+
+/**
+ * Sends an event again to the given enabled endpoints, now, with the usual retries. These
+ * deliveries stand outside the per-session order (the merchant asked for this one event).
+ */
+export async function redeliver(sql: Sql, event: EventRow, endpointIds: string[]): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
+      select ${event.id}, ep.id, ${event.sessionId}, ${event.sequence}, false, 'pending', now()
+        from app.webhook_endpoints ep
+       where ep.id in ${tx(endpointIds)} and ep.enabled and ep.deleted_at is null`;
+    await notifyWorkers(tx);
+  });
+}
