@@ -8,18 +8,8 @@ import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
 import { deliveriesOf, eventObject, findEvent, listEvents, redeliver } from "../webhooks/events.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import {
-  AttemptList,
-  AUTH_ERRORS,
-  BODY_ERRORS,
-  doc,
-  EventList,
-  EventListQuery,
-  PageQuery,
-  RedeliverBody,
-  RedeliverResult,
-  SessionEventWithDeliveries,
-} from "./schemas.ts";
+import { AttemptList, EventList, EventListQuery, RedeliverBody, RedeliverResult, SessionEventWithDeliveries } from "./events.schemas.ts";
+import { AUTH_ERRORS, BODY_ERRORS, doc, PageQuery } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
 import { pageLimit } from "./webhook-endpoints.ts";

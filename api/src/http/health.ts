@@ -2,7 +2,8 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { readMigrations } from "../db/migrate.ts";
-import { doc, Health, Readiness } from "./schemas.ts";
+import { Health, Readiness } from "./health.schemas.ts";
+import { doc } from "./schemas.ts";
 import type { NetworkStatus } from "../onchain/network-status.ts";
 import type { Services } from "./services.ts";
 

@@ -12,17 +12,8 @@ import { planDeposits } from "../sessions/deposits.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import {
-  AUTH_ERRORS,
-  BODY_ERRORS,
-  CreatedSession,
-  CreateSessionBody,
-  doc,
-  EmptyBody,
-  ListQuery,
-  MerchantSession,
-  SessionList,
-} from "./schemas.ts";
+import { CreatedSession, CreateSessionBody, ListQuery, MerchantSession, SessionList } from "./payment-sessions.schemas.ts";
+import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
 

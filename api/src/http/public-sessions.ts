@@ -10,7 +10,8 @@ import { requestCancel } from "../sessions/cancel.ts";
 import { publicView } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken } from "./auth.ts";
-import { BODY_ERRORS, doc, EmptyBody, PublicQuery, PublicSession, TOKEN_ERRORS } from "./schemas.ts";
+import { PublicQuery, PublicSession } from "./payment-sessions.schemas.ts";
+import { BODY_ERRORS, doc, EmptyBody, TOKEN_ERRORS } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
 

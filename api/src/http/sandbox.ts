@@ -21,7 +21,9 @@ import type { SessionRow } from "../sessions/views.ts";
 import { hasFaucet } from "../sandbox/faucet.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, FaucetBody, MerchantSession, SandboxPayBody, SandboxTransfer, FailNextSweepResult } from "./schemas.ts";
+import { MerchantSession } from "./payment-sessions.schemas.ts";
+import { FaucetBody, SandboxPayBody, SandboxTransfer, FailNextSweepResult } from "./sandbox.schemas.ts";
+import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
 

@@ -10,7 +10,8 @@ import { listSettlements, setSettlement } from "../sessions/settlements.ts";
 import { checksummed } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey } from "./auth.ts";
-import { AUTH_ERRORS, BODY_ERRORS, doc, SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./schemas.ts";
+import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
+import { SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./settlement-addresses.schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
 

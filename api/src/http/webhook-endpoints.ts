@@ -13,23 +13,9 @@ import { checkUrl, resolveTarget, TargetError } from "../webhooks/target.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import {
-  AttemptList,
-  AUTH_ERRORS,
-  BODY_ERRORS,
-  CreatedWebhookEndpoint,
-  CreateWebhookEndpointBody,
-  DeletedWebhookEndpoint,
-  doc,
-  EmptyBody,
-  PageQuery,
-  RotateSecretBody,
-  TestEventResult,
-  UpdateWebhookEndpointBody,
-  WebhookEndpoint,
-  WebhookEndpointList,
-  WebhookSecret,
-} from "./schemas.ts";
+import { AttemptList } from "./events.schemas.ts";
+import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.ts";
+import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, DeletedWebhookEndpoint, RotateSecretBody, TestEventResult, UpdateWebhookEndpointBody, WebhookEndpoint, WebhookEndpointList, WebhookSecret } from "./webhook-endpoints.schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
 

@@ -1,0 +1,83 @@
+/**
+ * Event, delivery and attempt schemas (events.ts).
+ */
+import { t } from "elysia";
+import { EVENT_REASONS } from "../../../shared/status.ts";
+import { sessionFields } from "./payment-sessions.schemas.ts";
+import { literals, JsonInteger, Status } from "./schemas.ts";
+
+export const RedeliverBody = t.Object(
+  {
+    webhookEndpointId: t.Optional(t.String({ maxLength: 64, description: "Only to this endpoint. Default: every enabled endpoint of this environment." })),
+  },
+  { additionalProperties: false },
+);
+
+const EventType = t.Union(
+  ["payment_session.pending", "payment_session.funded", "payment_session.succeeded", "payment_session.canceled", "payment_session.error"].map((v) => t.Literal(v)),
+);
+
+export const SessionEvent = t.Object({
+  id: t.String({ examples: ["evt_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
+  type: EventType,
+  createdAt: t.String({ format: "date-time" }),
+  data: t.Object({
+    ...sessionFields,
+    previousStatus: t.Union([Status, t.Null()]),
+    reason: literals(EVENT_REASONS),
+    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change or money event (funds_received, funds_settled)." }),
+    detail: t.Record(t.String(), t.Unknown()),
+  }),
+});
+
+const Delivery = t.Object({
+  webhookEndpointId: t.String(),
+  state: literals(["waiting", "pending", "sending", "succeeded", "failed", "canceled"] as const),
+  ordered: t.Boolean({ description: "false for redeliveries you asked for (outside the per-session order)." }),
+  attempts: JsonInteger(),
+  nextAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  lastAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  lastStatusCode: t.Union([JsonInteger(), t.Null()]),
+  lastError: t.Union([t.String(), t.Null()]),
+});
+
+export const SessionEventWithDeliveries = t.Object({ ...SessionEvent.properties, deliveries: t.Array(Delivery) });
+
+export const EventList = t.Object({
+  data: t.Array(SessionEvent),
+  hasMore: t.Boolean(),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as startingAfter to get the next page." }),
+});
+
+export const EventListQuery = t.Object({
+  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", description: "1 to 100, default 20." })),
+  startingAfter: t.Optional(t.String({ description: "An event id: the page after it." })),
+  paymentSessionId: t.Optional(t.String({ description: "Only this session's events." })),
+  type: t.Optional(EventType),
+});
+
+export const WebhookAttempt = t.Object({
+  id: t.String({ examples: ["wha_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
+  eventId: t.String(),
+  webhookEndpointId: t.String(),
+  kind: literals(["event", "redelivery", "test"] as const),
+  attemptNumber: JsonInteger(),
+  url: t.String(),
+  succeeded: t.Boolean(),
+  statusCode: t.Union([JsonInteger(), t.Null()], { description: "null when no HTTP answer came (timeout, refused, connection error)." }),
+  latencyMs: JsonInteger(),
+  responseBody: t.Union([t.String(), t.Null()], { description: "The first 1 KB of the answer." }),
+  error: t.Union([t.String(), t.Null()]),
+  createdAt: t.String({ format: "date-time" }),
+});
+
+export const AttemptList = t.Object({
+  data: t.Array(WebhookAttempt),
+  hasMore: t.Boolean(),
+  nextCursor: t.Union([t.String(), t.Null()]),
+});
+
+export const RedeliverResult = t.Object({
+  eventId: t.String(),
+  deliveries: t.Array(Delivery),
+});

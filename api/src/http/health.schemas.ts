@@ -1,0 +1,32 @@
+/**
+ * Liveness and readiness answers (health.ts).
+ */
+import { t } from "elysia";
+
+export const Health = t.Object({ status: t.String() });
+
+const NullableString = t.Union([t.String(), t.Null()]);
+
+const NullableBool = t.Union([t.Boolean(), t.Null()]);
+
+export const Readiness = t.Object({
+  status: t.String({ description: '"ready": the database is migrated and every enabled network is ready; "degraded": some network is not ready (its sessions are not offered), see `networks`' }),
+  networks: t.Array(
+    t.Object({
+      key: t.String(),
+      chainId: t.Integer(),
+      name: t.String(),
+      environment: t.String(),
+      ready: t.Boolean({ description: "sessions are offered on it: right chain and stablecoin, deposit factory deployed" }),
+      checkedAt: t.String(),
+      rpcReachable: t.Boolean(),
+      chainIdSeen: t.Union([t.Integer(), t.Null()]),
+      headBlock: NullableString,
+      factory: t.Object({ address: t.String(), present: NullableBool }),
+      stablecoin: t.Object({ symbol: t.String(), address: t.String(), present: NullableBool, decimals: t.Union([t.Integer(), t.Null()]) }),
+      relayer: t.Object({ address: NullableString, balance: NullableString, minBalance: t.String(), low: NullableBool }),
+      problems: t.Array(t.String()),
+      warnings: t.Array(t.String()),
+    }),
+  ),
+});
