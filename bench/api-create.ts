@@ -17,7 +17,7 @@ import { newId } from "../shared/ids.ts";
 import { planDeposits } from "../api/src/sessions/deposits.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT } from "../api/src/config.ts";
 import { loadChainsConfig } from "../shared/chains/config.ts";
-import { freePort } from "../shared/testing/ports.ts";
+import { freePort } from "../testing/ports.ts";
 import { closedLoop, round } from "./lib.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);

@@ -12,12 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
-import { freePort } from "../shared/testing/ports.ts";
+import { freePort } from "../testing/ports.ts";
 import { startDevChain } from "../shared/devchain/index.ts";
-import { localClients } from "../shared/testing/clients.ts";
-import { deployThrowawayToken, throwawayTokenAbi } from "../shared/testing/throwaway-token.ts";
+import { localClients } from "../shared/devchain/clients.ts";
+import { deployThrowawayToken, throwawayTokenAbi } from "../testing/throwaway-token.ts";
 import { startIndexer } from "../indexer/process.ts";
-import { isolatedEnv } from "../indexer/testing/stack.ts";
+import { isolatedEnv } from "../testing/indexer-stack.ts";
 
 const POLLING_MS = Number(process.env.BENCH_POLLING_MS ?? 100);
 const BACKFILL = Number(process.env.BENCH_BACKFILL ?? 20_000);

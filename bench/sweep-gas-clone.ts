@@ -14,7 +14,7 @@ import { parseUnits, type Abi, type Address, type Hex } from "viem";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import { solcCompile } from "../shared/contracts/compile.ts";
 import { sessionSalt } from "../shared/contracts/deploy.ts";
-import { ANVIL_ACCOUNTS, startTestChain } from "../shared/contracts/testing/chain.ts";
+import { ANVIL_ACCOUNTS, startTestChain } from "../testing/chain.ts";
 
 const source = readFileSync(join(import.meta.dir, "contracts", "CloneAlternative.sol"), "utf8");
 const compiled = solcCompile({ "CloneAlternative.sol": source }).contracts["CloneAlternative.sol"]?.["CloneFactory"];

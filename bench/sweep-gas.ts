@@ -15,7 +15,7 @@
 import { parseUnits, type Address } from "viem";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import { buildSweepCall, predictDepositAddress, sessionSalt, type SweepDeposit } from "../shared/contracts/deploy.ts";
-import { ANVIL_ACCOUNTS, startTestChain } from "../shared/contracts/testing/chain.ts";
+import { ANVIL_ACCOUNTS, startTestChain } from "../testing/chain.ts";
 
 const GOALS = { single: 2.5, batch: 1.8 };
 const [, PAYER, HOLDER, SETTLEMENT] = ANVIL_ACCOUNTS;

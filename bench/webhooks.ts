@@ -20,7 +20,7 @@ import { migrate } from "../api/src/db/migrate.ts";
 import { createMerchant } from "../api/src/credentials/store.ts";
 import { insertSession, transitionSession } from "../api/src/sessions/repository.ts";
 import { createEndpoint } from "../api/src/webhooks/endpoints.ts";
-import { freePort } from "../shared/testing/ports.ts";
+import { freePort } from "../testing/ports.ts";
 import { percentile, round } from "./lib.ts";
 
 const backlog = Number(process.env.BENCH_BACKLOG ?? 20_000);

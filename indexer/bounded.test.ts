@@ -1,12 +1,12 @@
 /** Bounded mode against real parts: only transfers touching app.watched_addresses are kept. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createTestDatabase } from "../api/src/testing/database.ts";
+import { createTestDatabase } from "../testing/database.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import type { IndexerProcess } from "./process.ts";
-import { eventually, startTestChain, startTestIndexer, type TestChain } from "./testing/stack.ts";
+import { eventually, startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createTestDatabase } from "../api/src/testing/database.ts";
+import { createTestDatabase } from "../testing/database.ts";
 import type { IndexerProcess } from "./process.ts";
-import { eventually, startTestChain, startTestIndexer, type TestChain } from "./testing/stack.ts";
+import { eventually, startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;

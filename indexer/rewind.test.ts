@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { createTestDatabase } from "../api/src/testing/database.ts";
-import { eventually, startTestChain, startTestIndexer, type TestChain } from "./testing/stack.ts";
+import { createTestDatabase } from "../testing/database.ts";
+import { eventually, startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;

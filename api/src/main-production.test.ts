@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { ANVIL_ACCOUNTS } from "../../shared/devchain/index.ts";
-import { startMainnetStandIn, type MainnetStandIn } from "../../shared/testing/mainnet-standin.ts";
-import { isolatedEnv } from "../../indexer/testing/stack.ts";
-import { freePort } from "../../shared/testing/ports.ts";
+import { startMainnetStandIn, type MainnetStandIn } from "../../testing/mainnet-standin.ts";
+import { isolatedEnv } from "../../testing/indexer-stack.ts";
+import { freePort } from "../../testing/ports.ts";
 
 let ethereum: MainnetStandIn;
 const dirs: string[] = [];

@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort } from "../../shared/testing/ports.ts";
+import { freePort } from "../../testing/ports.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "paysession-dev-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

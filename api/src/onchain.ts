@@ -11,7 +11,7 @@ import type { Config } from "./config.ts";
 import type { ChainsConfig } from "../../shared/chains/config.ts";
 import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
 import { ensureDeployed } from "../../shared/contracts/deploy.ts";
-import { localClients } from "../../shared/testing/clients.ts";
+import { localClients } from "../../shared/devchain/clients.ts";
 import { startIndexer, type IndexerProcess } from "../../indexer/process.ts";
 
 export const LOCAL_CHAIN_ID = 31337;

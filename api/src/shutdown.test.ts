@@ -6,8 +6,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { freePort } from "../../shared/testing/ports.ts";
-import { createTestDatabase } from "./testing/database.ts";
+import { freePort } from "../../testing/ports.ts";
+import { createTestDatabase } from "../../testing/database.ts";
 import { connect } from "./db/client.ts";
 import { createApiKey, createMerchant } from "./credentials/store.ts";
 

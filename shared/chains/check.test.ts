@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { freePort } from "../testing/ports.ts";
+import { freePort } from "../../testing/ports.ts";
 import { startDevChain, type DevChain } from "../devchain/index.ts";
-import { localClients } from "../testing/clients.ts";
-import { deployThrowawayToken } from "../testing/throwaway-token.ts";
+import { localClients } from "../devchain/clients.ts";
+import { deployThrowawayToken } from "../../testing/throwaway-token.ts";
 import { ensureDeployed } from "../contracts/deploy.ts";
 import { getAddress } from "viem";
 import { checkNetworks, ChainCheckError } from "./check.ts";

@@ -12,8 +12,8 @@ import {
   predictedFactoryAddress,
   predictedTokenAddress,
 } from "./deploy.ts";
-import { startAnvil, type Anvil } from "./testing/anvil.ts";
-import { ANVIL_ACCOUNTS, clientsFor } from "./testing/chain.ts";
+import { startAnvil, type Anvil } from "../../testing/anvil.ts";
+import { ANVIL_ACCOUNTS, clientsFor } from "../../testing/chain.ts";
 
 const [RELAYER, OTHER] = ANVIL_ACCOUNTS;
 

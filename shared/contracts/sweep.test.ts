@@ -18,8 +18,8 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { depositFactoryAbi, testUsdAbi } from "./artifacts.ts";
 import { buildSweepCall, predictDepositAddress, sessionSalt, type SweepDeposit } from "./deploy.ts";
-import { ANVIL_ACCOUNTS, startTestChain, type TestChain } from "./testing/chain.ts";
-import { deployHostileToken, deployQuirkyToken, hostileTokenAbi, quirkyTokenAbi } from "./testing/testTokens.ts";
+import { ANVIL_ACCOUNTS, startTestChain, type TestChain } from "../../testing/chain.ts";
+import { deployHostileToken, deployQuirkyToken, hostileTokenAbi, quirkyTokenAbi } from "../../testing/test-tokens.ts";
 
 const [RELAYER, PAYER, DONOR, , , ATTACKER] = ANVIL_ACCOUNTS;
 const usd = (n: string) => parseUnits(n, 6);

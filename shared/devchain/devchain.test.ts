@@ -2,9 +2,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../testing/ports.ts";
+import { freePort } from "../../testing/ports.ts";
 import { startDevChain, type DevChain } from "./index.ts";
-import { localClients } from "../testing/clients.ts";
+import { localClients } from "./clients.ts";
 
 const started: DevChain[] = [];
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { resolve } from "node:path";
-import { createTestDatabase } from "../testing/database.ts";
+import { createTestDatabase } from "../../../testing/database.ts";
 import { migrate, readMigrations } from "./migrate.ts";
 
 const dbs: { drop(): Promise<void> }[] = [];

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
-import { freePort } from "../../../shared/testing/ports.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
+import { freePort } from "../../../testing/ports.ts";
 import { displayPrefix, hashSecret, mintCredential } from "../credentials/format.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 

@@ -4,7 +4,7 @@
  * change nothing in the database.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 import { ERROR_CATALOGUE } from "../errors.ts";
 
 let svc: TestService;

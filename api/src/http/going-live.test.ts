@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
-import { startMainnetStandIn, type MainnetStandIn } from "../../../shared/testing/mainnet-standin.ts";
+import { startMainnetStandIn, type MainnetStandIn } from "../../../testing/mainnet-standin.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 const RELAYER_KEY = ANVIL_ACCOUNTS[1].privateKey; // funded on anvil

@@ -1,8 +1,8 @@
 /** GET /metrics: Prometheus text, route templates not paths, aggregates only, optional token; /readyz bounded with a silent RPC. */
 import { afterAll, expect, test } from "bun:test";
 import { createServer, type Server } from "node:net";
-import { startTestService, type TestService } from "../testing/service.ts";
-import { freePort } from "../../../shared/testing/ports.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
+import { freePort } from "../../../testing/ports.ts";
 import { loadChainsConfig } from "../../../shared/chains/config.ts";
 import { NetworkReadiness } from "../onchain/network-status.ts";
 

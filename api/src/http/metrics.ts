@@ -12,7 +12,7 @@ import { timingSafeEqual, createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Sql } from "postgres";
 import { ApiError } from "../errors.ts";
-import type { Services } from "./services.ts";
+import type { Config } from "../config.ts";
 import type { NetworkReadiness } from "../onchain/network-status.ts";
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -203,7 +203,8 @@ export class MetricsRegistry {
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-export function metricsRoutes(services: Services) {
+/** Takes only what it reads (not the whole services bag, which holds the registry: no import circle). */
+export function metricsRoutes(services: { config: Pick<Config, "metricsToken">; metrics?: MetricsRegistry }) {
   return new Elysia().get(
     "/metrics",
     async ({ request }) => {

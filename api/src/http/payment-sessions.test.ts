@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress } from "viem";
-import { startTestService, TEST_PRODUCTION_SETTLEMENT, type TestService } from "../testing/service.ts";
+import { startTestService, TEST_PRODUCTION_SETTLEMENT, type TestService } from "../../../testing/service.ts";
 import { predictDepositAddress, predictedTokenAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT } from "../config.ts";
 

@@ -14,7 +14,7 @@
  *   Public routes (listed below): answer without any credential, and ignore a bad one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 import { mintCredential } from "../credentials/format.ts";
 import { listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { buildApp } from "./app.ts";

@@ -3,7 +3,7 @@
  * contacted (testing/service.ts). The tools' happy paths are in sandbox.test.ts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 
 let svc: TestService;
 let key: string;

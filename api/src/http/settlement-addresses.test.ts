@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { getAddress } from "viem";
-import { startTestService, TEST_PRODUCTION_SETTLEMENT, type TestService } from "../testing/service.ts";
+import { startTestService, TEST_PRODUCTION_SETTLEMENT, type TestService } from "../../../testing/service.ts";
 
 let svc: TestService;
 beforeAll(async () => {

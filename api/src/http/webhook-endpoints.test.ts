@@ -1,6 +1,6 @@
 /** The webhook-endpoint and event routes: CRUD, secrets, environments, the URL guard on save, events. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 import type { Resolver } from "../webhooks/target.ts";
 
 // DNS for these tests: names we made up, answered without the network.

@@ -4,8 +4,8 @@
  * target answers (test endpoint, attempt log).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
-import { startReceiver, type Receiver } from "../webhooks/receiver.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
+import { startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 import type { Resolver } from "../webhooks/target.ts";
 
 const DNS: Record<string, string[]> = {

@@ -3,7 +3,7 @@
  * malformed request gets a documented 4xx naming the parameter, and changes nothing.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 import { ERROR_CATALOGUE } from "../errors.ts";
 
 let svc: TestService;

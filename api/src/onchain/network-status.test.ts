@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { loadChainsConfig } from "../../../shared/chains/config.ts";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
-import { startMainnetStandIn, type MainnetStandIn } from "../../../shared/testing/mainnet-standin.ts";
+import { startMainnetStandIn, type MainnetStandIn } from "../../../testing/mainnet-standin.ts";
 import { describeStatus, NetworkReadiness, probeNetwork } from "./network-status.ts";
 
 let base: MainnetStandIn;

@@ -5,7 +5,7 @@
  * makes the session ERROR (reorged).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eventually, startLifecycleStack, type LifecycleStack } from "../testing/lifecycle.ts";
+import { eventually, startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { chainEnv, isolatedEnv } from "../../../indexer/testing/stack.ts";
-import { startLifecycleStack, type LifecycleStack } from "../testing/lifecycle.ts";
+import { chainEnv, isolatedEnv } from "../../../testing/indexer-stack.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
-import { startTestChain, type TestChain } from "../../../shared/contracts/testing/chain.ts";
-import { startTestService } from "../testing/service.ts";
+import { startTestChain, type TestChain } from "../../../testing/chain.ts";
+import { startTestService } from "../../../testing/service.ts";
 import { queueSweep } from "../effects/sweep-queue.ts";
 
 let chain: TestChain;

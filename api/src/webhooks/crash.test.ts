@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { startTestService, type TestService } from "../testing/service.ts";
-import { eventually, startReceiver } from "./receiver.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
+import { eventually, startReceiver } from "../../../testing/webhook-receiver.ts";
 
 let svc: TestService;
 const rcv = startReceiver();

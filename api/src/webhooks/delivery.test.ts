@@ -5,10 +5,10 @@ import { newId } from "../../../shared/ids.ts";
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 import { insertSession, transitionSession } from "../sessions/repository.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
-import { eventually, startReceiver, type Receiver } from "./receiver.ts";
+import { eventually, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 
 let svc: TestService;
 const receivers: Receiver[] = [];

@@ -5,7 +5,7 @@
  * of that session would queue behind it. Re-enabling the endpoint must not leave it so.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../testing/service.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { answerMayBeKept, readExcerpt, sendWebhook } from "./sender.ts";
-import { startReceiver } from "./receiver.ts";
+import { startReceiver } from "../../../testing/webhook-receiver.ts";
 import type { Resolver } from "./target.ts";
 
 const rcv = startReceiver();

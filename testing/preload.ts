@@ -9,8 +9,8 @@ import { afterAll } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.ts";
-import { freePort } from "../../../shared/testing/ports.ts";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "../api/src/db/embedded.ts";
+import { freePort } from "./ports.ts";
 
 let embedded: EmbeddedDatabase | undefined;
 if (!process.env.PAYSESSION_TEST_PG_URL) {

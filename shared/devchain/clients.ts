@@ -1,7 +1,7 @@
 /** TEST/DEV helpers: viem clients for a local anvil chain, signing with anvil's first account. */
 import { createPublicClient, createWalletClient, defineChain, http, type PublicClient, type WalletClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { ANVIL_ACCOUNTS } from "../devchain/index.ts";
+import { ANVIL_ACCOUNTS } from "./index.ts";
 
 export function localClients(rpcUrl: string, chainId: number, accountIndex = 0): { publicClient: PublicClient; walletClient: WalletClient } {
   const chain = defineChain({

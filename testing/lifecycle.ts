@@ -4,8 +4,8 @@
  * enabled) on its own database, and the real Ponder indexer writing into that database.
  */
 import type { Address } from "viem";
-import { chainEnv, eventually, startTestChain, startTestIndexer, type TestChain } from "../../../indexer/testing/stack.ts";
-import type { IndexerProcess } from "../../../indexer/process.ts";
+import { chainEnv, eventually, startTestChain, startTestIndexer, type TestChain } from "./indexer-stack.ts";
+import type { IndexerProcess } from "../indexer/process.ts";
 import { startTestService, type TestService } from "./service.ts";
 
 export interface LifecycleStack {

@@ -4,12 +4,12 @@
  * given Postgres database.
  */
 import type { Address, PublicClient, WalletClient } from "viem";
-import { freePort } from "../../shared/testing/ports.ts";
-import { PRESETS, envSuffix, type NetworkKey } from "../../shared/chains/presets.ts";
-import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
-import { localClients } from "../../shared/testing/clients.ts";
-import { ensureDeployed, mintTestUsd } from "../../shared/contracts/deploy.ts";
-import { startIndexer, type IndexerProcess, type StartIndexerOptions } from "../process.ts";
+import { freePort } from "./ports.ts";
+import { PRESETS, envSuffix, type NetworkKey } from "../shared/chains/presets.ts";
+import { startDevChain, type DevChain } from "../shared/devchain/index.ts";
+import { localClients } from "../shared/devchain/clients.ts";
+import { ensureDeployed, mintTestUsd } from "../shared/contracts/deploy.ts";
+import { startIndexer, type IndexerProcess, type StartIndexerOptions } from "../indexer/process.ts";
 
 export interface TestChain {
   key: NetworkKey;

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAbi, type Abi, type Address, type Hex } from "viem";
-import { solcCompile } from "../compile.ts";
+import { solcCompile } from "../shared/contracts/compile.ts";
 import type { TestChain } from "./chain.ts";
 
 /** USDT-style (transfer returns nothing), freely mintable, freezable. */

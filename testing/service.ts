@@ -2,15 +2,15 @@
  * A real service for integration tests: its own fresh database on the test Postgres, a
  * real HTTP server on a free port, and helpers to make merchants and keys.
  */
-import { loadConfig, type Config } from "../config.ts";
+import { loadConfig, type Config } from "../api/src/config.ts";
 import { randomBytes } from "node:crypto";
-import { startService, type RunningService, type StartOptions } from "../server.ts";
-import { createApiKey, createMerchant, type Merchant } from "../credentials/store.ts";
-import type { Environment } from "../../../shared/environment.ts";
+import { startService, type RunningService, type StartOptions } from "../api/src/server.ts";
+import { createApiKey, createMerchant, type Merchant } from "../api/src/credentials/store.ts";
+import type { Environment } from "../shared/environment.ts";
 import { createTestDatabase } from "./database.ts";
-import { loadChainsConfig } from "../../../shared/chains/config.ts";
-import { setSettlement } from "../sessions/settlements.ts";
-import { NetworkReadiness } from "../onchain/network-status.ts";
+import { loadChainsConfig } from "../shared/chains/config.ts";
+import { setSettlement } from "../api/src/sessions/settlements.ts";
+import { NetworkReadiness } from "../api/src/onchain/network-status.ts";
 
 /** Closed ports: creating a session never contacts a network's RPC. */
 export const TEST_CHAIN_ENV: Record<string, string> = {

@@ -12,8 +12,8 @@ import {
   type TransactionReceipt,
 } from "viem";
 import { foundry } from "viem/chains";
-import { testUsdAbi } from "../artifacts.ts";
-import { ensureDeployed, mintTestUsd } from "../deploy.ts";
+import { testUsdAbi } from "../shared/contracts/artifacts.ts";
+import { ensureDeployed, mintTestUsd } from "../shared/contracts/deploy.ts";
 import { startAnvil, type Anvil } from "./anvil.ts";
 
 /** Anvil's default unlocked accounts (test mnemonic #0..#8; #9 is the dev faucet). */

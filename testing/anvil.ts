@@ -3,8 +3,8 @@
  * A thin layer over shared/devchain (the one place that knows how to run anvil), retrying
  * when another process grabs the free port between our look and anvil's bind.
  */
-import { startDevChain } from "../../devchain/index.ts";
-import { freePort } from "../../testing/ports.ts";
+import { startDevChain } from "../shared/devchain/index.ts";
+import { freePort } from "./ports.ts";
 
 export interface Anvil {
   rpcUrl: string;

@@ -7,10 +7,10 @@
  * operator's step (`bun run admin factory:deploy`).
  */
 import { concat, erc20Abi, type Address, type Hex } from "viem";
-import { PRESETS } from "../chains/presets.ts";
-import { startDevChain, type DevChain } from "../devchain/index.ts";
-import { DEPLOY_SALT, DETERMINISTIC_DEPLOYER, ensureFactoryDeployed, mintTestUsd, predictedTokenAddress, testUsdInitCode } from "../contracts/deploy.ts";
-import { localClients } from "./clients.ts";
+import { PRESETS } from "../shared/chains/presets.ts";
+import { startDevChain, type DevChain } from "../shared/devchain/index.ts";
+import { DEPLOY_SALT, DETERMINISTIC_DEPLOYER, ensureFactoryDeployed, mintTestUsd, predictedTokenAddress, testUsdInitCode } from "../shared/contracts/deploy.ts";
+import { localClients } from "../shared/devchain/clients.ts";
 import { freePort } from "./ports.ts";
 
 export type MainnetKey = "ethereum" | "base";
