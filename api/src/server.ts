@@ -8,7 +8,8 @@ import type { Config } from "./config.ts";
 import { connect, type Database } from "./db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
-import { buildApp, SWAGGER_PATH } from "./http/app.ts";
+import { buildApp } from "./http/app.ts";
+import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { MAX_BODY_BYTES } from "./http/body.ts";
 import type { Services } from "./http/services.ts";
@@ -176,7 +177,7 @@ export async function startService(config: Config, log: (line: string) => void =
     let drained: Promise<void> | undefined;
     return {
       url,
-      swaggerUrl: `${url}${SWAGGER_PATH}`,
+      swaggerUrl: `${url}${REFERENCE_PATH}`,
       databaseUrl,
       services,
       worker,

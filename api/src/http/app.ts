@@ -3,7 +3,6 @@
  * mapping to the one error shape, Swagger, and the resource routes.
  */
 import { Elysia } from "elysia";
-import { swagger } from "@elysiajs/swagger";
 import { ApiError, ERROR_CATALOGUE, errorBody } from "../errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { healthRoutes } from "./health.ts";
@@ -16,8 +15,10 @@ import { sandboxRoutes } from "./sandbox.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import type { Services } from "./services.ts";
+import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
+import { buildOpenApi } from "./api-reference/openapi.ts";
+import { ErrorResponse } from "./schemas.ts";
 
-export const SWAGGER_PATH = "/docs";
 
 const requestIds = new WeakMap<Request, string>();
 function requestIdOf(request: Request): string {
@@ -70,6 +71,31 @@ const redactUrls = (text: string) => text.replace(/\b(https?|wss?):\/\/[^\s"']+/
 
 /** Logged once per outage, not per request. */
 export const requestsOutage = new Outage("API requests", (line) => console.error(JSON.stringify({ level: "error", msg: line })));
+
+/** What the OpenAPI document says besides the routes. */
+const REFERENCE_META = {
+  exclude: [REFERENCE_PATH, `${REFERENCE_PATH}/json`, "/metrics"],
+  info: {
+    title: "Paysession API",
+    version: "0.1.0",
+    description: [
+      "Accept dollar-stablecoin payments. A merchant server creates a payment session with its secret API key; the payer's browser opens the checkout with the session's id and token.",
+      "",
+      "**Auth.** Server endpoints take `Authorization: Bearer sk_test_…` (sandbox) or `sk_live_…` (production). Browser endpoints under `/api/` take `Authorization: Bearer <paymentSessionToken>` and answer CORS.",
+      "",
+      "**Errors.** Every error is `{ \"error\": { \"type\", \"code\", \"message\", \"param\"?, \"requestId\" } }` with a code from this catalogue:",
+      "",
+      errorCatalogueMarkdown,
+    ].join("\n"),
+  },
+  components: {
+    schemas: { Error: ErrorResponse },
+    securitySchemes: {
+      apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
+      sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },
+    },
+  },
+};
 
 export function buildApp(services: Services) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
@@ -129,34 +155,6 @@ export function buildApp(services: Services) {
       );
       return errorResponse(new ApiError("internal_error"), request);
     })
-    .use(
-      swagger({
-        path: SWAGGER_PATH,
-        provider: "swagger-ui",
-        exclude: [SWAGGER_PATH, `${SWAGGER_PATH}/json`],
-        documentation: {
-          info: {
-            title: "Paysession API",
-            version: "0.1.0",
-            description: [
-              "Accept dollar-stablecoin payments. A merchant server creates a payment session with its secret API key; the payer's browser opens the checkout with the session's id and token.",
-              "",
-              "**Auth.** Server endpoints take `Authorization: Bearer sk_test_…` (sandbox) or `sk_live_…` (production). Browser endpoints under `/api/` take `Authorization: Bearer <paymentSessionToken>` and answer CORS.",
-              "",
-              "**Errors.** Every error is `{ \"error\": { \"type\", \"code\", \"message\", \"param\"?, \"requestId\" } }` with a code from this catalogue:",
-              "",
-              errorCatalogueMarkdown,
-            ].join("\n"),
-          },
-          components: {
-            securitySchemes: {
-              apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
-              sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },
-            },
-          },
-        },
-      }),
-    )
     .use(healthRoutes(services))
     .use(metricsRoutes(services))
     .use(paymentSessionRoutes(services))
@@ -165,6 +163,8 @@ export function buildApp(services: Services) {
     .use(eventRoutes(services))
     .use(settlementAddressRoutes(services))
     .use(sandboxRoutes(services));
+
+  app.use(apiReferenceRoutes(() => buildOpenApi(app, REFERENCE_META)));
 
   for (const r of app.routes) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);

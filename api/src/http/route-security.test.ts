@@ -22,7 +22,8 @@ import { buildApp } from "./app.ts";
 /** Routes anyone may call. Adding one here is a decision: it takes no credential at all. */
 // GET /metrics holds aggregates only and is public unless SERVICE_METRICS_TOKEN puts it behind a
 // bearer token of its own (metrics.test.ts tests that token).
-const PUBLIC_ROUTES = new Set(["GET /healthz", "GET /readyz", "GET /docs", "GET /docs/json", "GET /metrics"]);
+// The API reference (its page, document and assets) is public too.
+const PUBLIC_ROUTES = new Set(["GET /healthz", "GET /readyz", "GET /docs", "GET /docs/json", "GET /docs/assets/:name", "GET /metrics"]);
 
 type Scheme = "public" | "apiKey" | "sessionToken";
 interface Route {
@@ -63,6 +64,7 @@ function fill(path: string): string | undefined {
   let unknown = false;
   const out = path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     if (name === "chainId") return "31337";
+    if (name === "name" && path.startsWith("/docs/assets/")) return "init.js";
     if (name === "id") {
       if (path.startsWith("/payment-sessions/") || path.startsWith("/sandbox/payment-sessions/")) return own.sessionId;
       if (path.startsWith("/webhook-endpoints/")) return own.endpointId;

@@ -55,7 +55,13 @@ export function doc(args: {
       description: `Error: ${codes.join(", ")}`,
       content: {
         "application/json": {
-          schema: ErrorResponse,
+          // The one error shape (a component), narrowed to the codes this answer may carry.
+          schema: {
+            allOf: [
+              { $ref: "#/components/schemas/Error" },
+              { type: "object", properties: { error: { type: "object", properties: { code: { type: "string", enum: codes } } } } },
+            ],
+          },
           example: { error: { type: ERROR_CATALOGUE[codes[0]!].type, code: codes[0], message: ERROR_CATALOGUE[codes[0]!].message, requestId: "req_4f9KpQ2xYz81LmNoPq7RsTuV" } },
         },
       },

@@ -1,0 +1,111 @@
+/**
+ * The OpenAPI document: valid for the version it declares (checked by an independent validator),
+ * small, with enums instead of literal unions, and the one error component; and the reference page
+ * renders every operation in real Chromium with no request beyond this service.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { chromium, type Browser } from "playwright-core";
+import { existsSync } from "node:fs";
+import { startTestService, type TestService } from "../../../../testing/service.ts";
+import { tidy } from "./openapi.ts";
+
+let svc: TestService;
+let doc: any;
+beforeAll(async () => {
+  svc = await startTestService();
+  const r = await svc.call("GET", "/docs/json");
+  expect(r.status).toBe(200);
+  doc = r.body;
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+describe("the document", () => {
+  test("an independent validator accepts it as OpenAPI 3.1", async () => {
+    expect(doc.openapi).toBe("3.1.0");
+    const res = await new Validator().validate(structuredClone(doc));
+    expect(res.errors ?? []).toEqual([]);
+    expect(res.valid).toBe(true);
+  });
+
+  test("every route the app serves is in it, with its security; hidden routes are not", () => {
+    const ops = Object.entries(doc.paths).flatMap(([p, m]: [string, any]) => Object.keys(m).map((x) => `${x.toUpperCase()} ${p}`));
+    expect(ops.length).toBeGreaterThan(20);
+    expect(ops).toContain("POST /payment-sessions");
+    expect(ops).toContain("GET /api/payment-sessions");
+    for (const hidden of ["GET /docs", "GET /docs/json", "GET /metrics", "GET /docs/assets/{name}"]) expect(ops).not.toContain(hidden);
+    for (const [, methods] of Object.entries(doc.paths) as [string, any][]) for (const op of Object.values(methods) as any[]) expect(Array.isArray(op.security)).toBe(true);
+  });
+
+  test("statuses and reasons are enums, errors are the one component narrowed to their codes", () => {
+    const text = JSON.stringify(doc);
+    // No union made only of string literals is left (a nullable literal, const + null, may stay).
+    expect(text).not.toMatch(/"anyOf":\[\{"const":"[^"]*","type":"string"\},\{"const"/);
+    const session = doc.paths["/payment-sessions/{id}"].get.responses["200"].content["application/json"].schema;
+    expect(session.properties.status.enum).toEqual(["PENDING", "FUNDED", "SUCCEEDED", "CANCELED", "ERROR"]);
+    expect(session.properties.statusReason.enum).toContain("expired");
+    const unauth = doc.paths["/payment-sessions"].post.responses["401"].content["application/json"].schema;
+    expect(unauth.allOf[0]).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(unauth.allOf[1].properties.error.properties.code.enum).toContain("api_key_invalid");
+    expect(doc.components.schemas.Error.properties.error.properties.code.enum).toContain("internal_error");
+    // The document was 1.27 MB of repeated literal unions before.
+    expect(text.length).toBeLessThan(250_000);
+  });
+
+  test("tidy turns a union of string consts into an enum and leaves other unions alone", () => {
+    const out = tidy({ a: { description: "d", anyOf: [{ const: "x", type: "string" }, { const: "y", type: "string" }] }, b: { anyOf: [{ type: "string" }, { type: "null" }] } });
+    expect(out).toEqual({ a: { description: "d", type: "string", enum: ["x", "y"] }, b: { anyOf: [{ type: "string" }, { type: "null" }] } });
+  });
+});
+
+describe("the reference page", () => {
+  test("served by us with a strict CSP; unknown assets are the documented 404", async () => {
+    const page = await fetch(`${svc.url}/docs`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get("content-security-policy")!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const html = await page.text();
+    expect(html).not.toMatch(/https?:\/\//);
+    expect(html).not.toMatch(/<script>(?!<)/); // no inline script
+    const asset = await fetch(`${svc.url}/docs/assets/swagger-ui-bundle.js`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get("cache-control")).toContain("max-age");
+    const missing = await fetch(`${svc.url}/docs/assets/nope.js`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as any).error.code).toBe("route_not_found");
+  });
+
+  const CHROMIUM = "/usr/bin/chromium";
+  test.skipIf(!existsSync(CHROMIUM) && !process.env.CI)("renders every operation in Chromium with no request beyond the service", async () => {
+    let browser: Browser | undefined;
+    try {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      });
+      const page = await browser.newPage();
+      const foreign: string[] = [];
+      const cspViolations: string[] = [];
+      page.on("request", (r) => {
+        if (!r.url().startsWith(svc.url) && !r.url().startsWith("data:")) foreign.push(r.url());
+      });
+      page.on("console", (m) => {
+        if (/Content Security Policy|Refused to/i.test(m.text())) cspViolations.push(m.text());
+      });
+      await page.goto(`${svc.url}/docs`);
+      await page.waitForSelector(".opblock", { timeout: 20_000 });
+      const rendered = await page.locator(".opblock").count();
+      const documented = Object.values(doc.paths).reduce((n: number, m: any) => n + Object.keys(m).length, 0);
+      expect(rendered).toBe(documented);
+      expect(await page.locator(".info .title").innerText()).toContain("Paysession API");
+      expect(foreign).toEqual([]);
+      expect(cspViolations).toEqual([]);
+      await page.screenshot({ path: `${process.env.ARTIFACTS_DIR ?? "/tmp"}/docs-page.png`, fullPage: false });
+    } finally {
+      await browser?.close();
+    }
+  }, 60_000);
+});
