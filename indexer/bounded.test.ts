@@ -6,7 +6,8 @@ import { migrate } from "../api/src/db/migrate.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import type { IndexerProcess } from "./process.ts";
-import { eventually, startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
+import { eventually } from "../testing/eventually.ts";
+import { startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestDatabase } from "../testing/database.ts";
-import { eventually, startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
+import { eventually } from "../testing/eventually.ts";
+import { startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;

@@ -4,7 +4,8 @@
  * enabled) on its own database, and the real Ponder indexer writing into that database.
  */
 import type { Address } from "viem";
-import { chainEnv, eventually, startTestChain, startTestIndexer, type TestChain } from "./indexer-stack.ts";
+import { eventually } from "./eventually.ts";
+import { chainEnv, startTestChain, startTestIndexer, type TestChain } from "./indexer-stack.ts";
 import type { IndexerProcess } from "../indexer/process.ts";
 import { startTestService, type TestService } from "./service.ts";
 
@@ -81,4 +82,3 @@ export async function startLifecycleStack(
   return stack;
 }
 
-export { eventually };

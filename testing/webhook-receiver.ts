@@ -94,14 +94,3 @@ export function startReceiver(port = 0): Receiver {
     },
   };
 }
-
-/** Polls `check` until it returns a truthy value (or throws after `ms`). */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000, what = "condition"): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}

@@ -3,6 +3,7 @@
  */
 import { t } from "elysia";
 import { EVENT_REASONS } from "../../../shared/status.ts";
+import { EVENT_TYPES } from "../webhooks/payload.ts";
 import { sessionFields } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 
@@ -13,9 +14,8 @@ export const RedeliverBody = t.Object(
   { additionalProperties: false },
 );
 
-const EventType = t.Union(
-  ["payment_session.pending", "payment_session.funded", "payment_session.succeeded", "payment_session.canceled", "payment_session.error"].map((v) => t.Literal(v)),
-);
+/** Status changes and money events (webhooks/payload.ts is the one list). */
+const EventType = literals(EVENT_TYPES);
 
 export const SessionEvent = t.Object({
   id: t.String({ examples: ["evt_4f9KpQ2xYz81LmNoPq7RsTuV"] }),

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { erc20Abi } from "viem";
 import { devFaucetAccount } from "../../../shared/contracts/deploy.ts";
 import { testUsdAbi } from "../../../shared/contracts/artifacts.ts";
-import { eventually, startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {

@@ -4,7 +4,6 @@
 import { t } from "elysia";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { WebhookAttempt } from "./events.schemas.ts";
-import { NetworkView } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger } from "./schemas.ts";
 
 export const CreateWebhookEndpointBody = t.Object(
@@ -57,7 +56,6 @@ const endpointFields = {
   }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
-  networks: t.Array(NetworkView),
 };
 
 export const WebhookEndpoint = t.Object(endpointFields);

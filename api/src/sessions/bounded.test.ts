@@ -4,7 +4,8 @@
  * the API is paid, indexed and swept, while unrelated traffic is not kept.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eventually, startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {

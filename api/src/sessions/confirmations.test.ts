@@ -5,7 +5,8 @@
  * makes the session ERROR (reorged).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eventually, startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {

@@ -3,7 +3,8 @@
  * service's own session runner and sweeper. One test per row of the state table.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eventually, startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { SessionRunner } from "./runner.ts";
 
 const USD = (cents: number) => BigInt(cents) * 10_000n; // 6 decimals

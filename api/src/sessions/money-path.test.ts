@@ -16,7 +16,8 @@ import { buildSweepCall, sessionSalt } from "../../../shared/contracts/addresses
 import { testUsdAbi } from "../../../shared/contracts/artifacts.ts";
 import { devFaucetAccount } from "../../../shared/contracts/deploy.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
-import { eventually, startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 
 const USD = (cents: number) => BigInt(cents) * 10_000n; // 6 decimals
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);

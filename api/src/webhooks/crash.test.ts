@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { startTestService, type TestService } from "../../../testing/service.ts";
-import { eventually, startReceiver } from "../../../testing/webhook-receiver.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startReceiver } from "../../../testing/webhook-receiver.ts";
 
 let svc: TestService;
 const rcv = startReceiver();
@@ -70,7 +71,7 @@ test("SIGKILL of the delivering process mid-flight: the delivery is sent again a
     const done = await eventually(async () => {
       const [r] = await svc.services.database.sql`select state, attempts from app.webhook_deliveries where endpoint_id = ${ep.body.id}`;
       return r!.state === "succeeded" ? r : undefined;
-    }, 5000, "recorded");
+    }, "recorded", 5000);
     expect(done.attempts).toBe(2);
     const att = await svc.call("GET", `/webhook-endpoints/${ep.body.id}/attempts`, { auth: key });
     expect(att.body.data.map((x: any) => [x.attemptNumber, x.succeeded])).toEqual([[2, true]]);

@@ -8,7 +8,8 @@ import { Webhook } from "standardwebhooks";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { insertSession, transitionSession } from "../sessions/repository.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
-import { eventually, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 
 let svc: TestService;
 const receivers: Receiver[] = [];
@@ -77,7 +78,7 @@ describe("delivery", () => {
     await move(id, "PENDING", "FUNDED", "paid");
     await move(id, "FUNDED", "SUCCEEDED", "swept");
     const got = await rcv.waitFor(3);
-    await eventually(async () => (await deliveryStates(endpoint.id)).join() === "succeeded,succeeded,succeeded", 3000, "recorded");
+    await eventually(async () => (await deliveryStates(endpoint.id)).join() === "succeeded,succeeded,succeeded", "recorded", 3000);
     const wh = new Webhook(endpoint.secret);
     expect(got.map((g) => g.json.type)).toEqual(["payment_session.pending", "payment_session.funded", "payment_session.succeeded"]);
     expect(got.map((g) => [g.json.data.status, g.json.data.previousStatus, g.json.data.reason, g.json.data.sequence])).toEqual([
@@ -122,12 +123,12 @@ describe("delivery", () => {
     await eventually(async () => {
       const [r] = await svc.services.database.sql`select count(*)::int as n from app.webhook_attempts where endpoint_id = ${endpoint.id} and not succeeded`;
       return r!.n >= 6;
-    }, 5000, "failed attempts while down");
+    }, "failed attempts while down", 5000);
     const states = await deliveryStates(endpoint.id);
     expect(states.filter((s) => s === "waiting").length).toBe(3 * 2 + 3 * 1);
     rcv.start();
     const total = 3 * 3 + 3 * 2;
-    await eventually(async () => (await deliveryStates(endpoint.id)).every((s) => s === "succeeded"), 8000, "all delivered");
+    await eventually(async () => (await deliveryStates(endpoint.id)).every((s) => s === "succeeded"), "all delivered", 8000);
     const arrivals = firstArrivals(rcv.received);
     expect(arrivals.size).toBe(6);
     for (const [i, id] of sessions.entries()) expect(arrivals.get(id)).toEqual(i % 2 === 0 ? [1, 2, 3] : [1, 2]);
@@ -146,7 +147,7 @@ describe("delivery", () => {
     });
     const { key, endpoint } = await setup(rcv.url);
     await newSession(key);
-    await eventually(async () => (await deliveryStates(endpoint.id))[0] === "succeeded", 5000, "success after retries");
+    await eventually(async () => (await deliveryStates(endpoint.id))[0] === "succeeded", "success after retries", 5000);
     const eventId = rcv.received[0]!.id;
     const att = await svc.call("GET", `/events/${eventId}/attempts`, { auth: key });
     expect(att.status).toBe(200);
@@ -188,7 +189,7 @@ describe("delivery", () => {
     });
     const { key, endpoint } = await setup(rcv.url);
     await newSession(key);
-    await eventually(async () => (await deliveryStates(endpoint.id))[0] === "succeeded", 5000, "success after a timeout");
+    await eventually(async () => (await deliveryStates(endpoint.id))[0] === "succeeded", "success after a timeout", 5000);
     const att = await svc.call("GET", `/webhook-endpoints/${endpoint.id}/attempts`, { auth: key });
     const [ok, timedOut] = att.body.data;
     expect(ok.succeeded).toBe(true);
@@ -205,7 +206,7 @@ describe("delivery", () => {
     const { key, endpoint } = await setup(`${rcv.url}/start`);
     const id = await newSession(key);
     await svc.call("POST", `/payment-sessions/${id}/cancel`, { auth: key });
-    await eventually(async () => (await deliveryStates(endpoint.id)).join() === "failed,succeeded", 8000, "failed head, then the next");
+    await eventually(async () => (await deliveryStates(endpoint.id)).join() === "failed,succeeded", "failed head, then the next", 8000);
     expect(rcv.received.some((r) => r.path === "/elsewhere")).toBe(false);
     const types = rcv.received.map((r) => r.json.type);
     expect(types).toEqual([...Array(5).fill("payment_session.pending"), "payment_session.canceled"]);
@@ -220,7 +221,7 @@ describe("delivery", () => {
     const { key, endpoint } = await setup(rcv.url);
     const id = await newSession(key);
     await svc.call("POST", `/payment-sessions/${id}/cancel`, { auth: key });
-    await eventually(async () => (await svc.call("GET", `/webhook-endpoints/${endpoint.id}`, { auth: key })).body.enabled === false, 5000, "disabled");
+    await eventually(async () => (await svc.call("GET", `/webhook-endpoints/${endpoint.id}`, { auth: key })).body.enabled === false, "disabled", 5000);
     const ep = await svc.call("GET", `/webhook-endpoints/${endpoint.id}`, { auth: key });
     expect(ep.body.disabledReason).toBe("gone");
     // the cancel's delivery was either queued and then canceled, or (endpoint already off) never queued
@@ -311,7 +312,7 @@ describe("delivery", () => {
     expect(again!.id).toBe(first!.id);
     expect(again!.body).toBe(first!.body);
     expect(new Webhook(endpoint.secret).verify(again!.body, again!.headers)).toBeTruthy();
-    await eventually(async () => (await svc.call("GET", `/events/${first!.id}/attempts`, { auth: key })).body.data.length === 2, 3000, "logged");
+    await eventually(async () => (await svc.call("GET", `/events/${first!.id}/attempts`, { auth: key })).body.data.length === 2, "logged", 3000);
     const att = await svc.call("GET", `/events/${first!.id}/attempts`, { auth: key });
     expect(att.body.data.map((a: any) => a.kind).sort()).toEqual(["event", "redelivery"]);
 

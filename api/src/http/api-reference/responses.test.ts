@@ -1,0 +1,142 @@
+/**
+ * What the service answers is what the OpenAPI document says: every documented operation is
+ * called (successes and errors, on a real chain so the sandbox tools succeed too), and every
+ * answer is checked against the schema documented for its route and status, by an independent
+ * JSON Schema validator (Ajv, draft 2020-12, the dialect of OpenAPI 3.1). An answer with a status
+ * the document does not list fails as well.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { eventually } from "../../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../../testing/lifecycle.ts";
+
+let stack: LifecycleStack;
+let doc: any;
+const seen: { op: string; status: number; body: unknown }[] = [];
+
+beforeAll(async () => {
+  stack = await startLifecycleStack({ env: { SERVICE_WEBHOOK_WORKER: "false" } });
+  doc = (await stack.svc.call("GET", "/docs/json")).body;
+}, 60_000);
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** The documented operation a concrete path belongs to ("GET /events/{id}"). */
+function operationOf(method: string, path: string): string | undefined {
+  const bare = path.split("?")[0]!;
+  for (const p of Object.keys(doc.paths)) {
+    const re = new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`);
+    if (re.test(bare) && doc.paths[p][method.toLowerCase()]) return `${method} ${p}`;
+  }
+  return undefined;
+}
+
+async function call(method: string, path: string, opts: { auth?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const r = await stack.svc.call(method, path, opts);
+  const op = operationOf(method, path);
+  expect(op, `${method} ${path} is a documented operation`).toBeDefined();
+  seen.push({ op: op!, status: r.status, body: r.body });
+  return r;
+}
+
+test("every documented operation answers as documented, successes and errors", async () => {
+  const key = stack.key;
+  const auth = { auth: key };
+  await call("GET", "/healthz");
+  await call("GET", "/readyz");
+
+  // Sessions.
+  const created = await call("POST", "/payment-sessions", { ...auth, body: { amount: "3.00", currency: "USD", referenceId: "ref-1", metadata: { a: "b" } }, headers: { "idempotency-key": "conf-1" } });
+  expect(created.status).toBe(201);
+  await call("POST", "/payment-sessions", { ...auth, body: { amount: "3.00", currency: "USD", referenceId: "ref-1", metadata: { a: "b" } }, headers: { "idempotency-key": "conf-1" } });
+  await call("POST", "/payment-sessions", { ...auth, body: { amount: "3", currency: "USD" } });
+  await call("POST", "/payment-sessions", { body: { amount: "3.00", currency: "USD" } });
+  const id = created.body.paymentSessionId as string;
+  const token = created.body.paymentSessionToken as string;
+  await call("GET", "/payment-sessions?limit=1", auth);
+  await call("GET", "/payment-sessions?limit=0", auth);
+  await call("GET", `/payment-sessions/${id}`, auth);
+  await call("GET", "/payment-sessions/ps_000000000000000000000000", auth);
+  await call("GET", "/api/payment-sessions", { auth: token });
+  await call("GET", "/api/payment-sessions", { auth: key });
+
+  // Sandbox tools on a real chain: faucet, pay (to SUCCEEDED), expire, fail-next-sweep, simulate-error.
+  await call("POST", "/sandbox/faucet", { ...auth, body: { address: "0x00000000000000000000000000000000000000a1", amount: "5.00" } });
+  await call("POST", "/sandbox/faucet", { ...auth, body: { address: "nope" } });
+  const fns = await call("POST", `/sandbox/payment-sessions/${id}/fail-next-sweep`, { ...auth, body: {} });
+  expect(fns.status).toBe(200);
+  const paid = await call("POST", `/sandbox/payment-sessions/${id}/pay`, { ...auth, body: {} });
+  expect(paid.status).toBe(200);
+  const other = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
+  await call("POST", `/sandbox/payment-sessions/${other.paymentSessionId}/simulate-error`, { ...auth, body: {} });
+  await call("POST", `/sandbox/payment-sessions/${other.paymentSessionId}/simulate-error`, { ...auth, body: {} });
+  const third = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
+  await call("POST", `/sandbox/payment-sessions/${third.paymentSessionId}/expire`, { ...auth, body: {} });
+  const fourth = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
+  await call("POST", `/payment-sessions/${fourth.paymentSessionId}/cancel`, { ...auth, body: {} });
+  await call("POST", `/payment-sessions/${fourth.paymentSessionId}/cancel`, { ...auth, body: {} });
+  const fifth = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
+  await call("POST", "/api/payment-sessions/cancel", { auth: fifth.paymentSessionToken, body: {} });
+  await call("POST", "/api/payment-sessions/cancel", { auth: fifth.paymentSessionToken, body: {} });
+  await eventually(async () => (await stack.svc.call("GET", `/payment-sessions/${id}`, auth)).body.status !== "PENDING", "the paid session leaves PENDING", 30_000);
+  await call("GET", `/payment-sessions/${id}`, auth);
+  await call("GET", "/api/payment-sessions", { auth: token });
+
+  // Settlement addresses.
+  await call("GET", "/settlement-addresses", auth);
+  await call("PUT", "/settlement-addresses/31337", { ...auth, body: { address: "0x00000000000000000000000000000000000000b2" } });
+  await call("PUT", "/settlement-addresses/31337", { ...auth, body: { address: "0xAbCdEf0000000000000000000000000000000000" } });
+  await call("PUT", "/settlement-addresses/999", { ...auth, body: { address: "0x00000000000000000000000000000000000000b2" } });
+
+  // Webhook endpoints and events.
+  const ep = await call("POST", "/webhook-endpoints", { ...auth, body: { url: "http://127.0.0.1:9/hook", description: "conformance" } });
+  expect(ep.status).toBe(201);
+  const epId = ep.body.id as string;
+  await call("POST", "/webhook-endpoints", { ...auth, body: { url: "ftp://x" } });
+  await call("GET", "/webhook-endpoints", auth);
+  await call("GET", `/webhook-endpoints/${epId}`, auth);
+  await call("POST", `/webhook-endpoints/${epId}`, { ...auth, body: { description: "renamed" } });
+  await call("GET", `/webhook-endpoints/${epId}/secret`, auth);
+  await call("POST", `/webhook-endpoints/${epId}/rotate-secret`, { ...auth, body: { overlapSeconds: 60 } });
+  await call("POST", `/webhook-endpoints/${epId}/test`, { ...auth, body: {} });
+  await call("GET", `/webhook-endpoints/${epId}/attempts`, auth);
+  const events = await call("GET", "/events?limit=5", auth);
+  expect(events.body.data.length).toBeGreaterThan(0);
+  const evtId = events.body.data[0].id as string;
+  await call("GET", `/events?paymentSessionId=${id}`, auth);
+  await call("GET", "/events?type=nope", auth);
+  await call("GET", `/events/${evtId}`, auth);
+  await call("GET", "/events/evt_000000000000000000000000", auth);
+  await call("GET", `/events/${evtId}/attempts`, auth);
+  await call("POST", `/events/${evtId}/redeliver`, { ...auth, body: {} });
+  await call("DELETE", `/webhook-endpoints/${epId}`, auth);
+  await call("GET", `/webhook-endpoints/${epId}`, auth);
+
+  // Every documented operation was called.
+  const documented = Object.entries(doc.paths).flatMap(([p, m]: [string, any]) => Object.keys(m).map((x) => `${x.toUpperCase()} ${p}`));
+  expect(documented.filter((op) => !seen.some((s) => s.op === op))).toEqual([]);
+
+  // Every answer matches the schema documented for its route and status.
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addFormat("integer", true); // Elysia marks numeric path/query parameters so; not a JSON type check
+  const defs = doc.components.schemas;
+  const violations: string[] = [];
+  for (const s of seen) {
+    const [method, path] = s.op.split(" ") as [string, string];
+    const response = doc.paths[path][method.toLowerCase()].responses[String(s.status)];
+    if (!response) {
+      violations.push(`${s.op} answered ${s.status}, which the document does not list`);
+      continue;
+    }
+    const schema = response.content?.["application/json"]?.schema;
+    if (!schema) continue;
+    const root = JSON.parse(JSON.stringify({ ...schema, $defs: defs }).replaceAll('"#/components/schemas/', '"#/$defs/'));
+    const validate = ajv.compile(root);
+    if (!validate(s.body)) violations.push(`${s.op} ${s.status}: ${ajv.errorsText(validate.errors)} — ${JSON.stringify(s.body).slice(0, 300)}`);
+  }
+  expect(violations).toEqual([]);
+  expect(seen.length).toBeGreaterThan(50);
+}, 120_000);
