@@ -1,0 +1,202 @@
+/**
+ * The server client against the real service: defaults from the environment, every resource,
+ * auto-pagination, typed errors, retries (a lost create answer makes one session, not two; 429
+ * waits), and webhook verification of a real delivery, including during a secret rotation.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestService, type TestService } from "../../testing/service.ts";
+import { Paysession, PaysessionError, verifyWebhook, WebhookVerificationError } from "./index.ts";
+
+let svc: TestService;
+let key: string;
+let client: Paysession;
+const received: { body: string; headers: Headers }[] = [];
+let receiver: ReturnType<typeof Bun.serve>;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  key = (await svc.merchant("Client")).sandboxKey;
+  client = new Paysession({ apiKey: key, host: svc.url, retryBaseMs: 10 });
+  receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      received.push({ body: await req.text(), headers: req.headers });
+      return new Response("ok");
+    },
+  });
+});
+afterAll(async () => {
+  receiver?.stop(true);
+  await svc.close();
+});
+
+describe("configuration", () => {
+  test("SERVICE_API_KEY and SERVICE_API_HOST are the defaults; without them, a clear error", async () => {
+    const saved = { k: process.env.SERVICE_API_KEY, h: process.env.SERVICE_API_HOST };
+    try {
+      process.env.SERVICE_API_KEY = key;
+      process.env.SERVICE_API_HOST = svc.url;
+      const s = await new Paysession().paymentSessions.create({ amount: "1.00", currency: "USD" });
+      expect(s.status).toBe("PENDING");
+      delete process.env.SERVICE_API_KEY;
+      expect(() => new Paysession()).toThrow(PaysessionError);
+      expect(() => new Paysession({ apiKey: "pst_test_x", host: svc.url })).toThrow(/secret key/);
+    } finally {
+      process.env.SERVICE_API_KEY = saved.k;
+      process.env.SERVICE_API_HOST = saved.h;
+      if (saved.k === undefined) delete process.env.SERVICE_API_KEY;
+      if (saved.h === undefined) delete process.env.SERVICE_API_HOST;
+    }
+  });
+});
+
+describe("payment sessions", () => {
+  test("create, retrieve, cancel; list pages by themselves, newest first, each session once", async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await client.paymentSessions.create({ amount: `2.0${i}`, currency: "USD", referenceId: `order-${i}` })).paymentSessionId);
+    const got = await client.paymentSessions.retrieve(made[0]!);
+    expect(got).toMatchObject({ paymentSessionId: made[0], amount: "2.00", referenceId: "order-0", status: "PENDING" });
+    const firstPage = await client.paymentSessions.list({ limit: 2 });
+    expect(firstPage.data.length).toBe(2);
+    expect(firstPage.hasMore).toBe(true);
+    const all: string[] = [];
+    for await (const s of client.paymentSessions.list({ limit: 2 })) all.push(s.paymentSessionId);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.slice(0, 5)).toEqual([...made].reverse());
+    const canceled = await client.paymentSessions.cancel(made[1]!);
+    expect(canceled.status).toBe("CANCELED");
+  });
+
+  test("an API error is a PaysessionError with type, code, param, status and requestId", async () => {
+    const err = await client.paymentSessions.create({ amount: "3", currency: "USD" }).catch((e) => e);
+    expect(err).toBeInstanceOf(PaysessionError);
+    expect(err).toMatchObject({ type: "invalid_request_error", code: "amount_invalid", param: "amount", status: 400 });
+    expect(err.requestId).toMatch(/^req_/);
+    const missing = await client.paymentSessions.retrieve("ps_000000000000000000000000").catch((e) => e);
+    expect(missing).toMatchObject({ code: "resource_not_found", status: 404 });
+    const offline = await new Paysession({ apiKey: key, host: "http://127.0.0.1:9", maxRetries: 1, retryBaseMs: 1 }).paymentSessions.retrieve("ps_x").catch((e) => e);
+    expect(offline).toMatchObject({ type: "connection_error", code: "connection_failed" });
+  });
+});
+
+describe("retries", () => {
+  /** A proxy in front of the service that misbehaves as told, counting what passes through. */
+  function proxy(misbehave: (n: number, req: Request, upstream: () => Promise<Response>) => Promise<Response>) {
+    let n = 0;
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (req) => {
+        const url = new URL(req.url);
+        const upstream = async () =>
+          fetch(svc.url + url.pathname + url.search, { method: req.method, headers: req.headers, body: req.method === "GET" ? undefined : await req.text() });
+        return misbehave(++n, req, upstream);
+      },
+    });
+    return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true), count: () => n };
+  }
+
+  test("a create whose answer is lost is sent again with the same Idempotency-Key: one session", async () => {
+    const keys: string[] = [];
+    const p = proxy(async (n, req, upstream) => {
+      keys.push(req.headers.get("idempotency-key") ?? "");
+      const res = await upstream(); // the service creates the session…
+      if (n === 1) return new Response("bad gateway", { status: 502 }); // …and the answer is lost
+      return res;
+    });
+    try {
+      const before = (await client.paymentSessions.list({ limit: 100 })).data.length;
+      const s = await new Paysession({ apiKey: key, host: p.url, retryBaseMs: 5 }).paymentSessions.create({ amount: "7.77", currency: "USD" });
+      expect(p.count()).toBe(2);
+      expect(keys[0]).toBeTruthy();
+      expect(keys[1]).toBe(keys[0]!);
+      const after = (await client.paymentSessions.list({ limit: 100 })).data;
+      expect(after.length).toBe(before + 1);
+      expect(after[0]!.paymentSessionId).toBe(s.paymentSessionId);
+    } finally {
+      p.stop();
+    }
+  });
+
+  test("429 waits for Retry-After; a POST without an Idempotency-Key is not repeated", async () => {
+    const p = proxy(async (n, _req, upstream) => (n === 1 ? new Response("{}", { status: 429, headers: { "retry-after": "1" } }) : upstream()));
+    try {
+      const c = new Paysession({ apiKey: key, host: p.url, retryBaseMs: 5 });
+      const t0 = Date.now();
+      const list = await c.paymentSessions.list({ limit: 1 });
+      expect(list.data.length).toBe(1);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(950);
+    } finally {
+      p.stop();
+    }
+    const q = proxy(async () => new Response(JSON.stringify({ error: { type: "api_error", code: "service_unavailable", message: "down", requestId: "req_x" } }), { status: 503 }));
+    try {
+      const s = await client.paymentSessions.create({ amount: "1.00", currency: "USD" });
+      const err = await new Paysession({ apiKey: key, host: q.url, retryBaseMs: 5 }).paymentSessions.cancel(s.paymentSessionId).catch((e) => e);
+      expect(err).toMatchObject({ code: "service_unavailable", status: 503, requestId: "req_x" });
+      expect(q.count()).toBe(1);
+    } finally {
+      q.stop();
+    }
+  });
+});
+
+describe("webhooks, events, settlement", () => {
+  test("a real delivery verifies with the endpoint's secret; altered, stale or foreign ones do not; both secrets during a rotation", async () => {
+    const ep = await client.webhookEndpoints.create({ url: `http://127.0.0.1:${receiver.port}/hook`, description: "client test" });
+    expect(ep.secret).toMatch(/^whsec_/);
+    const result = await client.webhookEndpoints.sendTest(ep.id);
+    expect(result.attempt.succeeded).toBe(true);
+    const delivery = received.at(-1)!;
+    const event = await verifyWebhook(delivery.body, delivery.headers, ep.secret);
+    expect(event.type).toBe("webhook.test");
+    await expect(verifyWebhook(delivery.body.replace("}", ' }'), delivery.headers, ep.secret)).rejects.toBeInstanceOf(WebhookVerificationError);
+    await expect(verifyWebhook(delivery.body, delivery.headers, ep.secret, { nowSeconds: Math.floor(Date.now() / 1000) + 3600 })).rejects.toThrow(/too far/);
+    const other = await client.webhookEndpoints.create({ url: `http://127.0.0.1:${receiver.port}/other` });
+    await expect(verifyWebhook(delivery.body, delivery.headers, other.secret)).rejects.toThrow(/no signature/);
+    // A plain object of headers (Node's IncomingMessage.headers) works too.
+    const plain: Record<string, string> = {};
+    delivery.headers.forEach((v, k) => (plain[k] = v));
+    expect((await verifyWebhook(delivery.body, plain, ep.secret)).id).toBe(event.id);
+
+    const rotated = await client.webhookEndpoints.rotateSecret(ep.id, { overlapSeconds: 600 });
+    expect(rotated.secret).not.toBe(ep.secret);
+    await client.webhookEndpoints.sendTest(ep.id);
+    const during = received.at(-1)!;
+    await verifyWebhook(during.body, during.headers, rotated.secret);
+    await verifyWebhook(during.body, during.headers, ep.secret);
+    expect((await client.webhookEndpoints.secret(ep.id)).secret).toBe(rotated.secret);
+
+    const updated = await client.webhookEndpoints.update(ep.id, { description: "renamed" });
+    expect(updated.description).toBe("renamed");
+    expect((await client.webhookEndpoints.list()).map((e) => e.id)).toContain(ep.id);
+    const attempts = [];
+    for await (const a of client.webhookEndpoints.attempts(ep.id, { limit: 1 })) attempts.push(a);
+    expect(attempts.length).toBe(2);
+    expect(await client.webhookEndpoints.del(other.id)).toEqual({ id: other.id, deleted: true });
+  });
+
+  test("events: list by session, retrieve with deliveries, attempts, redeliver", async () => {
+    const s = await client.paymentSessions.create({ amount: "4.00", currency: "USD" });
+    const page = await client.events.list({ paymentSessionId: s.paymentSessionId });
+    expect(page.data.map((e) => e.type)).toEqual(["payment_session.pending"]);
+    const evt = await client.events.retrieve(page.data[0]!.id);
+    expect(evt.data.paymentSessionId).toBe(s.paymentSessionId);
+    expect(Array.isArray(evt.deliveries)).toBe(true);
+    const redelivered = await client.events.redeliver(evt.id);
+    expect(redelivered.eventId).toBe(evt.id);
+    const att = await client.events.attempts(evt.id);
+    expect(Array.isArray(att.data)).toBe(true);
+  });
+
+  test("settlement addresses: list and set (EIP-55 out; a bad checksum is a typed error)", async () => {
+    const list = await client.settlementAddresses.list();
+    expect(list.length).toBeGreaterThan(0);
+    const chainId = list[0]!.chainId;
+    const set = await client.settlementAddresses.set(chainId, "0x00000000000000000000000000000000000000b2");
+    expect(set).toMatchObject({ chainId, isDefault: false });
+    const bad = await client.settlementAddresses.set(chainId, "0xAbCdEf0000000000000000000000000000000000").catch((e) => e);
+    expect(bad).toMatchObject({ code: "address_checksum_invalid", status: 400 });
+  });
+});
