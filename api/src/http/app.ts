@@ -16,6 +16,7 @@ import { sandboxRoutes } from "./sandbox.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import type { Services } from "./services.ts";
+import { dashboardRoutes } from "../dashboard/routes.ts";
 
 export const SWAGGER_PATH = "/docs";
 
@@ -73,6 +74,7 @@ export const requestsOutage = new Outage("API requests", (line) => console.error
 
 export function buildApp(services: Services) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("the app is not built yet"));
   const app = new Elysia()
     .onRequest(({ request, set }) => {
       if (services.config.logRequests) startedAt.set(request, performance.now());
@@ -164,7 +166,11 @@ export function buildApp(services: Services) {
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))
     .use(settlementAddressRoutes(services))
-    .use(sandboxRoutes(services));
+    .use(sandboxRoutes(services))
+    // The merchant dashboard (pages, hidden from Swagger). Its actions go through the routes
+    // above, in-process (dashboard/api.ts), hence the late-bound handle.
+    .use(dashboardRoutes(services, (request) => handle(request)));
+  handle = (request) => app.handle(request);
 
   for (const r of app.routes) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);
