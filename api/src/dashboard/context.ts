@@ -63,7 +63,8 @@ export function makeContext(services: Services, dispatch: Dispatch) {
     api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body),
   });
 
-  const envOf = (params: Record<string, string>): Environment | undefined => (params.env === undefined ? "sandbox" : parseEnvironment(params.env));
+  // Routes without :env (sign-out) act on no environment's data; sandbox stands in.
+  const envOf = (params: Record<string, string> | undefined): Environment | undefined => (params?.env === undefined ? "sandbox" : parseEnvironment(params.env));
 
   /** GET: signed in, or off to the sign-in page (and back here afterwards). */
   function pageRoute(handler: (c: PageContext) => Promise<Response>) {
@@ -76,7 +77,7 @@ export function makeContext(services: Services, dispatch: Dispatch) {
         }
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
-        return handler(build(req, login, env, params, query));
+        return handler(build(req, login, env, params ?? {}, query ?? {}));
       })(request);
   }
 
@@ -91,7 +92,7 @@ export function makeContext(services: Services, dispatch: Dispatch) {
         if (problem) return errorPage(403, "Refused", problem);
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
-        return handler({ ...build(req, login, env, params, query), form });
+        return handler({ ...build(req, login, env, params ?? {}, query ?? {}), form });
       })(request);
   }
 

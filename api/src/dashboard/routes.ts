@@ -206,13 +206,11 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const header = "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at\n";
           // Streamed a keyset page at a time: an export of 100,000 rows never sits in memory whole.
           let after: string | undefined;
-          let done = false;
           const stream = new ReadableStream<string>({
             start(ctrl) {
               ctrl.enqueue(header);
             },
             async pull(ctrl) {
-              if (done) return ctrl.close();
               const p = await listTransactions(sql, owner, filters, { after }, 1000);
               for (const r of p.rows) {
                 ctrl.enqueue(
@@ -220,7 +218,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
                 );
               }
               after = p.next;
-              if (!after) done = true;
+              if (!after) ctrl.close();
             },
           });
           return new Response(stream, {
