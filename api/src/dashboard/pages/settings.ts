@@ -29,7 +29,7 @@ ${
 </form></section>
 ${
   live.length
-    ? html`<div class="table-wrap"><table class="list"><caption class="visually-hidden">Active keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><caption class="visually-hidden">Active keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${live.map(
   (k) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${timeTag(k.createdAt)}</td><td>${k.lastUsedAt ? timeTag(k.lastUsedAt) : "never"}</td>
 <td><form method="post" action="/dashboard/${env}/settings/api-keys/${k.id}/revoke" data-confirm="${`Revoke the key “${k.name}” (${k.prefix}…)? Requests with it are refused at once.`}">${csrfField(login)}<button type="submit" class="danger">Revoke</button></form></td></tr>`,
@@ -66,7 +66,7 @@ ${
 </form></section>
 ${
   live.length
-    ? html`<div class="table-wrap"><table class="list"><caption class="visually-hidden">Webhook endpoints</caption><thead><tr><th scope="col">URL</th><th scope="col">Description</th><th scope="col">State</th><th scope="col">Created</th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><caption class="visually-hidden">Webhook endpoints</caption><thead><tr><th scope="col">URL</th><th scope="col">Description</th><th scope="col">State</th><th scope="col">Created</th></tr></thead><tbody>
 ${live.map(
   (e) => html`<tr><td><a href="/dashboard/${env}/settings/webhooks/${e.id}">${e.url}</a></td><td>${e.description ?? ""}</td><td>${e.enabled ? "enabled" : `disabled${e.disabledReason === "gone" ? " (answered 410 Gone)" : ""}`}</td><td>${timeTag(e.createdAt)}</td></tr>`,
 )}</tbody></table></div>`
@@ -97,7 +97,7 @@ ${secret ? html`<p><code id="wh-secret" class="secret">${secret}</code> <button 
 <section><h2 class="h3">Recent attempts</h2>
 ${
   attempts.length
-    ? html`<div class="table-wrap"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Kind</th><th scope="col">Result</th><th scope="col">Latency</th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Kind</th><th scope="col">Result</th><th scope="col">Latency</th></tr></thead><tbody>
 ${attempts.map(
   (a) => html`<tr><td>${timeTag(a.createdAt)}</td><td><code>${a.eventId}</code></td><td>${a.kind}</td><td>${a.succeeded ? "✓ " : "✗ "}${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")}</td><td class="num">${a.latencyMs} ms</td></tr>`,
 )}</tbody></table></div>`
@@ -159,7 +159,7 @@ export function securityBody(env: Environment, rows: SecurityEventRow[], next?: 
 <p>Every sign-in, key, webhook and settlement change of your account, both environments, newest first. This history cannot be edited.</p>
 ${
   rows.length
-    ? html`<div class="table-wrap"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Environment</th><th scope="col">Details</th><th scope="col">From</th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Environment</th><th scope="col">Details</th><th scope="col">From</th></tr></thead><tbody>
 ${rows.map(
   (r) => html`<tr><td>${timeTag(r.createdAt)}</td><td>${r.email ?? "—"}</td><td>${ACTION_WORDS[r.action] ?? r.action}</td><td>${r.environment ?? "—"}</td><td class="ref">${detailText(r.detail)}</td><td><code>${r.ip ?? "—"}</code></td></tr>`,
 )}</tbody></table></div>`

@@ -47,7 +47,7 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
   })}</ol></section>
 
 <section aria-labelledby="nets"><h2 id="nets">Where to pay</h2>
-<div class="table-wrap"><table class="list"><thead><tr><th scope="col">Network</th><th scope="col">Deposit address</th><th scope="col">Amount</th><th scope="col">Settles to</th></tr></thead><tbody>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Network</th><th scope="col">Deposit address</th><th scope="col">Amount</th><th scope="col">Settles to</th></tr></thead><tbody>
 ${v.networks.map(
   (n) => html`<tr><td>${n.network}</td><td>${addressLink(n.chainId, n.depositAddress)}</td><td class="num">${tokenAmount(n.amountBaseUnits, n.decimals)} ${n.tokenSymbol}</td><td>${n.settlementAddress ? addressLink(n.chainId, n.settlementAddress) : "—"}</td></tr>`,
 )}
@@ -56,7 +56,7 @@ ${v.networks.map(
 <section aria-labelledby="tx"><h2 id="tx">On-chain transfers</h2>
 ${
   d.funds.length
-    ? html`<div class="table-wrap"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
 ${d.funds.map(
   (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? "Payment in" : "Sweep to settlement"}${f.reverted ? " (undone)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
 )}</tbody></table></div>`
@@ -78,7 +78,7 @@ ${
 ${
   d.endpoints.size === 0
     ? html`<p class="muted">No webhook endpoint in this environment. <a href="/dashboard/${env}/settings/webhooks">Add one</a> to be told of every status change.</p>`
-    : html`<div class="table-wrap"><table class="list"><thead><tr><th scope="col">Event</th><th scope="col">Deliveries</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Event</th><th scope="col">Deliveries</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${d.events.map(
   ({ event, deliveries, attempts }) => html`<tr>
   <td><code>${event.id}</code><br>${statusBadge(event.status)} ${event.reason}</td>

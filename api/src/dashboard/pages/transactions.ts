@@ -69,7 +69,7 @@ ${
 </div>`
     : page.rows.length === 0
       ? html`<div class="empty"><h2>No matching payments</h2><p>Nothing matches these filters. <a href="/dashboard/${env}/transactions">Show every payment</a>.</p></div>`
-      : html`<div class="table-wrap"><table class="list">
+      : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list">
   <caption class="visually-hidden">Payment sessions, newest first</caption>
   <thead><tr><th scope="col">Session</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Currency</th><th scope="col">Network</th><th scope="col">Reference</th><th scope="col">Created</th></tr></thead>
   <tbody${args.firstPage ? html` data-refresh="/dashboard/${env}/transactions/rows${qs}" aria-live="polite"` : ""}>${rows(env, page, args.deposits)}</tbody>
