@@ -150,7 +150,7 @@ const ACTION_WORDS: Record<string, string> = {
 
 function detailText(d: Record<string, unknown>): string {
   return Object.entries(d)
-    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .map(([k, v]) => `${k}: ${v === null ? "none" : typeof v === "string" ? v : JSON.stringify(v)}`)
     .join(", ");
 }
 

@@ -22,11 +22,11 @@ function networksOf(row: SessionRow, deposits: DepositRow[]): string {
 export function rows(env: Environment, page: Page, deposits: Map<string, DepositRow[]>): Html {
   return html`${page.rows.map(
     (r) => html`<tr>
-  <td><a href="/dashboard/${env}/transactions/${r.id}" class="mono">${r.id}</a></td>
+  <td><a href="/dashboard/${env}/transactions/${r.id}" class="mono nowrap">${r.id}</a></td>
   <td>${statusBadge(r.status)}</td>
   <td class="num">${formatAmount(r.amountMinor)}</td>
-  <td>${r.currency}</td>
-  <td>${networksOf(r, deposits.get(r.id) ?? [])}</td>
+  <td class="wide-only">${r.currency}</td>
+  <td class="wide-only">${networksOf(r, deposits.get(r.id) ?? [])}</td>
   <td class="ref">${r.referenceId ?? "—"}</td>
   <td>${timeTag(r.createdAt)}</td>
 </tr>`,
@@ -71,7 +71,7 @@ ${
       ? html`<div class="empty"><h2>No matching payments</h2><p>Nothing matches these filters. <a href="/dashboard/${env}/transactions">Show every payment</a>.</p></div>`
       : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list">
   <caption class="visually-hidden">Payment sessions, newest first</caption>
-  <thead><tr><th scope="col">Session</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Currency</th><th scope="col">Network</th><th scope="col">Reference</th><th scope="col">Created</th></tr></thead>
+  <thead><tr><th scope="col">Session</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col" class="wide-only">Currency</th><th scope="col" class="wide-only">Network</th><th scope="col">Reference</th><th scope="col">Created</th></tr></thead>
   <tbody${args.firstPage ? html` data-refresh="/dashboard/${env}/transactions/rows${qs}" aria-live="polite"` : ""}>${rows(env, page, args.deposits)}</tbody>
 </table></div>
 <nav class="pager" aria-label="Pages">
