@@ -14,8 +14,7 @@ import { newId } from "../../../shared/ids.ts";
 import { sendWebhook } from "../webhooks/sender.ts";
 import { secretKey, webhookHeaders } from "../webhooks/signing.ts";
 import { insertAttempts, listEndpoints, signingSecrets, type NewAttempt } from "../webhooks/store.ts";
-import { publicMerchantId } from "../credentials/store.ts";
-import type { Login } from "./logins.ts";
+import { publicMerchantId, type Merchant } from "../credentials/store.ts";
 
 export const SETTLEMENT_EVENT_TYPE = "settlement_address.updated";
 
@@ -26,16 +25,17 @@ export interface SettlementChange {
   previousAddress: string | null;
 }
 
-export async function announceSettlementChange(services: Services, login: Login, environment: Environment, change: SettlementChange): Promise<void> {
+/** `changedBy`: the user's email (dashboard) or the API key's display prefix (API). */
+export async function announceSettlementChange(services: Services, merchant: Merchant, changedBy: string, environment: Environment, change: SettlementChange): Promise<void> {
   const now = new Date();
   const event = {
     id: newId("event"),
     type: SETTLEMENT_EVENT_TYPE,
     createdAt: now.toISOString(),
-    data: { environment, merchantId: publicMerchantId(login.merchant, environment), ...change, changedBy: login.user.email },
+    data: { environment, merchantId: publicMerchantId(merchant, environment), ...change, changedBy },
   };
   const body = JSON.stringify(event);
-  const endpoints = (await listEndpoints(services.database.db, { merchantId: login.merchant.id, environment })).filter((e) => e.enabled && !e.deletedAt);
+  const endpoints = (await listEndpoints(services.database.db, { merchantId: merchant.id, environment })).filter((e) => e.enabled && !e.deletedAt);
   const send = async () => {
     const attempts = await Promise.all(
       endpoints.map(async (row): Promise<NewAttempt> => {

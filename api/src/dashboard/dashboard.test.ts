@@ -251,3 +251,15 @@ describe("pages", () => {
     expect(refused[0]!.n).toBe(1);
   });
 });
+
+describe("the settlement API route", () => {
+  test("stays, and a change through it is recorded in the security history (with the key) like one in the dashboard", async () => {
+    const res = await svc.call("PUT", "/settlement-addresses/31337", { auth: a.sandboxKey, body: { address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" } });
+    expect(res.status).toBe(200);
+    const [e] = await svc.services.database.sql`
+      select detail, email from app.security_events where merchant_id = ${a.merchant.id} and action = 'settlement_address_changed' and detail->>'via' = 'api'`;
+    expect(e!.detail).toMatchObject({ chainId: 31337, address: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", via: "api" });
+    expect(String(e!.detail.keyPrefix)).toStartWith("sk_test_");
+    expect(await (await asA.get("/dashboard/sandbox/settings/security")).text()).toContain(`API key ${e!.detail.keyPrefix}…`);
+  });
+});

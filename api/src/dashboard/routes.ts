@@ -395,7 +395,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           }
           const change = { chainId: res.body.chainId, network: res.body.network, address: res.body.address, previousAddress: previous?.isDefault ? null : (previous?.address ?? null) };
           await recordSecurityEvent(db, c.actor(), "settlement_address_changed", change, c.env);
-          await announceSettlementChange(services, c.login, c.env, change);
+          await announceSettlementChange(services, c.login.merchant, c.login.user.email, c.env, change);
           return redirect(`/dashboard/${c.env}/settings/settlement?notice=settlement-changed`);
         }),
         HIDE,

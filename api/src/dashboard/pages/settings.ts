@@ -161,7 +161,7 @@ ${
   rows.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Environment</th><th scope="col">Details</th><th scope="col">From</th></tr></thead><tbody>
 ${rows.map(
-  (r) => html`<tr><td>${timeTag(r.createdAt)}</td><td>${r.email ?? "—"}</td><td>${ACTION_WORDS[r.action] ?? r.action}</td><td>${r.environment ?? "—"}</td><td class="ref">${detailText(r.detail)}</td><td><code>${r.ip ?? "—"}</code></td></tr>`,
+  (r) => html`<tr><td>${timeTag(r.createdAt)}</td><td>${r.email ?? (typeof r.detail.keyPrefix === "string" ? `API key ${r.detail.keyPrefix}…` : "—")}</td><td>${ACTION_WORDS[r.action] ?? r.action}</td><td>${r.environment ?? "—"}</td><td class="ref">${detailText(r.detail)}</td><td><code>${r.ip ?? "—"}</code></td></tr>`,
 )}</tbody></table></div>`
     : html`<div class="empty"><p>Nothing recorded yet.</p></div>`
 }
