@@ -20,6 +20,7 @@ import { loadChainsConfig } from "../shared/chains/config.ts";
 import { NetworkReadiness } from "../api/src/onchain/network-status.ts";
 import { freePort } from "../shared/testing/ports.ts";
 import { percentile, round } from "./lib.ts";
+import { signInAttemptAt } from "../api/src/dashboard/testing.ts";
 
 const sessions = Number(process.env.BENCH_SESSIONS ?? 100_000);
 const requests = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -67,15 +68,7 @@ try {
 
   await createUser(db, merchant.id, "bench@shop.example", "bench password 123");
   const base = svc.url;
-  const form = await fetch(`${base}/dashboard/sign-in`);
-  const pre = form.headers.getSetCookie().find((c) => c.startsWith("ps_dashboard_pre="))!.split(";")[0]!;
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-  const signedIn = await fetch(`${base}/dashboard/sign-in`, {
-    method: "POST",
-    headers: { cookie: pre, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ _csrf: csrf, email: "bench@shop.example", password: "bench password 123" }),
-    redirect: "manual",
-  });
+  const signedIn = await signInAttemptAt(base, "bench@shop.example", "bench password 123");
   const cookie = signedIn.headers.getSetCookie().find((c) => c.startsWith("ps_dashboard="))!.split(";")[0]!;
 
   const rowsIn = (html: string) => (html.match(/<tr>\s*<td><a href="\/dashboard\/sandbox\/transactions\/ps_/g) ?? []).length;

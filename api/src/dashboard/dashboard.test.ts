@@ -263,3 +263,32 @@ describe("the settlement API route", () => {
     expect(await (await asA.get("/dashboard/sandbox/settings/security")).text()).toContain(`API key ${e!.detail.keyPrefix}…`);
   });
 });
+
+describe("sign-up", () => {
+  test("is off by default; SERVICE_DASHBOARD_SIGNUP=true makes a merchant and its first user, signed in", async () => {
+    expect((await fetch(`${svc.url}/dashboard/sign-up`)).status).toBe(404);
+    const open = await startTestService({ SERVICE_WEBHOOK_WORKER: "false", SERVICE_DASHBOARD_SIGNUP: "true" });
+    try {
+      const form = await fetch(`${open.url}/dashboard/sign-up`);
+      expect(form.status).toBe(200);
+      const pre = form.headers.getSetCookie().find((c) => c.startsWith("ps_dashboard_pre="))!.split(";")[0]!;
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+      const post = (fields: Record<string, string>) =>
+        fetch(`${open.url}/dashboard/sign-up`, {
+          method: "POST",
+          headers: { cookie: pre, "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ _csrf: csrf, ...fields }),
+          redirect: "manual",
+        });
+      expect((await post({ name: "New Shop", email: "new@shop.example", password: "short" })).status).toBe(400);
+      const made = await post({ name: "New Shop", email: "new@shop.example", password: "a good long password" });
+      expect(made.status).toBe(303);
+      expect(made.headers.getSetCookie().some((c) => c.startsWith("ps_dashboard=dsh_"))).toBe(true);
+      const [m] = await open.services.database.sql`select m.name from app.dashboard_users u join app.merchants m on m.id = u.merchant_id where u.email = 'new@shop.example'`;
+      expect(m!.name).toBe("New Shop");
+      expect((await post({ name: "Again", email: "new@shop.example", password: "a good long password" })).status).toBe(409);
+    } finally {
+      await open.close();
+    }
+  });
+});

@@ -44,11 +44,16 @@ export async function signIn(svc: TestService, email: string, password = TEST_PA
   return b;
 }
 
-export async function signInAttempt(svc: TestService, email: string, password: string): Promise<Response> {
-  const form = await fetch(`${svc.url}/dashboard/sign-in`);
+export function signInAttempt(svc: TestService, email: string, password: string): Promise<Response> {
+  return signInAttemptAt(svc.url, email, password);
+}
+
+/** The sign-in form as a browser fills it (its own CSRF token and cookie), against any server. */
+export async function signInAttemptAt(base: string, email: string, password: string): Promise<Response> {
+  const form = await fetch(`${base}/dashboard/sign-in`);
   const pre = cookieOf(form, "ps_dashboard_pre")!;
   const csrf = csrfIn(await form.text())!;
-  return fetch(`${svc.url}/dashboard/sign-in`, {
+  return fetch(`${base}/dashboard/sign-in`, {
     method: "POST",
     headers: { cookie: pre, "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({ _csrf: csrf, email, password }),
