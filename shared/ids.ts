@@ -18,6 +18,8 @@ export const ID_PREFIX = {
   sweep: "swp_",
   sweepTransaction: "stx_",
   webhookAttempt: "wha_",
+  dashboardUser: "usr_",
+  securityEvent: "sec_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

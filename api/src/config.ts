@@ -49,6 +49,8 @@ export interface Config {
   sweeps: SweepConfig;
   /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
   networkCheckMs: number;
+  /** The merchant dashboard (api/src/dashboard/): whether anyone may create an account there (SERVICE_DASHBOARD_SIGNUP). */
+  dashboard: { signUp: boolean };
 }
 
 /** The sweeper's knobs (sweeps/sweeper.ts). */
@@ -273,6 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
     encryptionKey: undefined,
     networkCheckMs: int("SERVICE_NETWORK_CHECK_SECONDS", 30, 1, 3600) * 1000,
+    dashboard: { signUp: bool("SERVICE_DASHBOARD_SIGNUP", false) },
     runner: {
       enabled: bool("SERVICE_SESSION_RUNNER", true),
       pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),

@@ -2,6 +2,7 @@
  * `bun run dev` as a newcomer runs it: embedded Postgres under the data dir, a demo
  * merchant created once, credentials printed and written to credentials.json.
  */
+import { signInAttemptAt } from "./dashboard/testing.ts";
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,7 +38,10 @@ test("bun run dev starts everything, creates the demo merchant once, and stops c
     expect(first.out).toContain("demo merchant (sandbox) created");
     expect(first.out).toContain(`Swagger   http://127.0.0.1:${port}/docs`);
     const creds = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
-    expect(Object.keys(creds).sort()).toEqual(["apiBaseUrl", "apiKey", "indexerUrl", "merchantId", "rpcUrl", "swaggerUrl"]);
+    expect(Object.keys(creds).sort()).toEqual(["apiBaseUrl", "apiKey", "dashboardEmail", "dashboardPassword", "dashboardUrl", "indexerUrl", "merchantId", "rpcUrl", "swaggerUrl"]);
+    // The dashboard address and its demo login are printed, and the login works.
+    expect(first.out).toContain(`dashboard ${creds.dashboardUrl}   (sign in as ${creds.dashboardEmail} / ${creds.dashboardPassword})`);
+    expect((await signInAttemptAt(`http://127.0.0.1:${port}`, creds.dashboardEmail, creds.dashboardPassword)).status).toBe(303);
     expect(first.out).toContain("(deployed token, factory)");
     // The local test network answers with our chain id and the indexer is ready.
     const rpc = await fetch(creds.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
@@ -75,6 +79,7 @@ test("bun run dev starts everything, creates the demo merchant once, and stops c
     expect(second.out).not.toContain("(deployed");
     const after = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
     expect(after.apiKey).toBe(before.apiKey);
+    expect(after.dashboardPassword).toBe(before.dashboardPassword);
     // The session made in the first run survived the restart: data lives in the data dir.
     const list = await fetch(`${after.apiBaseUrl}/payment-sessions`, { headers: { authorization: `Bearer ${after.apiKey}` } });
     expect((await list.json()).data.length).toBe(1);

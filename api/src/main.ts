@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { ConfigError, encryptionKeyProblems, loadConfig, type Config } from "./config.ts";
 import { ensureDemoMerchant } from "./credentials/demo.ts";
+import { ensureDemoUser } from "./dashboard/demo-user.ts";
 import { relayerAddressFor, startService, type RunningService } from "./server.ts";
 import { describeStatus, NetworkReadiness, probeNetworks } from "./onchain/network-status.ts";
 import { chainEnvFor, startIndexerBeside, startLocalNetwork } from "./onchain.ts";
@@ -99,6 +100,9 @@ if (dev) {
   log(`  SERVICE_API_HOST=${credentials.apiBaseUrl}`);
   log(`  SERVICE_API_KEY=${credentials.apiKey}`);
   log(`  NEXT_PUBLIC_SERVICE_MERCHANT_ID=${credentials.merchantId}`);
+  const dashboardUrl = `${config.publicUrl.toString().replace(/\/$/, "")}/dashboard`;
+  const demo = await ensureDemoUser(running.services.database.db, file, dashboardUrl);
+  log(`dashboard ${dashboardUrl}   (sign in as ${demo.email} / ${demo.password})`);
   log(`  (also in ${file})`);
 }
 

@@ -154,7 +154,7 @@ export interface WebhookAttempt {
   id: string;
   eventId: string;
   webhookEndpointId: string;
-  kind: "event" | "redelivery" | "test";
+  kind: "event" | "redelivery" | "test" | "account";
   attemptNumber: number;
   url: string;
   succeeded: boolean;

@@ -62,3 +62,24 @@ test("bad commands and flags exit 2 with a message", async () => {
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("no merchant");
 });
+
+test("an operator creates a dashboard user (password printed once, stored as argon2id) and resets it", async () => {
+  const created = await admin("merchant:create", "--name", "Dashboard Co");
+  const merchant = created.out.merchant;
+  const user = await admin("user:create", "--merchant", merchant.id, "--email", "Owner@Dashboard.example");
+  expect(user.code).toBe(0);
+  expect(user.out.user.email).toBe("owner@dashboard.example");
+  expect(user.out.password.length).toBeGreaterThanOrEqual(20);
+  const [row] = await svc.services.database.sql`select password_hash from app.dashboard_users where email = 'owner@dashboard.example'`;
+  expect(row!.password_hash).toStartWith("$argon2id$");
+  expect(row!.password_hash).not.toContain(user.out.password);
+  expect(await Bun.password.verify(user.out.password, row!.password_hash)).toBe(true);
+  const again = await admin("user:create", "--merchant", merchant.id, "--email", "owner@dashboard.example");
+  expect(again.code).toBe(2);
+  expect(again.stderr).toContain("exists already");
+  expect((await admin("user:create", "--merchant", merchant.id, "--email", "x@y.example", "--password", "short")).code).toBe(2);
+  const reset = await admin("user:password", "--email", "owner@dashboard.example");
+  expect(reset.code).toBe(0);
+  const [after] = await svc.services.database.sql`select password_hash from app.dashboard_users where email = 'owner@dashboard.example'`;
+  expect(await Bun.password.verify(reset.out.password, after!.password_hash)).toBe(true);
+});

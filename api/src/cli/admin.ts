@@ -5,6 +5,8 @@
  *   key:list --merchant acct_…
  *   key:revoke --merchant acct_… --key key_…
  *   settlement:set --merchant acct_… --env production --chain 8453 --address 0x…
+ *   user:create --merchant acct_… --email a@b.c [--password …]   a dashboard user (no --password: one is made and printed once)
+ *   user:password --email a@b.c [--password …]       a new password; every signed-in session of the user ends
  *   networks                                         each enabled network: RPC, chain id, head, stablecoin, factory, relayer balance
  *   factory:deploy --chain 8453                      deploys the deposit factory there (once per network; idempotent)
  * `networks` and `factory:deploy` use the network variables (SERVICE_RPC_URL_<KEY>, SERVICE_RELAYER_PRIVATE_KEY), not the database.
@@ -24,8 +26,10 @@ import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { parseSettlementAddress } from "../sessions/deposits.ts";
 import { setSettlement } from "../sessions/settlements.ts";
 import { networkCommand } from "./networks.ts";
+import { changePassword, createUser, findUserByEmail, UserInputError } from "../dashboard/users.ts";
+import { newSecret } from "../../../shared/ids.ts";
 
-const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|networks|factory:deploy> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--json]`;
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--json]`;
 
 function die(message: string): never {
   console.error(message);
@@ -42,6 +46,8 @@ const { positionals, values } = parseArgs({
     key: { type: "string" },
     chain: { type: "string" },
     address: { type: "string" },
+    email: { type: "string" },
+    password: { type: "string" },
     json: { type: "boolean", default: false },
   },
 });
@@ -136,6 +142,32 @@ try {
       const address = parseSettlementAddress(values.address ?? die("--address 0x… is required")) ?? die("--address must be a non-zero 0x address");
       const saved = await setSettlement(db, await merchantId(), environment, chainId, address);
       out(`${environment} ${preset.name}: funds of new sessions settle to ${saved.address}`, { settlement: saved });
+      break;
+    }
+    case "user:create": {
+      const password = values.password ?? newSecret().slice(0, 20);
+      try {
+        const user = await createUser(db, await merchantId(), values.email ?? die("--email is required"), password);
+        out(
+          `dashboard user ${user.id} ${user.email} (merchant ${user.merchantId})${values.password ? "" : `\n  password: ${password}\nShown this once; only its argon2id hash is stored.`}`,
+          { user: { id: user.id, email: user.email, merchantId: user.merchantId }, ...(values.password ? {} : { password }) },
+        );
+      } catch (e) {
+        if (e instanceof UserInputError) die(e.message);
+        throw e;
+      }
+      break;
+    }
+    case "user:password": {
+      const user = (await findUserByEmail(db, values.email ?? die("--email is required"))) ?? die(`no dashboard user ${values.email}`);
+      const password = values.password ?? newSecret().slice(0, 20);
+      try {
+        await changePassword(db, user.id, password);
+      } catch (e) {
+        if (e instanceof UserInputError) die(e.message);
+        throw e;
+      }
+      out(`new password for ${user.email}${values.password ? "" : `: ${password}`}; every signed-in session of theirs has ended`, { user: { id: user.id, email: user.email }, ...(values.password ? {} : { password }) });
       break;
     }
     default:

@@ -96,6 +96,8 @@ export const paymentSessions = app.table(
     index("payment_sessions_created_idx").on(t.createdAt),
     index("payment_sessions_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
     index("payment_sessions_status_idx").on(t.merchantId, t.environment, t.status, t.createdAt.desc(), t.id.desc()),
+    // The dashboard's search by reference (api/src/dashboard/transactions.ts).
+    index("payment_sessions_reference_idx").on(t.merchantId, t.environment, t.referenceId).where(sql`${t.referenceId} is not null`),
     check("payment_sessions_amount_chk", sql`${t.amountMinor} > 0`),
     check("payment_sessions_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
     check(
@@ -307,6 +309,8 @@ export const sessionDeposits = app.table(
   (t) => [
     primaryKey({ columns: [t.sessionId, t.chainId] }),
     uniqueIndex("session_deposits_address_uq").on(t.chainId, t.address),
+    // The dashboard's search by deposit address, whatever the network.
+    index("session_deposits_address_idx").on(t.address),
   ],
 );
 
@@ -411,6 +415,8 @@ export const sessionFunds = app.table(
   },
   (t) => [
     primaryKey({ columns: [t.sessionId, t.chainId, t.direction, t.txHash, t.logIndex] }),
+    // The dashboard's search by transaction hash (payments in, sweeps out).
+    index("session_funds_tx_idx").on(t.txHash),
     check("session_funds_direction_chk", sql`${t.direction} in ('in', 'out')`),
   ],
 );
@@ -423,3 +429,71 @@ export const runnerCursors = app.table("runner_cursors", {
   blockHash: text("block_hash"),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
+
+/**
+ * People who sign in to the merchant dashboard (api/src/dashboard/). Several per merchant;
+ * the email is stored lowercase and is unique across merchants (one sign-in, one merchant).
+ * The password is an argon2id hash (Bun.password), never the password itself.
+ */
+export const dashboardUsers = app.table(
+  "dashboard_users",
+  {
+    id: text("id").primaryKey(),
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    email: text("email").notNull().unique(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    passwordChangedAt: ts("password_changed_at").notNull().defaultNow(),
+  },
+  (t) => [index("dashboard_users_merchant_idx").on(t.merchantId)],
+);
+
+/**
+ * Signed-in dashboard sessions, server-side: the cookie holds a random secret whose SHA-256
+ * is the key here, so sign-out (or a password change, which deletes a user's rows) ends it
+ * at once. Each has its own CSRF token, checked on every state-changing request.
+ */
+export const dashboardLogins = app.table(
+  "dashboard_logins",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: "cascade" }),
+    csrfToken: text("csrf_token").notNull(),
+    ip: text("ip"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [index("dashboard_logins_user_idx").on(t.userId), index("dashboard_logins_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * The security history: sign-ins (and failed ones, which also drive the sign-in throttle),
+ * sign-outs, key creation and revocation, webhook and settlement changes. Append-only: a
+ * trigger (migration 0009) refuses UPDATE and DELETE.
+ */
+export const securityEvents = app.table(
+  "security_events",
+  {
+    id: text("id").primaryKey(),
+    /** Null for a failed sign-in with an unknown email. */
+    merchantId: text("merchant_id"),
+    userId: text("user_id"),
+    /** Who: the email as typed (lowercased) for sign-ins, the user's for everything else. */
+    email: text("email"),
+    action: text("action").notNull(),
+    environment: text("environment"),
+    detail: jsonb("detail").$type<Record<string, unknown>>().notNull().default({}),
+    ip: text("ip"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("security_events_merchant_idx").on(t.merchantId, t.createdAt.desc(), t.id.desc()),
+    index("security_events_failures_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
+    index("security_events_ip_failures_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
+  ],
+);

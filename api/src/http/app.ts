@@ -18,6 +18,7 @@ import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
 import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
+import { dashboardRoutes } from "../dashboard/routes.ts";
 
 
 const requestIds = new WeakMap<Request, string>();
@@ -99,6 +100,7 @@ const REFERENCE_META = {
 
 export function buildApp(services: Services) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
+  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("the app is not built yet"));
   const app = new Elysia()
     .onRequest(({ request, set }) => {
       if (services.config.logRequests) startedAt.set(request, performance.now());
@@ -162,7 +164,11 @@ export function buildApp(services: Services) {
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))
     .use(settlementAddressRoutes(services))
-    .use(sandboxRoutes(services));
+    .use(sandboxRoutes(services))
+    // The merchant dashboard (pages, hidden from Swagger). Its actions go through the routes
+    // above, in-process (dashboard/api.ts), hence the late-bound handle.
+    .use(dashboardRoutes(services, (request) => handle(request)));
+  handle = (request) => app.handle(request);
 
   app.use(apiReferenceRoutes(() => buildOpenApi(app, REFERENCE_META)));
 

@@ -66,7 +66,20 @@ function limit(services: Services, bucket: string): void {
 /** How often last_used_at is written per key: once a minute is precise enough to spot a dead key. */
 const TOUCH_EVERY_MS = 60_000;
 
+/**
+ * Requests the dashboard makes to the API's own routes in-process, on behalf of a signed-in
+ * user (api/src/dashboard/api.ts): the same routes, validation and rules as with a key. Keyed
+ * by the Request object itself, which only code in this process can hold, so nothing arriving
+ * over the network can ever be found here.
+ */
+export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
+
 export async function requireApiKey(services: Services, request: Request): Promise<ApiKeyAuth> {
+  const delegated = delegatedAuth.get(request);
+  if (delegated) {
+    limit(services, delegated.key.id);
+    return delegated;
+  }
   const cred = presented(services, request);
   if (cred.kind !== "api_key") throw new ApiError("api_key_required");
   const found = await lookupApiKey(services.database.db, cred.raw);

@@ -60,7 +60,7 @@ export const WebhookAttempt = t.Object({
   id: t.String({ examples: ["wha_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
   eventId: t.String(),
   webhookEndpointId: t.String(),
-  kind: literals(["event", "redelivery", "test"] as const),
+  kind: literals(["event", "redelivery", "test", "account"] as const),
   attemptNumber: JsonInteger(),
   url: t.String(),
   succeeded: t.Boolean(),

@@ -16,6 +16,7 @@ import { ApiError } from "../errors.ts";
 import { requestScope, type RequestScope } from "../db/deadline.ts";
 import { errorResponse, requestsOutage, type App } from "./app.ts";
 import type { HttpMetrics } from "./metrics.ts";
+import { clientAddresses } from "./client-address.ts";
 
 const COMMIT_GRACE_MS = 2000;
 
@@ -46,12 +47,14 @@ export function serveApp(
     return response;
   };
 
-  const server = Bun.serve({
+  const server: Server<undefined> = Bun.serve({
     port: opts.port,
     hostname: opts.hostname,
     maxRequestBodySize: opts.maxRequestBodySize,
-    async fetch(request) {
+    async fetch(request, srv) {
       const t0 = performance.now();
+      const ip = srv.requestIP(request)?.address;
+      if (ip) clientAddresses.set(request, ip);
       if (draining) {
         return finish(
           request,

@@ -9,7 +9,10 @@ import { checkAddressInput } from "../sessions/deposits.ts";
 import { listSettlements, setSettlement } from "../sessions/settlements.ts";
 import { checksummed } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
-import { requireApiKey } from "./auth.ts";
+import { delegatedAuth, requireApiKey } from "./auth.ts";
+import { recordSecurityEvent } from "../dashboard/audit.ts";
+import { announceSettlementChange } from "../dashboard/announce.ts";
+import { clientAddresses } from "./client-address.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
 import { SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./settlement-addresses.schemas.ts";
 import type { Services } from "./services.ts";
@@ -73,7 +76,22 @@ export function settlementAddressRoutes(services: Services) {
         const input = checkAddressInput(body.address);
         if (!input.ok && input.problem === "checksum") throw new ApiError("address_checksum_invalid", undefined, "address");
         if (!input.ok || /^0x0{40}$/i.test(input.address)) throw new ApiError("parameter_invalid", "address must be a non-zero 0x-prefixed 20-byte address.", "address");
+        const previous = (await listSettlements(database.db, auth.merchant.id, auth.environment)).find((r) => r.chainId === chainId);
         const saved = await setSettlement(database.db, auth.merchant.id, auth.environment, chainId, input.address);
+        // Where money goes is the most sensitive setting: a change through the API is recorded in
+        // the security history and announced to the webhook endpoints, as one in the dashboard
+        // is (the dashboard records its own, with the user's name, after its password check).
+        if (!delegatedAuth.has(request)) {
+          const change = { chainId, network: network.name, address: checksummed(saved.address), previousAddress: previous ? checksummed(previous.address) : null };
+          await recordSecurityEvent(
+            database.db,
+            { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
+            "settlement_address_changed",
+            { ...change, via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
+            auth.environment,
+          );
+          await announceSettlementChange(services, auth.merchant, `API key ${auth.key.prefix}…`, auth.environment, change);
+        }
         return { chainId, network: network.name, address: checksummed(saved.address), isDefault: false, updatedAt: saved.updatedAt.toISOString() };
       },
       {
@@ -82,7 +100,7 @@ export function settlementAddressRoutes(services: Services) {
           tag: TAG,
           summary: "Set the settlement address of a network",
           description:
-            "Where swept funds of sessions created from now on go, on this network. Production sessions can be created only once at least one production network has one. Double-check it: funds swept to a wrong address cannot be recalled.",
+            "Where swept funds of sessions created from now on go, on this network. Production sessions can be created only once at least one production network has one. Double-check it: funds swept to a wrong address cannot be recalled. Every change is recorded in the security history (dashboard, Settings) and announced to the environment's enabled webhook endpoints as a `settlement_address.updated` event.",
           auth: "apiKey",
           body: SettlementAddressBody,
           ok: { status: 200, schema: SettlementAddress, description: "Saved." },

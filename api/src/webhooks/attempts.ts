@@ -75,7 +75,7 @@ export interface NewAttempt {
   merchantId: string;
   environment: string;
   eventId: string;
-  kind: "event" | "redelivery" | "test";
+  kind: "event" | "redelivery" | "test" | "account";
   attemptNumber: number;
   url: string;
   succeeded: boolean;

@@ -1,0 +1,77 @@
+/**
+ * The security history (app.security_events, append-only): who did what, when, from which
+ * address. Also the source of the sign-in throttle's failure counts.
+ */
+import { and, desc, eq, lt, or, sql as dsql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { securityEvents } from "../db/schema.ts";
+import { newId } from "../../../shared/ids.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { WINDOW_SECONDS, type FailureCount } from "./throttle.ts";
+
+export type SecurityAction =
+  | "sign_in"
+  | "sign_in_failed"
+  | "sign_out"
+  | "password_changed"
+  | "api_key_created"
+  | "api_key_revoked"
+  | "webhook_endpoint_created"
+  | "webhook_endpoint_updated"
+  | "webhook_endpoint_deleted"
+  | "webhook_secret_revealed"
+  | "webhook_secret_rotated"
+  | "settlement_address_changed"
+  | "settlement_address_change_refused";
+
+export type SecurityEventRow = typeof securityEvents.$inferSelect;
+
+export interface Actor {
+  merchantId: string | null;
+  userId: string | null;
+  email: string | null;
+  ip: string | null;
+}
+
+export async function recordSecurityEvent(
+  db: Pick<Db, "insert">,
+  actor: Actor,
+  action: SecurityAction,
+  detail: Record<string, unknown> = {},
+  environment: Environment | null = null,
+): Promise<void> {
+  await db.insert(securityEvents).values({ id: newId("securityEvent"), ...actor, action, environment, detail });
+}
+
+/** Newest first, keyset by (created_at, id). */
+export async function listSecurityEvents(db: Db, merchantId: string, limit: number, before?: string): Promise<{ rows: SecurityEventRow[]; hasMore: boolean }> {
+  const conditions = [eq(securityEvents.merchantId, merchantId)];
+  if (before) {
+    const t = dsql`(select created_at from app.security_events where id = ${before})`;
+    conditions.push(or(lt(securityEvents.createdAt, t), and(eq(securityEvents.createdAt, t), lt(securityEvents.id, before)))!);
+  }
+  const rows = await db
+    .select()
+    .from(securityEvents)
+    .where(and(...conditions))
+    .orderBy(desc(securityEvents.createdAt), desc(securityEvents.id))
+    .limit(limit + 1);
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** Failed sign-ins of an email since its last successful one, and of an address, within the window. */
+export async function recentFailures(db: Db, email: string, ip: string | null): Promise<{ byEmail: FailureCount; byIp: FailureCount }> {
+  const sql = db.$client;
+  const [e] = await sql`
+    select count(*)::int as n, max(created_at) as last from app.security_events
+     where action = 'sign_in_failed' and email = ${email}
+       and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})
+       and created_at > coalesce((select max(created_at) from app.security_events where action = 'sign_in' and email = ${email}), '-infinity')`;
+  const [i] = ip
+    ? await sql`
+        select count(*)::int as n, max(created_at) as last from app.security_events
+         where action = 'sign_in_failed' and ip = ${ip} and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})`
+    : [{ n: 0, last: null }];
+  const at = (v: unknown) => (v == null ? null : new Date(v as string));
+  return { byEmail: { count: e!.n as number, lastAt: at(e!.last) }, byIp: { count: i!.n as number, lastAt: at(i!.last) } };
+}

@@ -1,0 +1,47 @@
+/**
+ * TEST helper: Debian's Chromium driven by playwright-core (MACHINE-NOTES), axe-core run in
+ * the page, and screenshots into artifacts/dashboard/ (gitignored) for a person to look at.
+ */
+import { chromium, type Browser, type Page } from "playwright-core";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export const CHROMIUM = process.env.PAYSESSION_CHROMIUM ?? "/usr/bin/chromium";
+export const ARTIFACTS = resolve(import.meta.dir, "../../../artifacts/dashboard");
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+const axeSource = readFileSync(resolve(import.meta.dir, "../../../node_modules/axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** axe-core's serious and critical violations on the page as it is now (WCAG 2.x A and AA rules, best practices). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern: nothing is
+  // loosened on the page under test.
+  await page.evaluate(`${axeSource}\n;0`);
+  const result = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] })`)) as {
+    violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")) }));
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}

@@ -1,0 +1,100 @@
+/**
+ * The two kinds of dashboard handler. A page (GET) needs a signed-in session, else it
+ * redirects to sign-in. An action (POST) needs a signed-in session (else 401) and the
+ * session's CSRF token (else 403), and its body is a small urlencoded form. Both: the
+ * environment in the path is checked, every answer carries the security headers, and an
+ * error never leaves as a stack trace or a JSON blob.
+ */
+import type { Services } from "../http/services.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { isDatabaseUnavailable } from "../db/outage.ts";
+import { html, type Html } from "./html.ts";
+import { bare, layout, type Notice, type Section } from "./layout.ts";
+import type { Login } from "./logins.ts";
+import { clientIp, csrfProblem, currentLogin, FormError, page, parseEnvironment, readForm, redirect } from "./request.ts";
+import type { Actor } from "./audit.ts";
+import { callApi, type ApiResult, type Dispatch } from "./api.ts";
+
+export interface PageContext {
+  services: Services;
+  request: Request;
+  login: Login;
+  env: Environment;
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  /** The page in the shared layout. */
+  render(section: Section, title: string, body: Html, opts?: { notice?: Notice; status?: number }): Response;
+  actor(): Actor;
+  api(method: string, path: string, body?: unknown): Promise<ApiResult>;
+}
+
+export interface ActionContext extends PageContext {
+  form: URLSearchParams;
+}
+
+export function errorPage(status: number, title: string, text: string): Response {
+  return page(bare(title, html`<div class="card narrow"><h1>${title}</h1><p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p></div>`), status);
+}
+
+function guard(handler: (request: Request) => Promise<Response>) {
+  return async (request: Request): Promise<Response> => {
+    try {
+      return await handler(request);
+    } catch (e) {
+      if (e instanceof FormError) return errorPage(e.status, "That did not work", e.message);
+      if (isDatabaseUnavailable(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.");
+      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String((e as Error)?.stack ?? e) }));
+      return errorPage(500, "Something went wrong", "That is our bug, and it was logged. Try again, or go back.");
+    }
+  };
+}
+
+export function makeContext(services: Services, dispatch: Dispatch) {
+  const build = (request: Request, login: Login, env: Environment, params: Record<string, string>, query: Record<string, string | undefined>): PageContext => ({
+    services,
+    request,
+    login,
+    env,
+    params,
+    query,
+    render: (section, title, body, opts = {}) =>
+      page(layout({ login, environment: env, section, title, body, notice: opts.notice, path: new URL(request.url).pathname }), opts.status ?? 200),
+    actor: () => ({ merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
+    api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body),
+  });
+
+  // Routes without :env (sign-out) act on no environment's data; sandbox stands in.
+  const envOf = (params: Record<string, string> | undefined): Environment | undefined => (params?.env === undefined ? "sandbox" : parseEnvironment(params.env));
+
+  /** GET: signed in, or off to the sign-in page (and back here afterwards). */
+  function pageRoute(handler: (c: PageContext) => Promise<Response>) {
+    return ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, string | undefined> }) =>
+      guard(async (req) => {
+        const login = await currentLogin(services, req);
+        if (!login) {
+          const url = new URL(req.url);
+          return redirect(`/dashboard/sign-in?next=${encodeURIComponent(url.pathname + url.search)}`);
+        }
+        const env = envOf(params);
+        if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
+        return handler(build(req, login, env, params ?? {}, query ?? {}));
+      })(request);
+  }
+
+  /** POST: signed in (else 401), the session's CSRF token (else 403), then the action. */
+  function actionRoute(handler: (c: ActionContext) => Promise<Response>) {
+    return ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, string | undefined> }) =>
+      guard(async (req) => {
+        const login = await currentLogin(services, req);
+        if (!login) return errorPage(401, "Signed out", "Your session has ended. Sign in again.");
+        const form = await readForm(req);
+        const problem = csrfProblem(req, form, login.csrfToken);
+        if (problem) return errorPage(403, "Refused", problem);
+        const env = envOf(params);
+        if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
+        return handler({ ...build(req, login, env, params ?? {}, query ?? {}), form });
+      })(request);
+  }
+
+  return { pageRoute, actionRoute, guard };
+}

@@ -1,0 +1,216 @@
+/**
+ * The dashboard in Debian's Chromium (playwright-core) against a real service, Postgres,
+ * anvil, Ponder indexer, session runner and sweeper: a merchant signs in, makes a sandbox key,
+ * creates a session with it over the API, pays it with the sandbox tool and sees it SUCCEEDED
+ * with its timeline and sweep; revokes the key; adds a webhook endpoint and sends a test event;
+ * changes a settlement address. On every page: axe-core finds no serious or critical
+ * violation, the page breaks no rule of its CSP, and a screenshot goes to artifacts/dashboard/.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { createMerchant } from "../credentials/store.ts";
+import { createUser } from "./users.ts";
+import { launchChromium, screenshot, seriousViolations } from "./browser-testing.ts";
+
+const EMAIL = "owner@shop.example";
+const PASSWORD = "a long enough password";
+
+let stack: LifecycleStack;
+let browser: Browser;
+let page: Page;
+let receiver: ReturnType<typeof Bun.serve>;
+const received: string[] = [];
+const cspViolations: string[] = [];
+const dialogs: string[] = [];
+
+beforeAll(async () => {
+  stack = await startLifecycleStack();
+  const m = await createMerchant(stack.svc.services.database.db, "Corner Shop");
+  await createUser(stack.svc.services.database.db, m.id, EMAIL, PASSWORD);
+  receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      received.push(await req.text());
+      return new Response("ok");
+    },
+  });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.on("console", (msg) => {
+    if (/Content Security Policy|Refused to/i.test(msg.text())) cspViolations.push(msg.text());
+  });
+  page.on("dialog", async (d) => {
+    dialogs.push(d.message());
+    // Only our own confirmations may open a dialog; an alert would be injected script.
+    if (d.type() === "confirm") await d.accept();
+    else await d.dismiss();
+  });
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  receiver?.stop(true);
+  await stack?.close();
+});
+
+const url = (path: string) => `${stack.svc.url}${path}`;
+
+/** Every page we look at: no serious/critical axe violation, no CSP violation, a screenshot. */
+async function check(name: string) {
+  expect({ page: name, violations: await seriousViolations(page) }).toEqual({ page: name, violations: [] });
+  expect({ page: name, csp: cspViolations }).toEqual({ page: name, csp: [] });
+  await screenshot(page, name);
+}
+
+test("sign in, key, session paid with the sandbox tool, revoke, webhook test event, settlement change", async () => {
+  await page.goto(url("/dashboard"));
+  expect(page.url()).toContain("/dashboard/sign-in");
+  await check("01-sign-in");
+  await page.fill("#email", EMAIL);
+  await page.fill("#password", "wrong password here");
+  await page.click("button[type=submit]");
+  expect(await page.textContent("[role=alert]")).toContain("Wrong email or password");
+  await page.fill("#password", PASSWORD);
+  await page.click("button[type=submit]");
+  await page.waitForURL(/\/dashboard\/sandbox\/transactions$/);
+  expect(await page.textContent(".sandbox-banner")).toContain("Sandbox");
+  expect(await page.textContent("#merchant-id")).toMatch(/^mch_test_/);
+  expect(await page.textContent(".empty")).toContain("curl -X POST");
+  await check("02-transactions-empty");
+
+  // A sandbox key, shown once.
+  await page.click("nav.side >> text=API keys");
+  await page.fill("#key-name", "shop server");
+  await page.click("text=Create key");
+  const secret = (await page.textContent("#new-key"))!.trim();
+  expect(secret).toMatch(/^sk_test_/);
+  await check("03-api-key-created");
+
+  // A session over the API with that key; the reference and metadata try to inject markup.
+  const created = await stack.svc.call("POST", "/payment-sessions", {
+    auth: secret,
+    body: { amount: "12.34", currency: "USD", referenceId: "<script>alert('ref')</script>", metadata: { note: "<img src=x onerror=alert('meta')>" } },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.paymentSessionId as string;
+  await page.click("nav.side >> text=Transactions");
+  expect(await page.textContent("td.ref")).toBe("<script>alert('ref')</script>");
+  await check("04-transactions-list");
+
+  await page.click(`a[href$="/transactions/${id}"]`);
+  expect(await page.textContent("table.kv td")).toBe("<img src=x onerror=alert('meta')>");
+  await check("05-transaction-pending");
+  await page.click("text=Pay it (from the faucet)");
+  await page.waitForSelector("[role=status]");
+  const state = await eventually(async () => {
+    await page.reload();
+    const badge = await page.textContent(".summary .badge");
+    return badge === "SUCCEEDED" ? badge : undefined;
+  }, "the session to show SUCCEEDED", 30_000);
+  expect(state).toBe("SUCCEEDED");
+  const timeline = await page.textContent("ol.timeline");
+  expect(timeline).toContain("Created");
+  expect(timeline).toContain("Paid");
+  expect(timeline).toContain("Settled");
+  expect(await page.textContent("section:has(#tx)")).toContain("Sweep to settlement");
+  expect(await page.textContent("section:has(#tx)")).toMatch(/sweep transaction 0x[0-9a-f]{64}/);
+  await check("06-transaction-succeeded");
+
+  // Revoke the key: the API refuses it at once.
+  await page.click("nav.side >> text=API keys");
+  await page.click("button:has-text('Revoke')");
+  await page.waitForURL(/notice=key-revoked/);
+  expect(dialogs.some((d) => d.startsWith("Revoke the key"))).toBe(true);
+  expect((await stack.svc.call("GET", "/payment-sessions?limit=1", { auth: secret })).body.error.code).toBe("api_key_revoked");
+  await check("07-api-key-revoked");
+
+  // A webhook endpoint and a test event: the attempt shows.
+  await page.click("nav.side >> text=Webhooks");
+  await check("08-webhooks-empty");
+  await page.fill("#wh-url", `http://127.0.0.1:${receiver.port}/hooks`);
+  await page.fill("#wh-desc", "shop <b>backend</b>");
+  await page.click("text=Add endpoint");
+  expect(await page.textContent("#new-secret")).toMatch(/^whsec_/);
+  await check("09-webhook-added");
+  await page.click(`a:has-text("127.0.0.1:${receiver.port}")`);
+  await page.click("text=Send test event");
+  expect(await page.textContent("[role=status]")).toContain("Test event delivered (HTTP 200)");
+  expect(await page.textContent("table.list tbody")).toContain("test");
+  expect(received.some((b) => b.includes("webhook.test"))).toBe(true);
+  await check("10-webhook-endpoint");
+
+  // Settlement: a wrong password and a wrong checksum are refused; the right change is recorded and announced.
+  await page.click("nav.side >> text=Settlement");
+  await check("11-settlement");
+  const good = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+  await page.fill("#addr-31337", good);
+  await page.fill("#pw-31337", "not my password");
+  await page.click("text=Change settlement address");
+  expect(await page.textContent("[role=alert]")).toContain("Wrong password");
+  await page.fill("#addr-31337", good.replace("C8", "c8"));
+  await page.fill("#pw-31337", PASSWORD);
+  await page.click("text=Change settlement address");
+  expect(await page.textContent("[role=alert]")).toContain("checksum is wrong");
+  await check("12-settlement-refused");
+  await page.fill("#addr-31337", good);
+  await page.fill("#pw-31337", PASSWORD);
+  await page.click("text=Change settlement address");
+  await page.waitForURL(/notice=settlement-changed/);
+  expect(await page.textContent("main")).toContain(good);
+  await eventually(async () => (received.some((b) => b.includes("settlement_address.updated") && b.includes(good)) ? true : undefined), "the settlement announcement");
+
+  await page.click("nav.side >> text=Security history");
+  const history = await page.textContent("table.list");
+  for (const what of ["Signed in", "Failed sign-in", "Created an API key", "Revoked an API key", "Added a webhook endpoint", "Changed a settlement address", "Settlement change refused"]) expect(history).toContain(what);
+  await check("13-security-history");
+
+  // Production: its own merchant id and none of sandbox's data.
+  await page.click(".env-switch >> text=Production");
+  await page.click("nav.side >> text=Transactions");
+  expect(await page.textContent("#merchant-id")).toMatch(/^mch_live_/);
+  expect(await page.textContent("main")).not.toContain(id);
+  await check("14-production-transactions");
+
+  // A phone.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.click(".env-switch >> text=Sandbox");
+  await check("15-phone-transactions");
+  await page.goto(url(`/dashboard/sandbox/transactions/${id}`));
+  await check("16-phone-transaction");
+
+  // Keyboard: the skip link comes first and leads to the content.
+  await page.setViewportSize({ width: 1280, height: 860 });
+  await page.goto(url("/dashboard/sandbox/transactions"));
+  await page.keyboard.press("Tab");
+  expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+
+  // Signed out: the pages are gone.
+  await page.click("text=Sign out");
+  await page.waitForURL(/sign-in/);
+  await page.goto(url("/dashboard/sandbox/settings/api-keys"));
+  expect(page.url()).toContain("/dashboard/sign-in");
+  expect(dialogs.filter((d) => !d.startsWith("Revoke the key"))).toEqual([]);
+}, 120_000);
+
+test("the dashboard refuses to be framed", async () => {
+  const framer = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: () => new Response(`<!doctype html><iframe id="f" src="${url("/dashboard/sign-in")}"></iframe>`, { headers: { "content-type": "text/html" } }),
+  });
+  try {
+    const p = await browser.newPage();
+    await p.goto(`http://127.0.0.1:${framer.port}/`);
+    await Bun.sleep(500);
+    const frame = p.frames().find((f) => f !== p.mainFrame());
+    // Chromium blocks the frame: it never holds our sign-in form.
+    const form = frame ? await frame.$("form").catch(() => null) : null;
+    expect(form).toBeNull();
+    await p.close();
+  } finally {
+    framer.stop(true);
+  }
+});

@@ -1,0 +1,93 @@
+/** The dashboard's pure parts: escaping, throttle, search classification, CSV, cookies, timeline words. */
+import { describe, expect, test } from "bun:test";
+import { html, raw } from "./html.ts";
+import { retryAfterSeconds, waitAfter } from "./throttle.ts";
+import { classifySearch, csvField, parseFilters } from "./transactions.ts";
+import { loginCookie, readCookie, secureCookies } from "./logins.ts";
+import { describe as describeEvent, tokenAmount } from "./timeline.ts";
+import { normalizeEmail, passwordProblem } from "./users.ts";
+
+describe("html", () => {
+  test("escapes every interpolated value unless it is our own markup", () => {
+    const evil = `<script>alert("x")</script>&'`;
+    expect(html`<p>${evil}</p>`.toString()).toBe("<p>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;</p>");
+    expect(html`<p title="${evil}">${raw("<b>ok</b>")}</p>`.toString()).toBe('<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;"><b>ok</b></p>');
+    expect(html`${[html`<i>${"<"}</i>`, null, undefined, false, 0]}`.toString()).toBe("<i>&lt;</i>0");
+  });
+});
+
+describe("sign-in throttle", () => {
+  test("five failures are free, then the wait doubles from 30 s up to 15 min", () => {
+    expect([0, 4, 5, 6, 7, 10, 40].map((n) => waitAfter(n, 5))).toEqual([0, 0, 30, 60, 120, 900, 900]);
+  });
+  test("the wait counts from the last failure; the address limit applies too", () => {
+    const now = new Date("2026-01-01T00:01:00Z");
+    const last = new Date("2026-01-01T00:00:50Z");
+    const none = { count: 0, lastAt: null };
+    expect(retryAfterSeconds({ count: 5, lastAt: last }, none, now)).toBe(20);
+    expect(retryAfterSeconds({ count: 4, lastAt: last }, none, now)).toBe(0);
+    expect(retryAfterSeconds(none, { count: 20, lastAt: last }, now)).toBe(20);
+    expect(retryAfterSeconds({ count: 5, lastAt: new Date("2026-01-01T00:00:00Z") }, none, now)).toBe(0);
+  });
+});
+
+describe("transactions", () => {
+  test("a search is a session id, an address, a transaction hash, or else a reference", () => {
+    expect(classifySearch("ps_4f9KpQ2xYz81LmNoPq7RsTuV")).toEqual({ kind: "session", id: "ps_4f9KpQ2xYz81LmNoPq7RsTuV" });
+    expect(classifySearch(" 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 ")).toEqual({ kind: "address", address: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" });
+    expect(classifySearch(`0x${"AB".repeat(32)}`)).toEqual({ kind: "tx", hash: `0x${"ab".repeat(32)}` });
+    expect(classifySearch("order_1042")).toEqual({ kind: "reference", reference: "order_1042" });
+    expect(classifySearch("   ")).toBeUndefined();
+  });
+  test("filters: bad values are dropped and reported", () => {
+    expect(parseFilters({ status: "SUCCEEDED", from: "2026-01-01", to: "2026-02-30x", q: " x " })).toEqual({
+      filters: { status: "SUCCEEDED", from: "2026-01-01", q: "x" },
+      problems: ["The end date must be a date (YYYY-MM-DD)."],
+    });
+    expect(parseFilters({ status: "nope" }).problems).toEqual(["Unknown status; showing every status."]);
+  });
+  test("CSV fields are quoted when needed and never start a formula", () => {
+    expect(csvField('a,"b"')).toBe('"a,""b"""');
+    expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)");
+    expect(csvField("-1+2")).toBe("'-1+2");
+    expect(csvField(null)).toBe("");
+  });
+});
+
+describe("cookies and users", () => {
+  test("HttpOnly, SameSite and Path always; Secure except plain http on loopback", () => {
+    expect(loginCookie("dsh_x", false)).toBe("ps_dashboard=dsh_x; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=43200");
+    expect(loginCookie("dsh_x", true)).toEndWith("; Secure");
+    expect(secureCookies(new URL("http://localhost:4000"))).toBe(false);
+    expect(secureCookies(new URL("http://127.0.0.1:4000"))).toBe(false);
+    expect(secureCookies(new URL("https://pay.example.com"))).toBe(true);
+    expect(secureCookies(new URL("http://pay.example.com"))).toBe(true);
+    expect(readCookie("a=1; ps_dashboard=dsh_y; b=2", "ps_dashboard")).toBe("dsh_y");
+    expect(readCookie(null, "ps_dashboard")).toBeUndefined();
+  });
+  test("emails and passwords", () => {
+    expect(normalizeEmail(" Ann@Shop.Example ")).toBe("ann@shop.example");
+    expect(normalizeEmail("not an email")).toBeUndefined();
+    expect(normalizeEmail("<a>@b.c")).toBeUndefined();
+    expect(passwordProblem("short")).toContain("at least 12");
+    expect(passwordProblem("long enough password")).toBeUndefined();
+  });
+});
+
+describe("timeline in plain words", () => {
+  const ctx = { amount: "12.34", currency: "USD", decimals: 6, symbol: "TUSD" };
+  const at = "2026-01-01T00:00:00.000Z";
+  test("says what happened to the money for over-, under- and late payments", () => {
+    expect(describeEvent({ sequence: 2, status: "FUNDED", previousStatus: "PENDING", reason: "overpaid", detail: { overpaid: "1500000" }, at }, ctx).text).toContain("1.5 TUSD extra");
+    expect(describeEvent({ sequence: 2, status: "ERROR", previousStatus: "PENDING", reason: "underpaid", detail: { shortBy: "340000" }, at }, ctx).text).toContain("0.34 TUSD short");
+    const late = describeEvent({ sequence: 3, status: "ERROR", previousStatus: "CANCELED", reason: "paid_after_cancel", detail: { amount: "12340000" }, at }, ctx);
+    expect(late.title).toBe("Paid after it ended");
+    expect(late.text).toContain("12.34 TUSD");
+    expect(late.text).toContain("moved to your settlement address");
+  });
+  test("token amounts", () => {
+    expect(tokenAmount("1234500", 6)).toBe("1.2345");
+    expect(tokenAmount("1000000", 6)).toBe("1");
+    expect(tokenAmount("x", 6)).toBeUndefined();
+  });
+});

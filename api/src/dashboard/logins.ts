@@ -1,0 +1,79 @@
+/**
+ * Signed-in dashboard sessions, kept server-side (app.dashboard_logins). The cookie carries
+ * a 238-bit random secret; the table holds only its SHA-256, so a database read gives no one
+ * a session. Sign-out deletes the row; a password change deletes all of the user's.
+ */
+import { and, eq, gt } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { dashboardLogins, dashboardUsers, merchants } from "../db/schema.ts";
+import { newSecret } from "../../../shared/ids.ts";
+import { hashSecret } from "../credentials/format.ts";
+import type { UserRow } from "./users.ts";
+import type { Merchant } from "../credentials/store.ts";
+
+export const LOGIN_COOKIE = "ps_dashboard";
+/** A signed-in session lasts 12 hours from sign-in, then the person signs in again. */
+export const LOGIN_TTL_SECONDS = 12 * 3600;
+/** last_seen_at is written at most once a minute per session. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface Login {
+  tokenHash: string;
+  csrfToken: string;
+  user: UserRow;
+  merchant: Merchant;
+  createdAt: Date;
+}
+
+export async function startLogin(db: Db, userId: string, ip: string | null): Promise<{ token: string; csrfToken: string }> {
+  const token = `dsh_${newSecret()}`;
+  const csrfToken = newSecret();
+  await db.insert(dashboardLogins).values({
+    tokenHash: hashSecret(token),
+    userId,
+    csrfToken,
+    ip,
+    expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000),
+  });
+  return { token, csrfToken };
+}
+
+export async function findLogin(db: Db, token: string): Promise<Login | undefined> {
+  if (!/^dsh_[0-9A-Za-z]{40}$/.test(token)) return undefined;
+  const now = new Date();
+  const [row] = await db
+    .select({ login: dashboardLogins, user: dashboardUsers, merchant: merchants })
+    .from(dashboardLogins)
+    .innerJoin(dashboardUsers, eq(dashboardUsers.id, dashboardLogins.userId))
+    .innerJoin(merchants, eq(merchants.id, dashboardUsers.merchantId))
+    .where(and(eq(dashboardLogins.tokenHash, hashSecret(token)), gt(dashboardLogins.expiresAt, now)));
+  if (!row) return undefined;
+  if (row.login.lastSeenAt.getTime() + TOUCH_EVERY_MS <= now.getTime()) {
+    await db.update(dashboardLogins).set({ lastSeenAt: now }).where(eq(dashboardLogins.tokenHash, row.login.tokenHash));
+  }
+  return { tokenHash: row.login.tokenHash, csrfToken: row.login.csrfToken, user: row.user, merchant: row.merchant, createdAt: row.login.createdAt };
+}
+
+export async function endLogin(db: Db, tokenHash: string): Promise<void> {
+  await db.delete(dashboardLogins).where(eq(dashboardLogins.tokenHash, tokenHash));
+}
+
+/** The Set-Cookie value: HttpOnly, SameSite=Lax, Path=/dashboard, Secure unless served on localhost over http. */
+export function loginCookie(token: string, secure: boolean, maxAgeSeconds = LOGIN_TTL_SECONDS): string {
+  return [`${LOGIN_COOKIE}=${token}`, "Path=/dashboard", "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, ...(secure ? ["Secure"] : [])].join("; ");
+}
+
+/** Cookies are Secure everywhere but plain-http loopback (a browser drops Secure cookies there). */
+export function secureCookies(publicUrl: URL): boolean {
+  const local = ["localhost", "127.0.0.1", "[::1]"].includes(publicUrl.hostname);
+  return publicUrl.protocol === "https:" || !local;
+}
+
+export function readCookie(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}

@@ -1,0 +1,102 @@
+/** One transaction: summary, timeline in plain words, deposit addresses, transfers and sweep, webhook deliveries, sandbox tools. */
+import type { Environment } from "../../../../shared/environment.ts";
+import { presetByChainId } from "../../../../shared/chains/presets.ts";
+import { html, type Html } from "../html.ts";
+import { addressLink, networkName, statusBadge, timeTag, txLink } from "../format.ts";
+import { describe, tokenAmount } from "../timeline.ts";
+import type { TransactionDetail } from "../detail.ts";
+import type { Login } from "../logins.ts";
+import { csrfField } from "../layout.ts";
+
+export const SANDBOX_TOOLS = {
+  pay: "Pay it (from the faucet)",
+  expire: "Expire it now",
+  "fail-next-sweep": "Make the next sweep fail",
+  "simulate-error": "Send it to ERROR",
+} as const;
+export type SandboxTool = keyof typeof SANDBOX_TOOLS;
+
+export function transactionBody(env: Environment, login: Login, d: TransactionDetail): Html {
+  const v = d.view;
+  const first = v.networks[0];
+  const decimalsOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.decimals ?? presetByChainId(chainId)?.stablecoin.decimals ?? 6;
+  const symbolOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.tokenSymbol ?? "tokens";
+  const ctxFor = (detail: Record<string, unknown>) => {
+    const chainId = typeof detail.chainId === "number" ? detail.chainId : (first?.chainId ?? 0);
+    return { amount: v.amount, currency: v.currency, decimals: decimalsOf(chainId), symbol: symbolOf(chainId) };
+  };
+  const base = `/dashboard/${env}/transactions/${v.paymentSessionId}`;
+  const meta = Object.entries(v.metadata ?? {});
+  return html`
+<section class="summary card">
+  <dl class="facts">
+    <div><dt>Status</dt><dd>${statusBadge(v.status)} <span class="muted">(${v.statusReason})</span></dd></div>
+    <div><dt>Amount</dt><dd>${v.amount} ${v.currency}</dd></div>
+    <div><dt>Reference</dt><dd class="ref">${v.referenceId ?? "—"}</dd></div>
+    <div><dt>Created</dt><dd>${timeTag(v.createdAt)}</dd></div>
+    <div><dt>Expires</dt><dd>${timeTag(v.expiresAt)}</dd></div>
+    <div><dt>Session id</dt><dd><code id="sid">${v.paymentSessionId}</code> <button type="button" class="copy" data-copy="#sid">Copy</button></dd></div>
+  </dl>
+  ${meta.length ? html`<h2 class="h3">Metadata</h2><table class="kv"><tbody>${meta.map(([k, val]) => html`<tr><th scope="row">${k}</th><td>${val}</td></tr>`)}</tbody></table>` : ""}
+</section>
+
+<section aria-labelledby="tl"><h2 id="tl">Timeline</h2>
+<ol class="timeline">${(v.history ?? []).map((h) => {
+    const item = describe(h, ctxFor(h.detail));
+    return html`<li><div class="when">${timeTag(item.at)}</div><div>${statusBadge(item.status)} <strong>${item.title}</strong><p>${item.text}</p></div></li>`;
+  })}</ol></section>
+
+<section aria-labelledby="nets"><h2 id="nets">Where to pay</h2>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Network</th><th scope="col">Deposit address</th><th scope="col">Amount</th><th scope="col">Settles to</th></tr></thead><tbody>
+${v.networks.map(
+  (n) => html`<tr><td>${n.network}</td><td>${addressLink(n.chainId, n.depositAddress)}</td><td class="num">${tokenAmount(n.amountBaseUnits, n.decimals)} ${n.tokenSymbol}</td><td>${n.settlementAddress ? addressLink(n.chainId, n.settlementAddress) : "—"}</td></tr>`,
+)}
+</tbody></table></div></section>
+
+<section aria-labelledby="tx"><h2 id="tx">On-chain transfers</h2>
+${
+  d.funds.length
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
+${d.funds.map(
+  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? "Payment in" : "Sweep to settlement"}${f.reverted ? " (undone)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
+)}</tbody></table></div>`
+    : html`<p class="muted">No transfer has been seen yet.</p>`
+}
+${
+  d.sweeps.length
+    ? html`<h3>Sweep</h3><ul class="plain">${d.sweeps.map(
+        (w) =>
+          html`<li>${networkName(w.chainId)}: <strong>${w.state}</strong> (${tokenAmount(w.sweptAmount ?? w.amount, decimalsOf(w.chainId))} ${symbolOf(w.chainId)}, ${w.attempts} attempt${w.attempts === 1 ? "" : "s"})${
+            w.txHash ? html` — sweep transaction ${txLink(w.chainId, w.txHash)}` : ""
+          }${w.lastError ? html` <span class="muted">last error: ${w.lastError}</span>` : ""}</li>`,
+      )}</ul>`
+    : ""
+}
+</section>
+
+<section aria-labelledby="wh"><h2 id="wh">Webhook deliveries</h2>
+${
+  d.endpoints.size === 0
+    ? html`<p class="muted">No webhook endpoint in this environment. <a href="/dashboard/${env}/settings/webhooks">Add one</a> to be told of every status change.</p>`
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Event</th><th scope="col">Deliveries</th><th scope="col">Attempts</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+${d.events.map(
+  ({ event, deliveries, attempts }) => html`<tr>
+  <td><code>${event.id}</code><br>${statusBadge(event.status)} ${event.reason}</td>
+  <td>${deliveries.length ? deliveries.map((x) => html`<div>${d.endpoints.get(x.webhookEndpointId)?.url ?? x.webhookEndpointId}: <strong>${x.state}</strong>${x.lastStatusCode ? ` (HTTP ${x.lastStatusCode})` : ""}</div>`) : html`<span class="muted">none</span>`}</td>
+  <td>${attempts.length ? attempts.map((a) => html`<div>${timeTag(a.createdAt)} ${a.succeeded ? "✓" : "✗"} ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")} <span class="muted">${a.latencyMs} ms</span></div>`) : html`<span class="muted">none yet</span>`}</td>
+  <td><form method="post" action="${base}/events/${event.id}/redeliver">${csrfField(login)}<button type="submit">Redeliver</button></form></td>
+</tr>`,
+)}</tbody></table></div>`
+}
+</section>
+
+${
+  env === "sandbox"
+    ? html`<section aria-labelledby="sb" class="sandbox-tools card"><h2 id="sb">Sandbox tools</h2>
+<p class="muted">Real transactions on the test network: the session moves on by itself, as it would with a real payer.</p>
+<div class="buttons">${(Object.keys(SANDBOX_TOOLS) as SandboxTool[]).map(
+        (t) => html`<form method="post" action="${base}/sandbox/${t}">${csrfField(login)}<button type="submit">${SANDBOX_TOOLS[t]}</button></form>`,
+      )}</div></section>`
+    : ""
+}`;
+}

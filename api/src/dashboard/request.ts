@@ -1,0 +1,100 @@
+/**
+ * What every dashboard request goes through: the response headers (strict CSP, never framed,
+ * never cached), the signed-in session from its cookie, the form body, and the CSRF check on
+ * every state-changing request.
+ */
+import type { Services } from "../http/services.ts";
+import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
+import { Html } from "./html.ts";
+import { findLogin, LOGIN_COOKIE, readCookie, type Login } from "./logins.ts";
+import { timingSafeEqual } from "node:crypto";
+import { clientAddresses } from "../http/client-address.ts";
+
+/** Our own assets only; no inline script or style; never in a frame; forms post only here. */
+export const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": CSP,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+  "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=()",
+  "cache-control": "no-store",
+};
+
+export function page(body: Html | string, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(body.toString(), { status, headers: { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS, ...headers } });
+}
+
+export function redirect(location: string, headers: Record<string, string> = {}): Response {
+  return new Response(null, { status: 303, headers: { location, ...SECURITY_HEADERS, ...headers } });
+}
+
+export function parseEnvironment(raw: string): Environment | undefined {
+  return (ENVIRONMENTS as readonly string[]).includes(raw) ? (raw as Environment) : undefined;
+}
+
+export async function currentLogin(services: Services, request: Request): Promise<Login | undefined> {
+  const token = readCookie(request.headers.get("cookie"), LOGIN_COOKIE);
+  return token ? findLogin(services.database.db, token) : undefined;
+}
+
+/** The client's address as the socket saw it (never a header a client could forge). */
+export function clientIp(request: Request): string | null {
+  return clientAddresses.get(request) ?? null;
+}
+
+const MAX_FORM_BYTES = 16 * 1024;
+
+export class FormError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An urlencoded form body, at most 16 KB; anything else is refused. */
+export async function readForm(request: Request): Promise<URLSearchParams> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") throw new FormError(415, "Send the form as application/x-www-form-urlencoded.");
+  const buf = await request.arrayBuffer();
+  if (buf.byteLength > MAX_FORM_BYTES) throw new FormError(413, "The form is too large.");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
+  } catch {
+    throw new FormError(400, "The form is not UTF-8.");
+  }
+  return new URLSearchParams(text);
+}
+
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * A state-changing request must carry the session's CSRF token, and a browser's Origin, when
+ * sent, must be ours (a second lock: SameSite=Lax already keeps the cookie off cross-site posts).
+ */
+export function csrfProblem(request: Request, form: URLSearchParams, expected: string): string | undefined {
+  const origin = request.headers.get("origin");
+  if (origin && origin !== "null" && origin !== new URL(request.url).origin && !sameHost(origin, request)) return "The request came from another site.";
+  const sent = form.get("_csrf");
+  if (!sent || !sameSecret(sent, expected)) return "The form is missing its security token or it is stale. Reload the page and try again.";
+  return undefined;
+}
+
+function sameHost(origin: string, request: Request): boolean {
+  try {
+    return new URL(origin).host === (request.headers.get("host") ?? "");
+  } catch {
+    return false;
+  }
+}

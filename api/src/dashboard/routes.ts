@@ -1,0 +1,440 @@
+/**
+ * The merchant dashboard's routes (README "Dashboard"), mounted on the API's Elysia app.
+ * Hidden from Swagger: they are pages, not API.
+ */
+import { Elysia } from "elysia";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Services } from "../http/services.ts";
+import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
+import { depositsOf } from "../sessions/repository.ts";
+import { listAttempts } from "../webhooks/attempts.ts";
+import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
+import { formatAmount } from "../../../shared/money.ts";
+import { isId, newSecret } from "../../../shared/ids.ts";
+import { html } from "./html.ts";
+import { listSecurityEvents, recentFailures, recordSecurityEvent } from "./audit.ts";
+import { makeContext, errorPage } from "./context.ts";
+import type { Dispatch } from "./api.ts";
+import { endLogin, LOGIN_COOKIE, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
+import { clientIp, currentLogin, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
+import { retryAfterSeconds } from "./throttle.ts";
+import { checkPassword, createUser, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
+import { csvField, listTransactions, parseFilters, type Filters } from "./transactions.ts";
+import { rows, transactionsBody } from "./pages/transactions.ts";
+import { transactionBody, SANDBOX_TOOLS, type SandboxTool } from "./pages/transaction.ts";
+import { loadDetail } from "./detail.ts";
+import { signInPage, signUpPage } from "./pages/sign-in.ts";
+import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
+import { announceSettlementChange } from "./announce.ts";
+import type { Notice } from "./layout.ts";
+
+const HIDE = { detail: { hide: true } };
+const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8" };
+const PRE_COOKIE = "ps_dashboard_pre";
+
+/** Fixed texts for ?notice= after a redirect: nothing a link could inject. */
+const NOTICES: Record<string, Notice> = {
+  "key-revoked": { kind: "ok", text: "The key is revoked. Requests with it are refused from now on." },
+  "endpoint-saved": { kind: "ok", text: "Endpoint saved." },
+  "endpoint-deleted": { kind: "ok", text: "Endpoint deleted. Nothing more is sent to it." },
+  "secret-rotated": { kind: "ok", text: "New secret made. The previous one stays valid for 24 hours; deploy the new one." },
+  "settlement-changed": { kind: "ok", text: "Settlement address changed. New sessions settle there; it is recorded and announced to your webhook endpoints." },
+  "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
+  "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
+  "signed-out": { kind: "ok", text: "You are signed out." },
+};
+const noticeOf = (q: Record<string, string | undefined>) => (q.notice ? NOTICES[q.notice] : undefined);
+
+function safeNext(next: string | null | undefined): string | undefined {
+  return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
+}
+
+export function dashboardRoutes(services: Services, dispatch: Dispatch) {
+  const { pageRoute, actionRoute, guard } = makeContext(services, dispatch);
+  const db = services.database.db;
+  const sql = services.database.sql;
+  const secure = secureCookies(services.config.publicUrl);
+  const preCookie = (v: string) => `${PRE_COOKIE}=${v}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=3600${secure ? "; Secure" : ""}`;
+  const assets = new Map(Object.keys(ASSETS).map((f) => [f, readFileSync(join(import.meta.dir, "assets", f))]));
+  const apiHost = (env: string) => (env === "sandbox" ? services.config.sandboxPublicUrl : services.config.publicUrl).toString().replace(/\/$/, "");
+
+  /** The sign-in form with a fresh pre-session CSRF token (double submit: cookie and field). */
+  function signInForm(args: { email?: string; error?: string; next?: string; notice?: string }, status = 200, extra: Record<string, string> = {}) {
+    const csrf = newSecret();
+    return page(signInPage({ csrf, signUp: services.config.dashboard.signUp, ...args }), status, { "set-cookie": preCookie(csrf), ...extra });
+  }
+  const preOk = async (request: Request, form: URLSearchParams) => {
+    const cookie = readCookie(request.headers.get("cookie"), PRE_COOKIE);
+    const sent = form.get("_csrf");
+    return !!cookie && !!sent && sameSecret(cookie, sent);
+  };
+
+  return (
+    new Elysia()
+      .get("/dashboard", ({ request }) => guard(async (r) => redirect((await currentLogin(services, r)) ? "/dashboard/sandbox/transactions" : "/dashboard/sign-in"))(request), HIDE)
+      .get(
+        "/dashboard/assets/:file",
+        ({ params }) => {
+          const body = assets.get(params.file);
+          if (!body) return errorPage(404, "No such file", "Nothing here.");
+          return new Response(body, { headers: { "content-type": ASSETS[params.file]!, ...SECURITY_HEADERS, "cache-control": "public, max-age=3600" } });
+        },
+        HIDE,
+      )
+      // ---------------------------------------------------------------- sign-in, sign-out, sign-up
+      .get(
+        "/dashboard/sign-in",
+        ({ request, query }) =>
+          guard(async (r) => {
+            if (await currentLogin(services, r)) return redirect(safeNext(query.next) ?? "/dashboard/sandbox/transactions");
+            return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? NOTICES["signed-out"]!.text as string : undefined });
+          })(request),
+        HIDE,
+      )
+      .post(
+        "/dashboard/sign-in",
+        ({ request }) =>
+          guard(async (r) => {
+            const form = await readForm(r);
+            const next = safeNext(form.get("next"));
+            if (!(await preOk(r, form))) return signInForm({ next, error: "The form expired. Sign in again." }, 403);
+            const rawEmail = (form.get("email") ?? "").slice(0, 254);
+            const password = form.get("password") ?? "";
+            const email = normalizeEmail(rawEmail) ?? rawEmail.trim().toLowerCase();
+            const ip = clientIp(r);
+            const wait = retryAfterSeconds(...Object.values(await recentFailures(db, email, ip)) as [never, never], new Date());
+            if (wait > 0) {
+              return signInForm({ email: rawEmail, next, error: `Too many failed sign-ins. Try again in ${wait} seconds.` }, 429, { "retry-after": String(wait) });
+            }
+            const found = await findUserByEmail(db, email);
+            const user = await checkPassword(found, password);
+            if (!user) {
+              await recordSecurityEvent(db, { merchantId: found?.merchantId ?? null, userId: found?.id ?? null, email, ip }, "sign_in_failed");
+              return signInForm({ email: rawEmail, next, error: "Wrong email or password." }, 401);
+            }
+            const { token } = await startLogin(db, user.id, ip);
+            await recordSecurityEvent(db, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in");
+            const headers = new Headers({ location: next ?? "/dashboard/sandbox/transactions", ...SECURITY_HEADERS });
+            headers.append("set-cookie", loginCookie(token, secure));
+            headers.append("set-cookie", preCookie("").replace("Max-Age=3600", "Max-Age=0"));
+            return new Response(null, { status: 303, headers });
+          })(request),
+        HIDE,
+      )
+      .post(
+        "/dashboard/sign-out",
+        actionRoute(async (c) => {
+          await endLogin(db, c.login.tokenHash);
+          await recordSecurityEvent(db, c.actor(), "sign_out");
+          return redirect("/dashboard/sign-in?notice=signed-out", { "set-cookie": loginCookie("", secure, 0) });
+        }),
+        HIDE,
+      )
+      .get(
+        "/dashboard/sign-up",
+        ({ request }) =>
+          guard(async () => {
+            if (!services.config.dashboard.signUp) return errorPage(404, "Sign-up is off", "Accounts are created by your Paysession operator.");
+            const csrf = newSecret();
+            return page(signUpPage({ csrf }), 200, { "set-cookie": preCookie(csrf) });
+          })(request),
+        HIDE,
+      )
+      .post(
+        "/dashboard/sign-up",
+        ({ request }) =>
+          guard(async (r) => {
+            if (!services.config.dashboard.signUp) return errorPage(404, "Sign-up is off", "Accounts are created by your Paysession operator.");
+            const form = await readForm(r);
+            const again = (error: string, status: number) => {
+              const csrf = newSecret();
+              return page(signUpPage({ csrf, error, email: form.get("email") ?? "", name: form.get("name") ?? "" }), status, { "set-cookie": preCookie(csrf) });
+            };
+            if (!(await preOk(r, form))) return again("The form expired. Try again.", 403);
+            const name = (form.get("name") ?? "").trim().slice(0, 100);
+            if (!name) return again("Give your business a name.", 400);
+            const email = normalizeEmail(form.get("email") ?? "");
+            if (!email) return again("That is not an email address.", 400);
+            if (await findUserByEmail(db, email)) return again("An account with that email exists. Sign in instead.", 409);
+            let userId: string;
+            let merchantId: string;
+            try {
+              const merchant = await createMerchant(db, name);
+              merchantId = merchant.id;
+              userId = (await createUser(db, merchant.id, email, form.get("password") ?? "")).id;
+            } catch (e) {
+              if (e instanceof UserInputError) return again(e.message, 400);
+              throw e;
+            }
+            const ip = clientIp(r);
+            const { token } = await startLogin(db, userId, ip);
+            await recordSecurityEvent(db, { merchantId, userId, email, ip }, "sign_in", { signUp: true });
+            return redirect("/dashboard/sandbox/transactions", { "set-cookie": loginCookie(token, secure) });
+          })(request),
+        HIDE,
+      )
+      // ---------------------------------------------------------------- transactions
+      .get(
+        "/dashboard/:env/transactions",
+        pageRoute(async (c) => {
+          const { filters, problems } = parseFilters(c.query);
+          const owner = { merchantId: c.login.merchant.id, environment: c.env };
+          const page = await listTransactions(sql, owner, filters, { after: c.query.after, before: c.query.before });
+          const firstPage = !c.query.after && !c.query.before;
+          const anyAtAll = page.rows.length > 0 || (await sql`select 1 from app.payment_sessions where merchant_id = ${owner.merchantId} and environment = ${c.env} limit 1`).length > 0;
+          const deposits = await depositsOf(db, page.rows.map((r) => r.id));
+          return c.render("transactions", "Transactions", transactionsBody({ env: c.env, filters, problems, page, deposits, firstPage, anyAtAll, apiHost: apiHost(c.env) }));
+        }),
+        HIDE,
+      )
+      .get(
+        "/dashboard/:env/transactions/rows",
+        pageRoute(async (c) => {
+          const { filters } = parseFilters(c.query);
+          const page = await listTransactions(sql, { merchantId: c.login.merchant.id, environment: c.env }, filters);
+          return new Response(rows(c.env, page, await depositsOf(db, page.rows.map((r) => r.id))).toString(), {
+            headers: { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS },
+          });
+        }),
+        HIDE,
+      )
+      .get(
+        "/dashboard/:env/transactions.csv",
+        pageRoute(async (c) => {
+          const { filters } = parseFilters(c.query);
+          const owner = { merchantId: c.login.merchant.id, environment: c.env };
+          const header = "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at\n";
+          // Streamed a keyset page at a time: an export of 100,000 rows never sits in memory whole.
+          let after: string | undefined;
+          const stream = new ReadableStream<string>({
+            start(ctrl) {
+              ctrl.enqueue(header);
+            },
+            async pull(ctrl) {
+              const p = await listTransactions(sql, owner, filters, { after }, 1000);
+              for (const r of p.rows) {
+                ctrl.enqueue(
+                  [r.id, r.status, r.statusReason, formatAmount(r.amountMinor), r.currency, r.fundingChainId?.toString() ?? "", r.referenceId, r.createdAt.toISOString()].map(csvField).join(",") + "\n",
+                );
+              }
+              after = p.next;
+              if (!after) ctrl.close();
+            },
+          });
+          return new Response(stream, {
+            headers: {
+              "content-type": "text/csv; charset=utf-8",
+              "content-disposition": `attachment; filename="transactions-${c.env}.csv"`,
+              ...SECURITY_HEADERS,
+            },
+          });
+        }),
+        HIDE,
+      )
+      .get(
+        "/dashboard/:env/transactions/:id",
+        pageRoute(async (c) => {
+          const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
+          if (!d) return c.render("transactions", "Not found", html`<p>No payment session ${c.params.id} in this account's ${c.env}.</p>`, { status: 404 });
+          return c.render("transactions", `Payment ${d.view.amount} ${d.view.currency}`, transactionBody(c.env, c.login, d), { notice: noticeOf(c.query) });
+        }),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/transactions/:id/sandbox/:tool",
+        actionRoute(async (c) => {
+          const tool = c.params.tool as SandboxTool;
+          if (c.env !== "sandbox" || !(tool in SANDBOX_TOOLS)) return errorPage(404, "No such tool", "Sandbox tools exist only in the sandbox.");
+          const res = await c.api("POST", `/sandbox/payment-sessions/${encodeURIComponent(c.params.id!)}/${tool}`, {});
+          if (res.error) return toolError(c, res.error.message, res.status);
+          return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=tool-done`);
+        }),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/transactions/:id/events/:eventId/redeliver",
+        actionRoute(async (c) => {
+          // The event must belong to this session (and so to this merchant and environment).
+          const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
+          if (!d || !d.events.some((e) => e.event.id === c.params.eventId)) return errorPage(404, "Not found", "No such event in this account.");
+          const res = await c.api("POST", `/events/${c.params.eventId}/redeliver`, {});
+          if (res.error) return toolError(c, res.error.message, res.status);
+          return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=redelivered`);
+        }),
+        HIDE,
+      )
+      // ---------------------------------------------------------------- settings: API keys
+      .get(
+        "/dashboard/:env/settings/api-keys",
+        pageRoute(async (c) => c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { notice: noticeOf(c.query) })),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/settings/api-keys",
+        actionRoute(async (c) => {
+          const name = (c.form.get("name") ?? "").trim().slice(0, 100);
+          if (!name) return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { status: 400, notice: { kind: "error", text: "Give the key a name." } });
+          const { secret, key } = await createApiKey(db, c.login.merchant.id, c.env, name);
+          await recordSecurityEvent(db, c.actor(), "api_key_created", { keyId: key.id, name, prefix: key.prefix }, c.env);
+          // Answered here, not redirected: the secret exists in this one response and nowhere else.
+          return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c), { secret, name }), { status: 201 });
+        }),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/settings/api-keys/:keyId/revoke",
+        actionRoute(async (c) => {
+          const key = (await envKeys(c)).find((k) => k.id === c.params.keyId);
+          const revoked = key && !key.revokedAt ? await revokeApiKey(db, c.login.merchant.id, key.id) : undefined;
+          if (!revoked) return errorPage(404, "Not found", "No such active key in this account and environment.");
+          await recordSecurityEvent(db, c.actor(), "api_key_revoked", { keyId: revoked.id, name: revoked.name, prefix: revoked.prefix }, c.env);
+          return redirect(`/dashboard/${c.env}/settings/api-keys?notice=key-revoked`);
+        }),
+        HIDE,
+      )
+      // ---------------------------------------------------------------- settings: webhooks
+      .get(
+        "/dashboard/:env/settings/webhooks",
+        pageRoute(async (c) => c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, await listEndpoints(db, owner(c))), { notice: noticeOf(c.query) })),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/settings/webhooks",
+        actionRoute(async (c) => {
+          const description = (c.form.get("description") ?? "").trim();
+          const res = await c.api("POST", "/webhook-endpoints", { url: (c.form.get("url") ?? "").trim(), ...(description ? { description } : {}) });
+          const list = await listEndpoints(db, owner(c));
+          if (res.error) return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list), { status: res.status, notice: { kind: "error", text: res.error.message } });
+          await recordSecurityEvent(db, c.actor(), "webhook_endpoint_created", { endpointId: res.body.id, url: res.body.url }, c.env);
+          return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list, { secret: res.body.secret, url: res.body.url }), { status: 201 });
+        }),
+        HIDE,
+      )
+      .get(
+        "/dashboard/:env/settings/webhooks/:id",
+        pageRoute(async (c) => {
+          const e = isId("webhookEndpoint", c.params.id!) ? await findEndpoint(db, owner(c), c.params.id!) : undefined;
+          if (!e || e.deletedAt) return c.render("webhooks", "Not found", html`<p>No such webhook endpoint in this account's ${c.env}.</p>`, { status: 404 });
+          const attempts = (await listAttempts(db, { ...owner(c), endpointId: e.id, limit: 20 })).rows;
+          return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts), { notice: noticeOf(c.query) });
+        }),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/settings/webhooks/:id",
+        actionRoute(async (c) => {
+          const description = (c.form.get("description") ?? "").trim();
+          const res = await c.api("POST", `/webhook-endpoints/${encodeURIComponent(c.params.id!)}`, {
+            url: (c.form.get("url") ?? "").trim(),
+            description,
+            enabled: c.form.get("enabled") === "true",
+          });
+          if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+          await recordSecurityEvent(db, c.actor(), "webhook_endpoint_updated", { endpointId: res.body.id, url: res.body.url, enabled: res.body.enabled }, c.env);
+          return redirect(`/dashboard/${c.env}/settings/webhooks/${res.body.id}?notice=endpoint-saved`);
+        }),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/settings/webhooks/:id/:op",
+        actionRoute(async (c) => {
+          const id = encodeURIComponent(c.params.id!);
+          switch (c.params.op) {
+            case "reveal": {
+              const res = await c.api("GET", `/webhook-endpoints/${id}/secret`);
+              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+              await recordSecurityEvent(db, c.actor(), "webhook_secret_revealed", { endpointId: c.params.id }, c.env);
+              return endpointPage(c, undefined, 200, res.body.secret);
+            }
+            case "rotate": {
+              const res = await c.api("POST", `/webhook-endpoints/${id}/rotate-secret`, {});
+              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+              await recordSecurityEvent(db, c.actor(), "webhook_secret_rotated", { endpointId: c.params.id }, c.env);
+              return redirect(`/dashboard/${c.env}/settings/webhooks/${id}?notice=secret-rotated`);
+            }
+            case "test": {
+              const res = await c.api("POST", `/webhook-endpoints/${id}/test`, {});
+              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+              const a = res.body.attempt ?? res.body;
+              const ok = a.succeeded === true;
+              return endpointPage(c, { kind: ok ? "ok" : "error", text: ok ? `Test event delivered (HTTP ${a.statusCode}).` : `Test event not accepted: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "no answer")}.` });
+            }
+            case "delete": {
+              const res = await c.api("DELETE", `/webhook-endpoints/${id}`);
+              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+              await recordSecurityEvent(db, c.actor(), "webhook_endpoint_deleted", { endpointId: c.params.id }, c.env);
+              return redirect(`/dashboard/${c.env}/settings/webhooks?notice=endpoint-deleted`);
+            }
+            default:
+              return errorPage(404, "No such action", "Nothing here.");
+          }
+        }),
+        HIDE,
+      )
+      // ---------------------------------------------------------------- settings: settlement
+      .get(
+        "/dashboard/:env/settings/settlement",
+        pageRoute(async (c) => settlementPage(c, noticeOf(c.query))),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/settings/settlement/:chainId",
+        actionRoute(async (c) => {
+          // The most sensitive act in the product: the password again, whoever holds the session.
+          const user = await checkPassword(c.login.user, c.form.get("password") ?? "");
+          if (!user) {
+            await recordSecurityEvent(db, c.actor(), "settlement_address_change_refused", { chainId: c.params.chainId }, c.env);
+            return settlementPage(c, { kind: "error", text: "Wrong password: the settlement address was not changed." }, 403);
+          }
+          const before = await c.api("GET", "/settlement-addresses");
+          const previous = (before.body?.data as SettlementLine[] | undefined)?.find((l) => String(l.chainId) === c.params.chainId);
+          const res = await c.api("PUT", `/settlement-addresses/${encodeURIComponent(c.params.chainId!)}`, { address: (c.form.get("address") ?? "").trim() });
+          if (res.error) {
+            const text = res.error.code === "address_checksum_invalid" ? "That address's checksum is wrong (a typo?). Copy it again from your wallet; nothing was changed." : res.error.message;
+            return settlementPage(c, { kind: "error", text }, res.status);
+          }
+          const change = { chainId: res.body.chainId, network: res.body.network, address: res.body.address, previousAddress: previous?.isDefault ? null : (previous?.address ?? null) };
+          await recordSecurityEvent(db, c.actor(), "settlement_address_changed", change, c.env);
+          await announceSettlementChange(services, c.login.merchant, c.login.user.email, c.env, change);
+          return redirect(`/dashboard/${c.env}/settings/settlement?notice=settlement-changed`);
+        }),
+        HIDE,
+      )
+      // ---------------------------------------------------------------- settings: security history
+      .get(
+        "/dashboard/:env/settings/security",
+        pageRoute(async (c) => {
+          const before = c.query.before && isId("securityEvent", c.query.before) ? c.query.before : undefined;
+          const { rows: events, hasMore } = await listSecurityEvents(db, c.login.merchant.id, 50, before);
+          return c.render("security", "Security history", securityBody(c.env, events, hasMore ? events.at(-1)?.id : undefined));
+        }),
+        HIDE,
+      )
+  );
+
+  function owner(c: { login: { merchant: { id: string } }; env: "sandbox" | "production" }) {
+    return { merchantId: c.login.merchant.id, environment: c.env };
+  }
+  async function envKeys(c: { login: { merchant: { id: string } }; env: string }) {
+    return (await listApiKeys(db, c.login.merchant.id)).filter((k) => k.environment === c.env);
+  }
+  async function toolError(c: Parameters<Parameters<typeof actionRoute>[0]>[0], message: string, status: number) {
+    const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
+    if (!d) return errorPage(404, "Not found", "No such payment session in this account.");
+    return c.render("transactions", `Payment ${d.view.amount} ${d.view.currency}`, transactionBody(c.env, c.login, d), { status, notice: { kind: "error", text: message } });
+  }
+  async function endpointPage(c: Parameters<Parameters<typeof actionRoute>[0]>[0], notice: Notice | undefined, status = 200, secret?: string) {
+    const e = isId("webhookEndpoint", c.params.id!) ? await findEndpoint(db, owner(c), c.params.id!) : undefined;
+    if (!e || e.deletedAt) return errorPage(404, "Not found", "No such webhook endpoint in this account and environment.");
+    const attempts = (await listAttempts(db, { ...owner(c), endpointId: e.id, limit: 20 })).rows;
+    return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts, secret), { notice, status });
+  }
+  async function settlementPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200) {
+    const res = await c.api("GET", "/settlement-addresses");
+    const lines = (res.body?.data ?? []) as SettlementLine[];
+    return c.render("settlement", "Settlement", settlementBody(c.env, c.login, lines), { notice, status });
+  }
+}
+
+export type { Filters };

@@ -1,0 +1,69 @@
+/** TEST helper: a signed-in dashboard user over plain HTTP (cookies and CSRF handled by hand). */
+import type { TestService } from "../../../testing/service.ts";
+import { createUser } from "./users.ts";
+
+export const TEST_PASSWORD = "correct horse battery staple";
+
+export interface Browser {
+  cookie: string;
+  csrf: string;
+  get(path: string): Promise<Response>;
+  post(path: string, fields?: Record<string, string>, opts?: { csrf?: string | null; headers?: Record<string, string> }): Promise<Response>;
+}
+
+const cookieOf = (res: Response, name: string) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0]!)
+    .find((c) => c.startsWith(`${name}=`));
+
+export const csrfIn = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page)?.[1];
+
+/** Signs in through the form, as a browser would. Throws unless the sign-in succeeded. */
+export async function signIn(svc: TestService, email: string, password = TEST_PASSWORD): Promise<Browser> {
+  const res = await signInAttempt(svc, email, password);
+  const cookie = cookieOf(res, "ps_dashboard");
+  if (res.status !== 303 || !cookie) throw new Error(`sign-in failed: ${res.status}`);
+  const b: Browser = {
+    cookie,
+    csrf: "",
+    get: (path) => fetch(`${svc.url}${path}`, { headers: { cookie: b.cookie }, redirect: "manual" }),
+    post: (path, fields = {}, opts = {}) => {
+      const body = new URLSearchParams(fields);
+      const csrf = opts.csrf === undefined ? b.csrf : opts.csrf;
+      if (csrf !== null) body.set("_csrf", csrf);
+      return fetch(`${svc.url}${path}`, {
+        method: "POST",
+        headers: { cookie: b.cookie, "content-type": "application/x-www-form-urlencoded", ...(opts.headers ?? {}) },
+        body,
+        redirect: "manual",
+      });
+    },
+  };
+  b.csrf = csrfIn(await (await b.get("/dashboard/sandbox/settings/api-keys")).text()) ?? "";
+  return b;
+}
+
+export function signInAttempt(svc: TestService, email: string, password: string): Promise<Response> {
+  return signInAttemptAt(svc.url, email, password);
+}
+
+/** The sign-in form as a browser fills it (its own CSRF token and cookie), against any server. */
+export async function signInAttemptAt(base: string, email: string, password: string): Promise<Response> {
+  const form = await fetch(`${base}/dashboard/sign-in`);
+  const pre = cookieOf(form, "ps_dashboard_pre")!;
+  const csrf = csrfIn(await form.text())!;
+  return fetch(`${base}/dashboard/sign-in`, {
+    method: "POST",
+    headers: { cookie: pre, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ _csrf: csrf, email, password }),
+    redirect: "manual",
+  });
+}
+
+/** A merchant (with keys, TestService.merchant) and a dashboard user of it. */
+export async function merchantWithUser(svc: TestService, email: string) {
+  const m = await svc.merchant(email.split("@")[0]);
+  const user = await createUser(svc.services.database.db, m.merchant.id, email, TEST_PASSWORD);
+  return { ...m, user };
+}

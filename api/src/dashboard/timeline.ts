@@ -1,0 +1,70 @@
+/**
+ * A session's history in plain words: what happened, and for under-, over- and late payments
+ * what became of the money. Pure (the detail page renders it; timeline.test.ts checks it).
+ */
+import type { HistoryEntry } from "../sessions/views.ts";
+
+export interface TimelineItem {
+  at: string;
+  status: string;
+  title: string;
+  text: string;
+}
+
+/** Base units as a decimal string of the token (6 decimals: 1234500 → "1.2345"). */
+export function tokenAmount(baseUnits: unknown, decimals: number): string | undefined {
+  if (typeof baseUnits !== "string" && typeof baseUnits !== "number" && typeof baseUnits !== "bigint") return undefined;
+  let v: bigint;
+  try {
+    v = BigInt(baseUnits);
+  } catch {
+    return undefined;
+  }
+  const neg = v < 0n;
+  if (neg) v = -v;
+  const scale = 10n ** BigInt(decimals);
+  const whole = v / scale;
+  const frac = (v % scale).toString().padStart(decimals, "0").replace(/0+$/, "");
+  return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
+}
+
+export function describe(entry: HistoryEntry, ctx: { amount: string; currency: string; decimals: number; symbol: string }): TimelineItem {
+  const d = entry.detail ?? {};
+  const tok = (k: string) => tokenAmount(d[k], ctx.decimals);
+  const money = (k: string) => (tok(k) ? `${tok(k)} ${ctx.symbol}` : "an amount");
+  const base = { at: entry.at, status: entry.status };
+  switch (entry.reason) {
+    case "created":
+      return { ...base, title: "Created", text: `The session was created for ${ctx.amount} ${ctx.currency}, waiting for payment.` };
+    case "paid":
+      return { ...base, title: "Paid", text: "The full amount arrived at the deposit address and is confirmed. It is being moved to your settlement address." };
+    case "overpaid":
+      return { ...base, title: "Overpaid", text: `The payer sent more than asked (${money("overpaid")} extra). Everything received, surplus included, is moved to your settlement address; refunding the surplus is up to you.` };
+    case "expired":
+      return { ...base, title: "Expired", text: "Nothing was paid before the session expired. No money moved." };
+    case "canceled_by_payer":
+      return { ...base, title: "Canceled by the payer", text: "The payer canceled before paying. No money moved." };
+    case "canceled_by_merchant":
+      return { ...base, title: "Canceled by you", text: "Your server canceled the session before any payment. No money moved." };
+    case "underpaid":
+      return { ...base, title: "Underpaid", text: `The session expired with only part of the amount paid (${money("shortBy")} short). What arrived is moved to your settlement address all the same; settle the difference with the payer.` };
+    case "simulated":
+      return { ...base, title: "Error (simulated)", text: "A sandbox tool sent this session to ERROR so your error handling can be tried. No money moved." };
+    case "swept":
+      return { ...base, title: "Settled", text: "The payment reached your settlement address and is confirmed." };
+    case "sweep_failed":
+      return { ...base, title: "Sweep failed", text: "Moving the funds to your settlement address failed after its retries. The money is safe at the deposit address and is moved in a later round." };
+    case "reorged":
+      return { ...base, title: "Payment undone by the network", text: "The network reorganised and the payment's transaction is no longer in the chain. Do not ship the order unless the payer pays again." };
+    case "paid_after_cancel":
+      return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) arrived after the session had been canceled or expired. It is moved to your settlement address all the same; refund or fulfil it yourself.` };
+    case "funds_received":
+      return { ...base, title: "More money received", text: `Another payment of ${money("amountBaseUnits")} arrived at the deposit address. It is moved to your settlement address.` };
+    case "funds_settled":
+      return { ...base, title: "Money settled", text: `${money("amountBaseUnits")} reached your settlement address.` };
+    case "funds_reverted":
+      return { ...base, title: "Money movement undone", text: "A movement of this session's funds left the chain (a reorganisation). It is reported again if it comes back." };
+    default:
+      return { ...base, title: String(entry.reason), text: "" };
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Dashboard users: people of a merchant who sign in with an email and a password. The
+ * password is kept only as an argon2id hash (Bun.password); the email is stored lowercase.
+ */
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { dashboardLogins, dashboardUsers } from "../db/schema.ts";
+import { newId } from "../../../shared/ids.ts";
+
+export type UserRow = typeof dashboardUsers.$inferSelect;
+
+export const MIN_PASSWORD_LENGTH = 12;
+export const MAX_PASSWORD_LENGTH = 256;
+
+/** argon2id with Bun's defaults (64 MiB, t=2): ~50 ms here, slow enough for a stolen table. */
+const HASH = { algorithm: "argon2id" } as const;
+
+/** An email as we store and compare it; undefined when it is not one. */
+export function normalizeEmail(raw: string): string | undefined {
+  const email = raw.trim().toLowerCase();
+  return email.length <= 254 && /^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(email) ? email : undefined;
+}
+
+/** Why a new password is refused, or undefined when it is acceptable. */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < MIN_PASSWORD_LENGTH) return `The password must have at least ${MIN_PASSWORD_LENGTH} characters.`;
+  if (password.length > MAX_PASSWORD_LENGTH) return `The password must have at most ${MAX_PASSWORD_LENGTH} characters.`;
+  return undefined;
+}
+
+export class UserInputError extends Error {}
+
+export async function createUser(db: Db, merchantId: string, rawEmail: string, password: string): Promise<UserRow> {
+  const email = normalizeEmail(rawEmail);
+  if (!email) throw new UserInputError("That is not an email address.");
+  const problem = passwordProblem(password);
+  if (problem) throw new UserInputError(problem);
+  const [taken] = await db.select({ id: dashboardUsers.id }).from(dashboardUsers).where(eq(dashboardUsers.email, email));
+  if (taken) throw new UserInputError(`A user with the email ${email} exists already.`);
+  const [row] = await db
+    .insert(dashboardUsers)
+    .values({ id: newId("dashboardUser"), merchantId, email, passwordHash: await Bun.password.hash(password, HASH) })
+    .returning();
+  return row!;
+}
+
+export async function findUserByEmail(db: Db, rawEmail: string): Promise<UserRow | undefined> {
+  const email = normalizeEmail(rawEmail);
+  if (!email) return undefined;
+  const [row] = await db.select().from(dashboardUsers).where(eq(dashboardUsers.email, email));
+  return row;
+}
+
+export async function findUser(db: Db, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(dashboardUsers).where(eq(dashboardUsers.id, id));
+  return row;
+}
+
+/** A hash of nothing anyone knows: an unknown email costs the same time as a wrong password. */
+let decoy: Promise<string> | undefined;
+
+/** The user when the password is theirs; an unknown email takes as long as a wrong password. */
+export async function checkPassword(user: UserRow | undefined, password: string): Promise<UserRow | undefined> {
+  if (password.length > MAX_PASSWORD_LENGTH) return undefined;
+  if (!user) {
+    await Bun.password.verify(password, await (decoy ??= Bun.password.hash(crypto.randomUUID(), HASH)));
+    return undefined;
+  }
+  return (await Bun.password.verify(password, user.passwordHash)) ? user : undefined;
+}
+
+/** A new password ends every signed-in session of the user (the caller signs the person in again). */
+export async function changePassword(db: Db, userId: string, password: string): Promise<void> {
+  const problem = passwordProblem(password);
+  if (problem) throw new UserInputError(problem);
+  const hash = await Bun.password.hash(password, HASH);
+  await db.transaction(async (tx) => {
+    await tx.update(dashboardUsers).set({ passwordHash: hash, passwordChangedAt: new Date() }).where(eq(dashboardUsers.id, userId));
+    await tx.delete(dashboardLogins).where(eq(dashboardLogins.userId, userId));
+  });
+}
