@@ -20,7 +20,7 @@ import { loadChainsConfig } from "../shared/chains/config.ts";
 import { NetworkReadiness } from "../api/src/onchain/network-status.ts";
 import { freePort } from "../testing/ports.ts";
 import { percentile, round } from "./lib.ts";
-import { signInAttemptAt } from "../api/src/dashboard/testing.ts";
+import { signInAttemptAt } from "../testing/dashboard.ts";
 
 const sessions = Number(process.env.BENCH_SESSIONS ?? 100_000);
 const requests = Number(process.env.BENCH_REQUESTS ?? 200);

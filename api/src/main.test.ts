@@ -2,7 +2,7 @@
  * `bun run dev` as a newcomer runs it: embedded Postgres under the data dir, a demo
  * merchant created once, credentials printed and written to credentials.json.
  */
-import { signInAttemptAt } from "./dashboard/testing.ts";
+import { signInAttemptAt } from "../../testing/dashboard.ts";
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

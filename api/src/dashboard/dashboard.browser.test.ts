@@ -12,7 +12,7 @@ import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { createMerchant } from "../credentials/store.ts";
 import { createUser } from "./users.ts";
-import { launchChromium, screenshot, seriousViolations } from "./browser-testing.ts";
+import { launchChromium, screenshot, seriousViolations } from "../../../testing/browser.ts";
 
 const EMAIL = "owner@shop.example";
 const PASSWORD = "a long enough password";

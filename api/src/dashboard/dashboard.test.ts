@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { buildApp } from "../http/app.ts";
 import { changePassword } from "./users.ts";
-import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD, type Browser } from "./testing.ts";
+import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD, type Browser } from "../../../testing/dashboard.ts";
 import { CSP } from "./request.ts";
 
 let svc: TestService;

@@ -1,6 +1,6 @@
 /** TEST helper: a signed-in dashboard user over plain HTTP (cookies and CSRF handled by hand). */
-import type { TestService } from "../../../testing/service.ts";
-import { createUser } from "./users.ts";
+import type { TestService } from "./service.ts";
+import { createUser } from "../api/src/dashboard/users.ts";
 
 export const TEST_PASSWORD = "correct horse battery staple";
 
