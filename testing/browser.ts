@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const CHROMIUM = process.env.PAYSESSION_CHROMIUM ?? "/usr/bin/chromium";
-export const ARTIFACTS = resolve(import.meta.dir, "../../../artifacts/dashboard");
+export const ARTIFACTS = resolve(import.meta.dir, "../artifacts/dashboard");
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
@@ -17,7 +17,7 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-const axeSource = readFileSync(resolve(import.meta.dir, "../../../node_modules/axe-core/axe.min.js"), "utf8");
+const axeSource = readFileSync(resolve(import.meta.dir, "../node_modules/axe-core/axe.min.js"), "utf8");
 
 export interface AxeViolation {
   id: string;
