@@ -15,6 +15,8 @@ import { settlementAddressRoutes } from "./settlement-addresses.ts";
 import { sandboxRoutes } from "./sandbox.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
+import { payerSandboxRoutes } from "./payer-sandbox.ts";
+import { checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 
 export const SWAGGER_PATH = "/docs";
@@ -164,7 +166,9 @@ export function buildApp(services: Services) {
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))
     .use(settlementAddressRoutes(services))
-    .use(sandboxRoutes(services));
+    .use(sandboxRoutes(services))
+    .use(payerSandboxRoutes(services))
+    .use(checkoutRoutes());
 
   for (const r of app.routes) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);
