@@ -39,6 +39,9 @@ export interface Paysession {
   readonly isOpen: boolean;
 }
 
+/** One checkout at a time on a page, whichever init() opened it. */
+let openNow = false;
+
 /** Set by the script-tag build (from document.currentScript) or the ESM build (import.meta.url). */
 let scriptBase: string | undefined;
 export function setDefaultBaseUrl(url: string | undefined): void {
@@ -55,7 +58,6 @@ export function baseFromScriptUrl(src: string | undefined): string | undefined {
 export function init(options: InitOptions): Paysession {
   const merchantEnv = checkMerchantId(options?.merchantId);
   const merchantId = options.merchantId;
-  let openNow = false;
 
   function baseUrl(): URL {
     const raw = options.baseUrl ?? scriptBase;
