@@ -150,7 +150,8 @@ function renderQr() {
   if (uri === renderedQr) return;
   renderedQr = uri;
   $("qr").replaceChildren(qrSvg(uri, `QR code: pay ${tokenAmount(n)} on ${n.network}`));
-  $("qr-amount").textContent = formatUnits(BigInt(n.amountBaseUnits), n.decimals);
+  $("qr-amount").textContent = tokenAmount(n);
+  $("qr-amount").dataset.value = formatUnits(BigInt(n.amountBaseUnits), n.decimals);
   $("qr-address").textContent = n.depositAddress;
   $("qr-token").textContent = `${n.tokenSymbol} ${n.tokenAddress}`;
   $("qr-token").dataset.value = n.tokenAddress;
