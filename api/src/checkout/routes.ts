@@ -47,13 +47,17 @@ function serve(request: Request, asset: Asset, cacheControl: string, extra: Reco
 }
 
 export function checkoutRoutes() {
-  const page = async ({ request }: { request: Request }) =>
-    serve(request, await checkoutPage(), "no-cache", { "content-security-policy": CHECKOUT_CSP, "referrer-policy": "no-referrer" });
+  const page = async ({ request }: { request: Request }) => {
+    // The router matches /checkout/v1 too; the page's asset URLs are relative to /checkout/v1/
+    // (so a path prefix in front of the service keeps working): send it there.
+    const url = new URL(request.url);
+    if (!url.pathname.endsWith("/")) return new Response(null, { status: 308, headers: { location: `${url.pathname}/` } });
+    return serve(request, await checkoutPage(), "no-cache", { "content-security-policy": CHECKOUT_CSP, "referrer-policy": "no-referrer" });
+  };
   return new Elysia()
     .get("/sdk/v1/paysession.js", async ({ request }) => serve(request, await bundle("sdk.js"), SDK_CACHE), { detail: { hide: true } })
     .get("/sdk/v1/paysession.mjs", async ({ request }) => serve(request, await bundle("sdk.mjs"), SDK_CACHE), { detail: { hide: true } })
     .get("/checkout/v1/", page, { detail: { hide: true } })
-    .get("/checkout/v1", ({ request }) => Response.redirect(new URL("/checkout/v1/", request.url).toString(), 308), { detail: { hide: true } })
     .get("/checkout/v1/checkout.js", async ({ request }) => serve(request, await bundle("checkout.js"), HASHED_CACHE), { detail: { hide: true } })
     .get("/checkout/v1/checkout.css", ({ request }) => serve(request, stylesheet(), HASHED_CACHE), { detail: { hide: true } });
 }

@@ -6,7 +6,7 @@
  *   POST /api/sandbox/pay      pay the session from the sandbox test wallet (the faucet), so
  *                              anyone can walk the flow without a browser wallet
  * Both move real test tokens on the test network, so they are rate-limited per session on
- * top of the token's own limit: a page left open, or a script holding a token, cannot drain
+ * top of the token's own limit (requests that would move tokens count; refused input does not): a page left open, or a script holding a token, cannot drain
  * anything or flood the chain. The bucket lives in the process, like the request limiter.
  */
 import { Elysia } from "elysia";
@@ -42,13 +42,26 @@ export function payerSandboxRoutes(services: Services) {
     if (auth.environment !== "sandbox") {
       throw new ApiError("route_not_found", `No endpoint ${request.method} ${new URL(request.url).pathname}: the sandbox helpers exist only for sandbox sessions.`);
     }
+    return auth;
+  }
+
+  /** Counts one use of the helpers by this session: only requests that would move tokens. */
+  function takeOne(auth: SessionTokenAuth) {
     const verdict = limiter.take(auth.session.id, Date.now());
     if (!verdict.ok) {
       throw new ApiError("rate_limited", "Test tokens are limited per payment session. Retry after the time in Retry-After.", undefined, {
         "retry-after": String(verdict.retryAfterSeconds),
       });
     }
-    return auth;
+  }
+
+  /** The test network did not answer (or refused): a 503 the page can retry, never a 500. */
+  async function onChain<T>(net: NetworkConfig, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch {
+      throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+    }
   }
 
   /** The session's network to use: the one asked for, else the first with a faucet. */
@@ -78,8 +91,9 @@ export function payerSandboxRoutes(services: Services) {
         const floor = FAUCET_MIN_UNITS * 10n ** BigInt(net.stablecoin.decimals);
         const required = BigInt(deposit.requiredBaseUnits);
         const amount = required > floor ? required : floor;
-        const gas = await services.faucet.topUpGas(net, to.address, GAS_TOP_UP);
-        const txHash = await services.faucet.mint(net, to.address, amount);
+        takeOne(auth);
+        const gas = await onChain(net, () => services.faucet.topUpGas(net, to.address, GAS_TOP_UP));
+        const txHash = await onChain(net, () => services.faucet.mint(net, to.address, amount));
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString(), gasTopUpWei: gas.toString() };
       },
       {
@@ -91,7 +105,7 @@ export function payerSandboxRoutes(services: Services) {
           auth: "sessionToken",
           body: PayerFaucetBody,
           ok: { status: 200, schema: PayerSandboxTransfer, description: "Minted (the transaction is mined)." },
-          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "faucet_unavailable", "route_not_found"],
+          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
         }),
       },
     )
@@ -105,7 +119,8 @@ export function payerSandboxRoutes(services: Services) {
         }
         const { net, deposit } = await sessionNetwork(auth, body.chainId);
         const amount = BigInt(deposit.requiredBaseUnits);
-        const txHash = await services.faucet.pay(net, getAddress(deposit.address) as Address, amount);
+        takeOne(auth);
+        const txHash = await onChain(net, () => services.faucet.pay(net, getAddress(deposit.address) as Address, amount));
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
       },
       {
@@ -117,7 +132,7 @@ export function payerSandboxRoutes(services: Services) {
           auth: "sessionToken",
           body: PayerPayBody,
           ok: { status: 200, schema: PayerSandboxTransfer, description: "Paid (the transaction is mined)." },
-          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "faucet_unavailable", "session_not_pending", "route_not_found"],
+          errors: [...TOKEN_ERRORS, ...BODY_ERRORS, "faucet_unavailable", "session_not_pending", "route_not_found", "network_unavailable"],
         }),
       },
     );

@@ -33,7 +33,6 @@ const PUBLIC_ROUTES = new Set([
   "GET /sdk/v1/paysession.js",
   "GET /sdk/v1/paysession.mjs",
   "GET /checkout/v1/",
-  "GET /checkout/v1",
   "GET /checkout/v1/checkout.js",
   "GET /checkout/v1/checkout.css",
 ]);

@@ -117,8 +117,9 @@ export interface WalletProblem {
 /** An EIP-1193 error (or anything a wallet threw) → a plain message with a way forward. */
 export function walletProblem(err: unknown, ctx: { networkName?: string } = {}): WalletProblem {
   const e = (err ?? {}) as { code?: number; message?: string; data?: { originalError?: { code?: number } }; cause?: unknown };
-  const code = e.code ?? e.data?.originalError?.code;
-  const text = String(e.message ?? err ?? "");
+  // Some wallets wrap the real error in an internal one (-32603 with data.originalError).
+  const code = e.data?.originalError?.code ?? e.code;
+  const text = typeof e.message === "string" ? e.message : typeof err === "string" ? err : "";
   if (code === 4001 || /user rejected|user denied|rejected the request/i.test(text)) {
     return { kind: "rejected", message: "You rejected the request in your wallet. Nothing was sent. Try again when you are ready." };
   }
