@@ -93,7 +93,7 @@ describe("QR code", () => {
     const dark = new Set([...d.matchAll(/M(\d+) (\d+)/g)].map((m) => `${m[1]},${m[2]}`));
     const inner = size - 8;
     expect(inner % 4).toBe(1); // QR sizes are 17 + 4 × version
-    for (const [ox, oy] of [[4, 4], [4 + inner - 7, 4], [4, 4 + inner - 7]]) {
+    for (const [ox, oy] of [[4, 4], [4 + inner - 7, 4], [4, 4 + inner - 7]] as [number, number][]) {
       // Each finder: a dark 7×7 ring, a light ring, a dark 3×3 centre.
       expect(dark.has(`${ox},${oy}`) && dark.has(`${ox + 6},${oy + 6}`) && dark.has(`${ox + 3},${oy + 3}`)).toBe(true);
       expect(dark.has(`${ox + 1},${oy + 1}`)).toBe(false);
