@@ -111,14 +111,22 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
   const webhookUrl = `${(opts.publicUrl ?? url).replace(/\/$/, "")}/webhooks`;
 
   if (!webhookSecret) {
+    try {
+      webhookSecret = await registerWebhook();
+    } catch (err) {
+      await server.stop(true);
+      throw err;
+    }
+  }
+
+  async function registerWebhook(): Promise<string> {
     const list = await api("GET", "/webhook-endpoints");
     const found = (list.data as { id: string; url: string; enabled: boolean }[]).find((e) => e.url === webhookUrl);
     if (found) {
       if (!found.enabled) await api("POST", `/webhook-endpoints/${found.id}`, { enabled: true });
-      webhookSecret = (await api("GET", `/webhook-endpoints/${found.id}/secret`)).secret;
-    } else {
-      webhookSecret = (await api("POST", "/webhook-endpoints", { url: webhookUrl, description: "example shop (bun run dev)" })).secret;
+      return (await api("GET", `/webhook-endpoints/${found.id}/secret`)).secret;
     }
+    return (await api("POST", "/webhook-endpoints", { url: webhookUrl, description: "example shop (bun run dev)" })).secret;
   }
 
   return {
