@@ -141,6 +141,28 @@ describe("checkout in Chromium", () => {
     expect((await stack.status(result.paymentSessionId!)).status).toBe("PENDING");
   }, 30_000);
 
+  test("the payer refuses the network switch, then the wallet has tokens but no gas coin: each a plain message and a way on", async () => {
+    const { page, wallet } = await newPage();
+    await fund(wallet!.address, 50_000_000n, 0n);
+    wallet!.reject.add("wallet_switchEthereumChain");
+    const frame = await openFromShop(page);
+    await frame.click("button.wallet");
+    await frame.waitForSelector("#problem:not([hidden])");
+    expect(await frame.getAttribute("#problem", "data-kind")).toBe("wrong_network");
+    expect(await frame.textContent("#problem-text")).toContain("Switch it to Local test network (anvil)");
+    await shot(page, "06a-wrong-network");
+
+    wallet!.reject.delete("wallet_switchEthereumChain");
+    await frame.click("#problem-actions button");
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    expect(wallet!.chainId()).toBe(31337);
+    await frame.click("#pay-btn");
+    await frame.waitForSelector("#problem[data-kind=insufficient_gas]");
+    expect(await frame.textContent("#problem-text")).toContain("Not enough ETH on Local test network (anvil) for the network fee");
+    await shot(page, "06b-insufficient-gas");
+    expect(wallet!.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
+  }, 30_000);
+
   test("the wallet lacks tokens: the checkout says so, \"Get test tokens\" fills it (tokens and gas), then the payment goes through", async () => {
     const { page, wallet } = await newPage();
     const frame = await openFromShop(page);

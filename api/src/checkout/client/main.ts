@@ -8,7 +8,7 @@
 import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "../../../../sdk/src/protocol.ts";
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
 import { qrSvg } from "./qr.ts";
-import { finalScreen, formatCountdown, formatUnits, paymentUri, progressSteps, walletProblem, type WalletProblem } from "./text.ts";
+import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, walletProblem, type WalletProblem } from "./text.ts";
 import { discoverWallets, Wallet, type WalletChoice } from "./wallet.ts";
 
 const POLL_OPEN_MS = 500;
@@ -359,7 +359,7 @@ async function pay() {
       const native = await wallet!.nativeBalance();
       if (native < prepared.maxFeeWei) {
         showProblem(
-          { kind: "insufficient_gas", message: `Not enough ${n.nativeCurrency.symbol} on ${n.network} for the network fee (about ${formatUnits(prepared.maxFeeWei, 18)} ${n.nativeCurrency.symbol}). Add some and try again.` },
+          { kind: "insufficient_gas", message: `Not enough ${n.nativeCurrency.symbol} on ${n.network} for the network fee (about ${formatFee(prepared.maxFeeWei)} ${n.nativeCurrency.symbol}). Add some and try again.` },
           sandboxActions(),
         );
         return;

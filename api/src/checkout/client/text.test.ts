@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { finalScreen, formatCountdown, formatUnits, paymentUri, progressSteps, walletProblem, type Status } from "./text.ts";
+import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, walletProblem, type Status } from "./text.ts";
 import { qrPath } from "./qr.ts";
 
 describe("amounts and time", () => {
@@ -10,6 +10,11 @@ describe("amounts and time", () => {
     expect(formatUnits(100_000_000n, 6)).toBe("100.00");
     expect(formatUnits(123456789012345678901234567890n, 18)).toBe("123456789012.34567890123456789");
     expect(formatUnits(-5_000_000n, 6)).toBe("-5.00");
+  });
+
+  test("a network fee reads rounded up to 6 decimals", () => {
+    expect(formatFee(62_105_870_678_129n)).toBe("0.000063");
+    expect(formatFee(10n ** 18n)).toBe("1.00");
   });
 
   test("countdown", () => {

@@ -17,6 +17,12 @@ export function formatUnits(baseUnits: bigint, decimals: number): string {
   return `${neg ? "-" : ""}${whole.toString()}${decimals > 0 ? `.${frac}` : ""}`;
 }
 
+/** A network fee in wei, rounded up to 6 decimals of the coin for reading ("0.000063"). */
+export function formatFee(wei: bigint): string {
+  const step = 10n ** 12n;
+  return formatUnits(((wei + step - 1n) / step) * step, 18);
+}
+
 /** "29:59", "1:02:03", "0:00": the time left, never negative. */
 export function formatCountdown(msLeft: number): string {
   const s = Math.max(0, Math.floor(msLeft / 1000));
