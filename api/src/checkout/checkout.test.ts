@@ -141,7 +141,7 @@ describe("checkout in Chromium", () => {
     expect((await stack.status(result.paymentSessionId!)).status).toBe("PENDING");
   }, 30_000);
 
-  test("the payer refuses the network switch, then the wallet has tokens but no gas coin: each a plain message and a way on", async () => {
+  test("the payer refuses the network switch, the wallet has tokens but no gas coin, the wallet disconnects: each a plain message and a way on", async () => {
     const { page, wallet } = await newPage();
     await fund(wallet!.address, 50_000_000n, 0n);
     wallet!.reject.add("wallet_switchEthereumChain");
@@ -161,6 +161,13 @@ describe("checkout in Chromium", () => {
     expect(await frame.textContent("#problem-text")).toContain("Not enough ETH on Local test network (anvil) for the network fee");
     await shot(page, "06b-insufficient-gas");
     expect(wallet!.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
+
+    // The payer disconnects the wallet: said plainly, and the wallet can be connected again.
+    await frame.evaluate(() => (window as any).__testWalletEmit("accountsChanged", []));
+    await frame.waitForSelector("#problem[data-kind=disconnected]");
+    expect(await frame.isVisible("button.wallet")).toBe(true);
+    expect(await frame.isVisible("#connected")).toBe(false);
+    await shot(page, "06c-wallet-disconnected");
   }, 30_000);
 
   test("the wallet lacks tokens: the checkout says so, \"Get test tokens\" fills it (tokens and gas), then the payment goes through", async () => {

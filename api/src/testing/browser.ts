@@ -64,6 +64,8 @@ const INIT_SCRIPT = `(() => {
   const announce = () => window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: Object.freeze({ info, provider }) }));
   window.addEventListener("eip6963:requestProvider", announce);
   window.ethereum = provider;
+  // What a wallet does on its own (the payer disconnects, switches account): tests call this.
+  window.__testWalletEmit = emit;
   announce();
 })();`;
 
