@@ -12,16 +12,17 @@ import { freePort } from "../../testing/ports.ts";
 const dataDir = mkdtempSync(join(tmpdir(), "paysession-dev-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function runDev(port: number, pgPort: number, chainPort: number, indexerPort: number) {
+async function runDev(port: number, pgPort: number, chainPort: number, indexerPort: number, shopPort: number) {
   const child = Bun.spawn(["bun", resolve(import.meta.dir, "main.ts"), "--dev"], {
-    env: { ...process.env, DATABASE_URL: "", SERVICE_PORT: String(port), SERVICE_EMBEDDED_PG_PORT: String(pgPort), SERVICE_DATA_DIR: dataDir, SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`, SERVICE_DEV_CHAIN_PORT: String(chainPort), SERVICE_INDEXER_PORT: String(indexerPort), SERVICE_RPC_URL_LOCAL: "" },
+    env: { ...process.env, DATABASE_URL: "", SERVICE_PORT: String(port), SERVICE_EMBEDDED_PG_PORT: String(pgPort), SERVICE_DATA_DIR: dataDir, SERVICE_PUBLIC_URL: `http://127.0.0.1:${port}`, SERVICE_DEV_CHAIN_PORT: String(chainPort), SERVICE_INDEXER_PORT: String(indexerPort), SERVICE_RPC_URL_LOCAL: "", MERCHANT_EXAMPLE_PORT: String(shopPort) },
     stdout: "pipe",
     stderr: "pipe",
   });
   const reader = child.stdout.getReader();
   let out = "";
   const deadline = Date.now() + 30_000;
-  while (!out.includes("credentials.json") && Date.now() < deadline) {
+  // The example shop is the last thing started.
+  while (!/shop {6}http|example shop not started/.test(out) && Date.now() < deadline) {
     const { value, done } = await reader.read();
     if (done) break;
     out += new TextDecoder().decode(value);
@@ -31,17 +32,23 @@ async function runDev(port: number, pgPort: number, chainPort: number, indexerPo
 }
 
 test("bun run dev starts everything, creates the demo merchant once, and stops cleanly", async () => {
-  const ports = [await freePort(), await freePort(), await freePort(), await freePort()] as const;
+  const ports = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()] as const;
   const first = await runDev(...ports);
   const port = ports[0];
   try {
     expect(first.out).toContain("demo merchant (sandbox) created");
     expect(first.out).toContain(`Swagger   http://127.0.0.1:${port}/docs`);
     const creds = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8"));
-    expect(Object.keys(creds).sort()).toEqual(["apiBaseUrl", "apiKey", "dashboardEmail", "dashboardPassword", "dashboardUrl", "indexerUrl", "merchantId", "rpcUrl", "swaggerUrl"]);
+    expect(Object.keys(creds).sort()).toEqual(["apiBaseUrl", "apiKey", "dashboardEmail", "dashboardPassword", "dashboardUrl", "demoUrl", "indexerUrl", "merchantId", "rpcUrl", "swaggerUrl"]);
     // The dashboard address and its demo login are printed, and the login works.
     expect(first.out).toContain(`dashboard ${creds.dashboardUrl}   (sign in as ${creds.dashboardEmail} / ${creds.dashboardPassword})`);
     expect((await signInAttemptAt(`http://127.0.0.1:${port}`, creds.dashboardEmail, creds.dashboardPassword)).status).toBe(303);
+    // The example shop runs on the demo merchant: its page loads the SDK from the service, and
+    // its webhook handler is registered.
+    expect(creds.demoUrl).toBe(`http://127.0.0.1:${ports[4]}`);
+    expect(first.out).toContain(`shop      ${creds.demoUrl}`);
+    expect(await (await fetch(creds.demoUrl)).text()).toContain(`${creds.apiBaseUrl}/sdk/v1/paysession.js`);
+    expect((await fetch(`${creds.apiBaseUrl}/sdk/v1/paysession.js`)).status).toBe(200);
     expect(first.out).toContain("(deployed token, factory)");
     // The local test network answers with our chain id and the indexer is ready.
     const rpc = await fetch(creds.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });

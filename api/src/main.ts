@@ -4,8 +4,9 @@
  */
 import { join } from "node:path";
 import { ConfigError, encryptionKeyProblems, loadConfig, type Config } from "./config.ts";
-import { ensureDemoMerchant } from "./credentials/demo.ts";
+import { ensureDemoMerchant, updateDevCredentials } from "./credentials/demo.ts";
 import { ensureDemoUser } from "./dashboard/demo-user.ts";
+import { startMerchantExample, type MerchantExample } from "../../examples/merchant/server.ts";
 import { relayerAddressFor, startService, type RunningService } from "./server.ts";
 import { describeStatus, NetworkReadiness, probeNetworks } from "./onchain/network-status.ts";
 import { chainEnvFor, startIndexerBeside, startLocalNetwork } from "./onchain.ts";
@@ -49,6 +50,7 @@ if (dev && !process.env.SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS) config.webhooks.a
 let chain: DevChain | undefined;
 let service: RunningService | undefined;
 let indexer: IndexerProcess | undefined;
+let shop: MerchantExample | undefined;
 const fail = async (what: string, err: unknown) => {
   console.error(`[paysession] ${what} failed: ${String((err as Error)?.message ?? err)}`);
   await indexer?.stop();
@@ -104,12 +106,36 @@ if (dev) {
   const demo = await ensureDemoUser(running.services.database.db, file, dashboardUrl);
   log(`dashboard ${dashboardUrl}   (sign in as ${demo.email} / ${demo.password})`);
   log(`  (also in ${file})`);
+  // The example shop (examples/merchant) on the demo merchant's credentials: a page to pay
+  // through the SDK and the checkout, and a webhook handler (README "Your first payment").
+  shop = await startDemoShop(config.dataDir, credentials).catch((e) => {
+    log(`example shop not started: ${String((e as Error)?.message ?? e)}`);
+    return undefined;
+  });
+  if (shop) {
+    updateDevCredentials(file, { demoUrl: shop.url });
+    log(`shop      ${shop.url}   (example merchant: pay a sandbox session through the checkout)`);
+  }
+}
+
+async function startDemoShop(dataDir: string, credentials: { apiBaseUrl: string; apiKey: string; merchantId: string }): Promise<MerchantExample> {
+  const opts = {
+    apiHost: credentials.apiBaseUrl,
+    apiKey: credentials.apiKey,
+    merchantId: credentials.merchantId,
+    dataDir: join(dataDir, "merchant-example"),
+    log: (line: string) => log(`shop      ${line}`),
+  };
+  const port = Number(process.env.MERCHANT_EXAMPLE_PORT ?? 4100);
+  // Its default port taken: any free one (the URL is printed and in credentials.json).
+  return startMerchantExample({ ...opts, port }).catch(() => startMerchantExample({ ...opts, port: 0 }));
 }
 
 // In order: HTTP stops taking work and lets requests in flight finish (at most
 // SERVICE_SHUTDOWN_GRACE_MS), the indexer (it writes into our Postgres), the service
 // (workers hand back their claims, pool, Postgres), then the local chain the workers used.
 stopOnSignals(log, async () => {
+  await shop?.stop();
   await running.drain();
   await indexer?.stop();
   await running.stop();

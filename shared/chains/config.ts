@@ -11,6 +11,9 @@
  *   SERVICE_MIN_SWEEP_<KEY>          extra funds below this many token units wait (e.g. "1.00")
  *   SERVICE_RELAYER_MIN_BALANCE_<KEY> native coin (ether units, e.g. 0.05) below which the relayer
  *                                    is reported low (default: the preset's relayerMinBalance)
+ *   SERVICE_PUBLIC_RPC_URL_<KEY>     the RPC address handed to payers' wallets (wallet_addEthereumChain):
+ *                                    one their browsers can reach (default: the RPC URL itself for the
+ *                                    local networks, none for public ones, which wallets know already)
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
  *                                    is enabled, full for sandbox-only deployments)
@@ -38,6 +41,12 @@ export interface NetworkConfig {
   minSweepBaseUnits: bigint;
   /** Relayer balance (wei) below which it is reported low; absent: the preset's default. */
   relayerMinBalanceWei?: bigint;
+  /**
+   * The RPC address a payer's wallet is given when it must add this network (checkout): it must
+   * be reachable from the payer's browser, unlike `rpcUrl`, which may be private to the server
+   * and carry a provider's key. null: none (wallets know the public networks already).
+   */
+  publicRpcUrl?: string | null;
 }
 
 /** The relayer low-balance threshold of a network, in wei. */
@@ -62,6 +71,7 @@ export const ENV_PREFIXES = [
   "SERVICE_FACTORY_ADDRESS_",
   "SERVICE_MIN_SWEEP_",
   "SERVICE_RELAYER_MIN_BALANCE_",
+  "SERVICE_PUBLIC_RPC_URL_",
 ] as const;
 
 export function parseChainsEnv(env: Env): ParseResult {
@@ -118,6 +128,14 @@ export function parseChainsEnv(env: Env): ParseResult {
     if (/^\d{1,12}(\.\d{1,18})?$/.test(rawMin)) minBalanceWei = parseEther(rawMin);
     else errors.push(`${minBalanceVar}: expected an amount of native coin in ether units such as 0.05, got "${rawMin}"`);
 
+    const publicRpcName = `SERVICE_PUBLIC_RPC_URL_${sfx}`;
+    const publicRpc = get("SERVICE_PUBLIC_RPC_URL_");
+    if (publicRpc !== undefined && (!isRpcUrl(publicRpc) || publicRpc.startsWith("ws"))) {
+      errors.push(`${publicRpcName}: expected an http(s):// URL, got "${publicRpc}"`);
+    }
+    // The local networks run beside the service in development: their RPC is the payer's too.
+    const isLocal = key === "local" || key === "local2";
+
     if (errors.length > before || token === null) continue;
     networks.push({
       key,
@@ -134,6 +152,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       factory,
       minSweepBaseUnits: minSweep ?? 0n,
       relayerMinBalanceWei: minBalanceWei,
+      publicRpcUrl: publicRpc ?? (isLocal && !rpcUrl.startsWith("ws") ? rpcUrl : null),
     });
   }
 

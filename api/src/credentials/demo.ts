@@ -46,3 +46,9 @@ function write(file: string, credentials: DevCredentials) {
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
 }
+
+/** Adds fields to the credentials file (e.g. the example shop's `demoUrl` once it runs). */
+export function updateDevCredentials(file: string, patch: Record<string, unknown>): void {
+  const current = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as DevCredentials) : ({} as DevCredentials);
+  write(file, { ...current, ...patch });
+}

@@ -14,6 +14,8 @@ import { settlementAddressRoutes } from "./settlement-addresses.ts";
 import { sandboxRoutes } from "./sandbox.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
+import { payerSandboxRoutes } from "./payer-sandbox.ts";
+import { checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
 import { buildOpenApi } from "./api-reference/openapi.ts";
@@ -165,6 +167,8 @@ export function buildApp(services: Services) {
     .use(eventRoutes(services))
     .use(settlementAddressRoutes(services))
     .use(sandboxRoutes(services))
+    .use(payerSandboxRoutes(services))
+    .use(checkoutRoutes())
     // The merchant dashboard (pages, hidden from Swagger). Its actions go through the routes
     // above, in-process (dashboard/api.ts), hence the late-bound handle.
     .use(dashboardRoutes(services, (request) => handle(request)));

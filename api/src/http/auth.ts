@@ -24,6 +24,8 @@ export interface SessionTokenAuth {
   environment: Environment;
   session: SessionRow;
   merchantName: string;
+  /** The merchant's public id in the session's environment (what the SDK was initialised with). */
+  merchantPublicId: string;
 }
 
 /** Which environment a request's base address belongs to, when the two differ (DESIGN.md §3). */
@@ -106,5 +108,5 @@ export async function requireSessionToken(services: Services, request: Request):
   if (!found || found.session.environment !== cred.environment) throw new ApiError("session_token_invalid");
   if (found.session.tokenExpiresAt.getTime() <= Date.now()) throw new ApiError("session_token_expired");
   limit(services, found.session.id);
-  return { environment: cred.environment, session: found.session, merchantName: found.merchantName };
+  return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment] };
 }

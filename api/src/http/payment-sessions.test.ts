@@ -230,14 +230,40 @@ describe("public view", () => {
       amount: "9.99",
       currency: "USD",
       environment: "sandbox",
+      statusReason: "created",
       merchantName: "Acme",
+      // Public (NEXT_PUBLIC_SERVICE_MERCHANT_ID): the SDK checks the session is its merchant's.
+      merchantId: c.body.merchantId,
       expiresAt: c.body.expiresAt,
       createdAt: c.body.createdAt,
-      // The merchant's view also says where the funds settle; the payer's does not.
-      networks: c.body.networks.map(({ settlementAddress: _, ...n }: Record<string, unknown>) => n),
+      tokenExpiresAt: c.body.tokenExpiresAt,
+      // The merchant's view also says where the funds settle; the payer's does not. It has what
+      // a wallet needs to add the network (the RPC address given to payers' wallets).
+      networks: c.body.networks.map(({ settlementAddress: _, ...n }: Record<string, unknown>) => ({
+        ...n,
+        rpcUrl: "http://127.0.0.1:9",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        explorerUrl: null,
+      })),
+      payments: [],
     });
     expect(r.body.networks.length).toBe(1);
     expect(r.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  test("conditional polling: the ETag answers 304 while nothing changed, 200 once the status did", async () => {
+    const c = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "5.00", currency: "USD" } });
+    const token = c.body.paymentSessionToken;
+    const first = await svc.call("GET", "/api/payment-sessions", { auth: token });
+    const etag = first.headers.get("etag")!;
+    expect(etag).toMatch(/^W\/"/);
+    const same = await svc.call("GET", "/api/payment-sessions", { auth: token, headers: { "if-none-match": etag } });
+    expect(same.status).toBe(304);
+    expect(same.body).toBe("");
+    expect((await svc.call("POST", "/api/payment-sessions/cancel", { auth: token, body: {} })).status).toBe(200);
+    const changed = await svc.call("GET", "/api/payment-sessions", { auth: token, headers: { "if-none-match": etag } });
+    expect(changed.status).toBe(200);
+    expect([changed.body.status, changed.body.statusReason]).toEqual(["CANCELED", "canceled_by_payer"]);
   });
 
   test("CORS preflight on /api/ only; server endpoints send no CORS headers", async () => {

@@ -23,7 +23,21 @@ import { buildApp } from "./app.ts";
 // GET /metrics holds aggregates only and is public unless SERVICE_METRICS_TOKEN puts it behind a
 // bearer token of its own (metrics.test.ts tests that token).
 // The API reference (its page, document and assets) is public too.
-const PUBLIC_ROUTES = new Set(["GET /healthz", "GET /readyz", "GET /docs", "GET /docs/json", "GET /docs/assets/:name", "GET /metrics"]);
+// The SDK bundles and the hosted checkout page with its assets are static code, the same for everyone:
+// the checkout reads the session only with the token it is handed by postMessage.
+const PUBLIC_ROUTES = new Set([
+  "GET /healthz",
+  "GET /readyz",
+  "GET /docs",
+  "GET /docs/json",
+  "GET /docs/assets/:name",
+  "GET /metrics",
+  "GET /sdk/v1/paysession.js",
+  "GET /sdk/v1/paysession.mjs",
+  "GET /checkout/v1/",
+  "GET /checkout/v1/checkout.js",
+  "GET /checkout/v1/checkout.css",
+]);
 
 type Scheme = "public" | "apiKey" | "sessionToken" | "dashboard";
 interface Route {

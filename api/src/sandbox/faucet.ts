@@ -48,6 +48,20 @@ export class Faucet {
     });
   }
 
+  /**
+   * A little native coin for gas, on the local networks only (anvil's own balance setter: no
+   * coin is moved from anyone). Only when the address holds less than `atLeast`; returns what
+   * was added, in wei.
+   */
+  async topUpGas(net: NetworkConfig, to: Address, atLeast: bigint): Promise<bigint> {
+    if (net.key !== "local" && net.key !== "local2") return 0n;
+    const { publicClient } = this.client(net);
+    const balance = await publicClient.getBalance({ address: to });
+    if (balance >= atLeast) return 0n;
+    await publicClient.request({ method: "anvil_setBalance" as never, params: [to, `0x${atLeast.toString(16)}`] as never });
+    return atLeast - balance;
+  }
+
   /** A payment as a wallet makes it: TestUSD minted to the faucet, then transferred from it to `to`. */
   pay(net: NetworkConfig, to: Address, amount: bigint): Promise<Hash> {
     return this.serial(net.chainId, async () => {

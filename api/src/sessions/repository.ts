@@ -120,9 +120,9 @@ export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventR
 export async function findSessionByToken(
   db: Db,
   token: string,
-): Promise<{ session: SessionRow; merchantName: string } | undefined> {
+): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string } } | undefined> {
   const [row] = await db
-    .select({ session: paymentSessions, merchantName: merchants.name })
+    .select({ session: paymentSessions, merchantName: merchants.name, merchantPublicIds: { sandbox: merchants.sandboxPublicId, production: merchants.livePublicId } })
     .from(paymentSessions)
     .innerJoin(merchants, eq(merchants.id, paymentSessions.merchantId))
     .where(eq(paymentSessions.tokenHash, hashSecret(token)));

@@ -1,0 +1,347 @@
+/**
+ * The payer's front door end to end, in Debian's Chromium (playwright-core): the example
+ * shop's page (its own origin) → sdk.open → the hosted checkout in the modal's iframe (the
+ * service's origin) → a payer's wallet injected into the page (EIP-6963 and window.ethereum),
+ * signing real transactions with a real key against the real anvil, the real Ponder indexer,
+ * the session runner and the sweeper, and the shop's webhook handler receiving the outcome.
+ * Every screen is saved under artifacts/checkout/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import { parseEther, type Address } from "viem";
+import { eventually } from "../../../testing/eventually.ts";
+import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { artifactsDir, checkoutFrame, installWallet, launchChromium, type TestWallet } from "../../../testing/wallet.ts";
+import { startMerchantExample, type MerchantExample } from "../../../examples/merchant/server.ts";
+
+let stack: LifecycleStack;
+let browser: Browser;
+let shop: MerchantExample;
+let merchantId: string;
+let shopDir: string;
+const shots = artifactsDir("checkout");
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  [stack, browser] = await Promise.all([startLifecycleStack(), launchChromium()]);
+  const probe = await stack.svc.call("POST", "/payment-sessions", { auth: stack.key, body: { amount: "1.00", currency: "USD" } });
+  merchantId = probe.body.merchantId;
+  shopDir = mkdtempSync(join(tmpdir(), "shop-"));
+  shop = await startMerchantExample({ apiHost: stack.svc.url, apiKey: stack.key, merchantId, dataDir: shopDir });
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close();
+  await shop?.stop();
+  await stack?.close();
+  if (shopDir) rmSync(shopDir, { recursive: true, force: true });
+});
+
+const anvil = () => stack.chains[0]!;
+
+/** A fresh browser profile; with a wallet that starts on Ethereum (chain 1) and does not know the local network. */
+async function newPage(opts: { wallet?: boolean; width?: number; height?: number } = {}): Promise<{ page: Page; wallet?: TestWallet }> {
+  const context = await browser.newContext({ viewport: { width: opts.width ?? 1100, height: opts.height ?? 820 } });
+  contexts.push(context);
+  const wallet = opts.wallet === false ? undefined : await installWallet(context, { knownChains: { 1: "http://127.0.0.1:9" } });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
+  return { page, wallet };
+}
+
+async function fund(address: Address, tokens: bigint, eth = parseEther("1")) {
+  if (tokens > 0n) await anvil().mint(address, tokens);
+  await anvil().rpc("anvil_setBalance", [address, `0x${eth.toString(16)}`]);
+}
+
+/** The shop page → "Pay" → the checkout on screen. */
+async function openFromShop(page: Page): Promise<Frame> {
+  await page.goto(shop.url);
+  await page.click("#buy");
+  const frame = await checkoutFrame(page);
+  await frame.waitForSelector("#screen-pay:not([hidden]), #screen-final:not([hidden]), #screen-failed:not([hidden])");
+  return frame;
+}
+
+async function shot(page: Page, name: string) {
+  await page.screenshot({ path: join(shots, `${name}.png`) });
+}
+
+async function shopResult(page: Page): Promise<Record<string, string>> {
+  await page.waitForSelector("body[data-outcome]", { timeout: 15_000 });
+  return JSON.parse((await page.textContent("#result-json"))!);
+}
+
+const finalTitle = async (frame: Frame, title: string, timeout = 20_000) => {
+  await frame.waitForFunction((t) => document.querySelector("#final-title")?.textContent === t && !document.querySelector("#screen-final")!.hasAttribute("hidden"), title, { timeout });
+};
+
+describe("checkout in Chromium", () => {
+  test("wallet path: connect, automatic switch from another chain (added first), pay → SUCCEEDED, the promise resolves and the webhook arrived", async () => {
+    const { page, wallet } = await newPage();
+    await fund(wallet!.address, 50_000_000n);
+    const frame = await openFromShop(page);
+    await frame.waitForSelector("button.wallet");
+    expect(await frame.textContent("#merchant")).toBe("Lifecycle");
+    expect(await frame.textContent("#amount")).toBe("12.34 USD");
+    expect(await frame.isVisible("#env-badge")).toBe(true);
+    await shot(page, "01-pay-wallet-choice");
+
+    await frame.click("button.wallet");
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    expect(await frame.textContent("#balance")).toBe("50.00 TUSD");
+    expect(wallet!.chainId()).toBe(31337);
+    const methods = wallet!.calls.map((c) => c.method);
+    expect(methods).toContain("wallet_addEthereumChain");
+    expect(methods.indexOf("wallet_switchEthereumChain")).toBeLessThan(methods.indexOf("wallet_addEthereumChain"));
+    await shot(page, "02-wallet-connected");
+
+    await frame.click("#pay-btn");
+    await frame.waitForSelector("#progress:not([hidden])");
+    await shot(page, "03-progress");
+    await finalTitle(frame, "Payment complete");
+    expect(await frame.getAttribute("#progress-list li[data-step=settled]", "data-state")).toBe("done");
+    await shot(page, "04-final-succeeded");
+
+    await frame.click("#done-btn");
+    const result = await shopResult(page);
+    expect(result).toMatchObject({ outcome: "succeeded", status: "SUCCEEDED", reason: "swept" });
+    expect(await page.$('iframe[data-paysession="checkout"]')).toBeNull();
+    const order = await eventually(async () => {
+      const o = shop.orders.bySessionId(result.paymentSessionId!);
+      return o?.webhooks.some((w) => w.status === "SUCCEEDED") ? o : undefined;
+    }, "the SUCCEEDED webhook at the shop", 15_000);
+    expect(order.state).toBe("paid");
+    expect(order.webhooks.map((w) => w.status)).toEqual(["PENDING", "FUNDED", "SUCCEEDED"]);
+    await page.waitForFunction(() => /"paid"/.test(document.querySelector("#order-json")?.textContent ?? ""));
+    await shot(page, "05-shop-result");
+  }, 60_000);
+
+  test("the payer rejects the transaction: a plain message and a way forward; nothing was sent, the session stays open", async () => {
+    const { page, wallet } = await newPage();
+    await fund(wallet!.address, 50_000_000n);
+    wallet!.reject.add("eth_sendTransaction");
+    const frame = await openFromShop(page);
+    await frame.click("button.wallet");
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    await frame.click("#pay-btn");
+    await frame.waitForSelector("#problem:not([hidden])");
+    expect(await frame.getAttribute("#problem", "data-kind")).toBe("rejected");
+    expect(await frame.textContent("#problem-text")).toContain("You rejected the request in your wallet");
+    expect(await frame.textContent("#problem-actions")).toContain("Try again");
+    await shot(page, "06-wallet-rejected");
+
+    // Closed while still pending: the promise says so.
+    await page.keyboard.press("Escape");
+    const result = await shopResult(page);
+    expect(result).toMatchObject({ outcome: "closed", status: "PENDING" });
+    expect((await stack.status(result.paymentSessionId!)).status).toBe("PENDING");
+  }, 30_000);
+
+  test("the payer refuses the network switch, the wallet has tokens but no gas coin, the wallet disconnects: each a plain message and a way on", async () => {
+    const { page, wallet } = await newPage();
+    await fund(wallet!.address, 50_000_000n, 0n);
+    wallet!.reject.add("wallet_switchEthereumChain");
+    const frame = await openFromShop(page);
+    await frame.click("button.wallet");
+    await frame.waitForSelector("#problem:not([hidden])");
+    expect(await frame.getAttribute("#problem", "data-kind")).toBe("wrong_network");
+    expect(await frame.textContent("#problem-text")).toContain("Switch it to Local test network (anvil)");
+    await shot(page, "06a-wrong-network");
+
+    wallet!.reject.delete("wallet_switchEthereumChain");
+    await frame.click("#problem-actions button");
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    expect(wallet!.chainId()).toBe(31337);
+    await frame.click("#pay-btn");
+    await frame.waitForSelector("#problem[data-kind=insufficient_gas]");
+    expect(await frame.textContent("#problem-text")).toContain("Not enough ETH on Local test network (anvil) for the network fee");
+    await shot(page, "06b-insufficient-gas");
+    expect(wallet!.calls.some((c) => c.method === "eth_sendTransaction")).toBe(false);
+
+    // The payer disconnects the wallet: said plainly, and the wallet can be connected again.
+    await frame.evaluate(() => (window as any).__testWalletEmit("accountsChanged", []));
+    await frame.waitForSelector("#problem[data-kind=disconnected]");
+    expect(await frame.isVisible("button.wallet")).toBe(true);
+    expect(await frame.isVisible("#connected")).toBe(false);
+    await shot(page, "06c-wallet-disconnected");
+  }, 30_000);
+
+  test("the wallet lacks tokens: the checkout says so, \"Get test tokens\" fills it (tokens and gas), then the payment goes through", async () => {
+    const { page, wallet } = await newPage();
+    const frame = await openFromShop(page);
+    await frame.click("button.wallet");
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    expect(await frame.textContent("#balance")).toBe("0.00 TUSD");
+    await frame.click("#pay-btn");
+    await frame.waitForSelector("#problem:not([hidden])");
+    expect(await frame.getAttribute("#problem", "data-kind")).toBe("insufficient_token");
+    expect(await frame.textContent("#problem-text")).toContain("this payment needs 12.34 TUSD");
+    await shot(page, "07-insufficient-tokens");
+
+    await frame.click("#problem-actions button:has-text('Get test tokens')");
+    await frame.waitForSelector("#notice:not([hidden])");
+    expect(await frame.textContent("#balance")).toBe("100.00 TUSD");
+    expect(await anvil().publicClient.getBalance({ address: wallet!.address })).toBeGreaterThan(0n);
+    await shot(page, "08-test-tokens-received");
+    await frame.click("#pay-btn");
+    await finalTitle(frame, "Payment complete");
+    await frame.click("#done-btn");
+    expect(await shopResult(page)).toMatchObject({ outcome: "succeeded" });
+  }, 60_000);
+
+  test("the payer cancels: CANCELED (canceled_by_payer) on screen, in the promise and in the shop's webhook", async () => {
+    const { page } = await newPage();
+    const frame = await openFromShop(page);
+    await frame.click("#cancel-btn");
+    await finalTitle(frame, "Payment canceled", 10_000);
+    await shot(page, "09-final-canceled-by-payer");
+    await frame.click("#done-btn");
+    const result = await shopResult(page);
+    expect(result).toMatchObject({ outcome: "canceled", status: "CANCELED", reason: "canceled_by_payer" });
+    await eventually(async () => (shop.orders.bySessionId(result.paymentSessionId!)?.state === "canceled" ? true : undefined), "the CANCELED webhook", 10_000);
+  }, 30_000);
+
+  test("the session expires while the checkout is open: the final screen says so within a second or two", async () => {
+    const { page } = await newPage();
+    const frame = await openFromShop(page);
+    const sessionId = await latestSessionId();
+    const started = Date.now();
+    const r = await stack.svc.call("POST", `/sandbox/payment-sessions/${sessionId}/expire`, { auth: stack.key, body: {} });
+    expect(r.body.status).toBe("CANCELED");
+    await finalTitle(frame, "This payment has expired", 5_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await shot(page, "10-final-expired");
+    await page.keyboard.press("Escape");
+    expect(await shopResult(page)).toMatchObject({ outcome: "canceled", reason: "expired" });
+  }, 30_000);
+
+  test("QR / any wallet: the EIP-681 code and copyable address and amount; paid by a separate transfer, progress shows the same way", async () => {
+    const { page } = await newPage({ wallet: false });
+    const frame = await openFromShop(page);
+    await frame.click("#tab-qr");
+    await frame.waitForSelector("#qr svg path");
+    const sessionId = await latestSessionId();
+    const session = (await stack.svc.call("GET", `/payment-sessions/${sessionId}`, { auth: stack.key })).body;
+    const net = session.networks[0];
+    expect(await frame.textContent("#qr-address")).toBe(net.depositAddress);
+    expect(await frame.textContent("#qr-amount")).toBe("12.34 TUSD");
+    expect(await frame.getAttribute("#qr-amount", "data-value")).toBe("12.34");
+    expect(await frame.getAttribute("#qr-link", "href")).toBe(`ethereum:${net.tokenAddress}@31337/transfer?address=${net.depositAddress}&uint256=12340000`);
+    expect(await frame.getAttribute("#qr svg", "aria-label")).toContain("12.34 TUSD");
+    await shot(page, "11-qr");
+
+    await anvil().mint(net.depositAddress, 12_340_000n);
+    await frame.waitForSelector("#progress:not([hidden])");
+    await finalTitle(frame, "Payment complete");
+    await shot(page, "12-qr-paid");
+  }, 40_000);
+
+  test("sandbox test wallet: without any browser wallet, anyone walks the flow to SUCCEEDED", async () => {
+    const { page } = await newPage({ wallet: false });
+    const frame = await openFromShop(page);
+    await frame.waitForSelector("#no-wallet:not([hidden])");
+    await shot(page, "13-no-wallet");
+    await frame.click("#testpay-btn");
+    await finalTitle(frame, "Payment complete");
+    await frame.click("#done-btn");
+    expect(await shopResult(page)).toMatchObject({ outcome: "succeeded", status: "SUCCEEDED" });
+  }, 40_000);
+
+  test("a second open while one is open rejects with already_open; the first goes on", async () => {
+    const { page } = await newPage({ wallet: false });
+    await page.goto(shop.url);
+    const created = await page.evaluate(async () => (await fetch("/orders", { method: "POST" })).json());
+    const second = await page.evaluate(
+      async ({ created, merchantId }) => {
+        const w = window as any;
+        const sdk = w.Paysession.init({ merchantId });
+        w.__first = sdk.open({ paymentSessionId: created.paymentSessionId, paymentSessionToken: created.paymentSessionToken });
+        const other = w.Paysession.init({ merchantId });
+        try {
+          await other.open({ paymentSessionId: created.paymentSessionId, paymentSessionToken: created.paymentSessionToken });
+          return "resolved";
+        } catch (e: any) {
+          return `${e.name}:${e.code}`;
+        }
+      },
+      { created, merchantId },
+    );
+    expect(second).toBe("PaysessionError:already_open");
+    const frame = await checkoutFrame(page);
+    await frame.waitForSelector("#screen-pay:not([hidden])");
+    expect(await page.locator('iframe[data-paysession="checkout"]').count()).toBe(1);
+    await frame.click("#close-btn");
+    expect(await page.evaluate(() => (window as any).__first)).toMatchObject({ outcome: "closed", status: "PENDING" });
+  }, 30_000);
+
+  test("bad arguments, the other environment's token, a merchant id that does not own the session: clear errors, never a hang", async () => {
+    const { page } = await newPage({ wallet: false });
+    await page.goto(shop.url);
+    const created = await page.evaluate(async () => (await fetch("/orders", { method: "POST" })).json());
+    const other = (await stack.svc.merchant("Someone else")).merchant.sandboxPublicId;
+    const outcomes = await page.evaluate(
+      async ({ created, merchantId, other }) => {
+        const P = (window as any).Paysession;
+        const attempt = async (f: () => Promise<unknown>) => {
+          try {
+            await f();
+            return "resolved";
+          } catch (e: any) {
+            return e.code;
+          }
+        };
+        const sdk = P.init({ merchantId });
+        return {
+          noArgs: await attempt(() => sdk.open()),
+          badId: await attempt(() => sdk.open({ paymentSessionId: "nope", paymentSessionToken: created.paymentSessionToken })),
+          liveToken: await attempt(() => sdk.open({ paymentSessionId: created.paymentSessionId, paymentSessionToken: created.paymentSessionToken.replace("pst_test_", "pst_live_") })),
+          badMerchant: await attempt(async () => P.init({ merchantId: "acme" })),
+          wrongMerchant: await attempt(() => P.init({ merchantId: other }).open({ paymentSessionId: created.paymentSessionId, paymentSessionToken: created.paymentSessionToken })),
+          unknownToken: await attempt(() => sdk.open({ paymentSessionId: created.paymentSessionId, paymentSessionToken: `pst_test_${"x".repeat(40)}` })),
+          overlaysLeft: document.querySelectorAll('[data-paysession="overlay"]').length,
+        };
+      },
+      { created, merchantId, other },
+    );
+    expect(outcomes).toEqual({
+      noArgs: "invalid_argument",
+      badId: "invalid_argument",
+      liveToken: "environment_mismatch",
+      badMerchant: "invalid_argument",
+      wrongMerchant: "merchant_mismatch",
+      unknownToken: "session_token_invalid",
+      overlaysLeft: 0,
+    });
+  }, 30_000);
+
+  test("375 px phone screen: the modal fills the screen, nothing overflows sideways, focus is in the dialog and the page does not scroll", async () => {
+    const { page } = await newPage({ width: 375, height: 740 });
+    const frame = await openFromShop(page);
+    await frame.waitForSelector("button.wallet");
+    const box = (await page.locator('iframe[data-paysession="checkout"]').boundingBox())!;
+    expect(Math.round(box.width)).toBe(375);
+    expect(await frame.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(await page.evaluate(() => document.documentElement.style.overflow)).toBe("hidden");
+    expect(await page.getAttribute('[role="dialog"]', "aria-modal")).toBe("true");
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("data-paysession"))).toBe("checkout");
+    await shot(page, "14-phone-375");
+    await frame.click("#tab-qr");
+    await frame.waitForSelector("#qr svg");
+    expect(await frame.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot(page, "15-phone-375-qr");
+    await page.keyboard.press("Escape");
+    await page.waitForSelector("body[data-outcome]");
+    expect(await page.evaluate(() => document.documentElement.style.overflow)).toBe("");
+  }, 30_000);
+});
+
+/** The session of the shop's newest order. */
+async function latestSessionId(): Promise<string> {
+  const list = await stack.svc.call("GET", "/payment-sessions?limit=1", { auth: stack.key });
+  return list.body.data[0].paymentSessionId;
+}

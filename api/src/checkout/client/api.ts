@@ -1,0 +1,90 @@
+/**
+ * The session-token API as the checkout calls it (same origin: the page is served by the
+ * service). The token travels in the Authorization header only.
+ */
+import type { Status } from "./text.ts";
+
+export interface PayerNetwork {
+  chainId: number;
+  network: string;
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  depositAddress: string;
+  amountBaseUnits: string;
+  confirmations: number;
+  rpcUrl: string | null;
+  nativeCurrency: { name: string; symbol: string; decimals: number };
+  explorerUrl: string | null;
+}
+
+export interface PayerSession {
+  paymentSessionId: string;
+  status: Status;
+  statusReason: string;
+  amount: string;
+  currency: string;
+  environment: "sandbox" | "production";
+  merchantName: string;
+  merchantId: string;
+  expiresAt: string;
+  tokenExpiresAt: string;
+  networks: PayerNetwork[];
+  payments: { chainId: number; txHash: string; amountBaseUnits: string; confirmations: number }[];
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class SessionApi {
+  private etag: string | undefined;
+  constructor(private readonly token: string) {}
+
+  private async call(method: "GET" | "POST", path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(path, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: "no-store",
+        credentials: "omit",
+        referrerPolicy: "no-referrer",
+      });
+    } catch {
+      throw new ApiFailure(0, "network", "The payment service cannot be reached. Check your connection.");
+    }
+    if (!res.ok && res.status !== 304) {
+      const err = ((await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }).error ?? {};
+      throw new ApiFailure(res.status, err.code ?? "unknown", err.message ?? `The payment service answered ${res.status}.`);
+    }
+    return res;
+  }
+
+  /** The session; undefined when it has not changed since the last call (304). */
+  async session(paymentSessionId: string): Promise<PayerSession | undefined> {
+    const res = await this.call("GET", `/api/payment-sessions?paymentSessionId=${encodeURIComponent(paymentSessionId)}`, undefined, this.etag ? { "if-none-match": this.etag } : {});
+    if (res.status === 304) return undefined;
+    this.etag = res.headers.get("etag") ?? undefined;
+    return (await res.json()) as PayerSession;
+  }
+
+  async cancel(): Promise<PayerSession> {
+    return (await (await this.call("POST", "/api/payment-sessions/cancel", {})).json()) as PayerSession;
+  }
+
+  async faucet(address: string, chainId: number): Promise<{ amountBaseUnits: string; txHash: string }> {
+    return (await (await this.call("POST", "/api/sandbox/faucet", { address, chainId })).json()) as { amountBaseUnits: string; txHash: string };
+  }
+
+  async testPay(chainId: number): Promise<{ txHash: string }> {
+    return (await (await this.call("POST", "/api/sandbox/pay", { chainId })).json()) as { txHash: string };
+  }
+}

@@ -1,0 +1,566 @@
+/**
+ * The hosted checkout page's controller. Framed by the SDK (it receives the session by
+ * postMessage, see sdk/src/protocol.ts) or opened on its own with the session in the URL
+ * fragment (`#paymentSessionId=…&paymentSessionToken=…&merchantId=…`, removed from the
+ * address bar at once). Status reaches the screen by conditional polling of
+ * GET /api/payment-sessions (every 500 ms while the payment is open; 304 while unchanged).
+ */
+import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "../../../../sdk/src/protocol.ts";
+import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
+import { qrSvg } from "./qr.ts";
+import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, walletProblem, type WalletProblem } from "./text.ts";
+import { discoverWallets, Wallet, type WalletChoice } from "./wallet.ts";
+
+const POLL_OPEN_MS = 500;
+const POLL_DONE_MS = 3000;
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+
+let parentOrigin: string | undefined;
+let init: ToCheckout | undefined;
+let api: SessionApi | undefined;
+let view: PayerSession | undefined;
+let chainId: number | undefined;
+let wallets: WalletChoice[] = [];
+let wallet: Wallet | undefined;
+let sentTxHash: string | undefined;
+let busy = false;
+let renderedNetworks = "";
+let renderedQr = "";
+
+/** Every message of FromCheckout, without the protocol tag this function adds. */
+type Outgoing = FromCheckout extends infer M ? (M extends FromCheckout ? Omit<M, "paysession"> : never) : never;
+
+function post(msg: Outgoing) {
+  if (window.parent === window) return;
+  const full = { paysession: PROTOCOL, ...msg };
+  // Before init the parent is not known yet: "ready" carries nothing secret. After init,
+  // messages go to the origin that sent init, and nowhere else.
+  if (msg.type === "ready") window.parent.postMessage(full, "*");
+  else if (parentOrigin) window.parent.postMessage(full, parentOrigin);
+}
+
+function showScreen(name: "loading" | "failed" | "pay" | "final") {
+  for (const s of ["loading", "failed", "pay", "final"]) $(`screen-${s}`).hidden = s !== name;
+}
+
+function fail(code: string, message: string) {
+  showScreen("failed");
+  $("failed-body").textContent = message;
+  $("failed-title").focus();
+  post({ type: "fail", code, message });
+}
+
+function close() {
+  if (!view) return;
+  post({ type: "close", status: view.status, reason: view.statusReason });
+}
+
+// ---------- helpers of the view ----------
+
+const network = (): PayerNetwork | undefined => view?.networks.find((n) => n.chainId === chainId) ?? view?.networks[0];
+const tokenAmount = (n: PayerNetwork) => `${formatUnits(BigInt(n.amountBaseUnits), n.decimals)} ${n.tokenSymbol}`;
+const isOpen = () => view?.status === "PENDING";
+const expired = () => !!view && Date.parse(view.expiresAt) <= Date.now();
+
+/** What reached the deposit on the network that received most, for under- and over-payment texts. */
+function received(): { chainId: number; total: bigint } | undefined {
+  if (!view || view.payments.length === 0) return undefined;
+  const by = new Map<number, bigint>();
+  for (const p of view.payments) by.set(p.chainId, (by.get(p.chainId) ?? 0n) + BigInt(p.amountBaseUnits));
+  let best: { chainId: number; total: bigint } | undefined;
+  for (const [c, total] of by) if (!best || total > best.total) best = { chainId: c, total };
+  return best;
+}
+
+// ---------- rendering ----------
+
+function render() {
+  if (!view) return;
+  $("merchant").textContent = view.merchantName;
+  $("amount").textContent = `${view.amount} ${view.currency}`;
+  $("env-badge").hidden = view.environment !== "sandbox";
+  renderProgress();
+  const paid = received();
+  const paidNet = paid && view.networks.find((n) => n.chainId === paid.chainId);
+  const fmt = (v: bigint) => (paidNet ? `${formatUnits(v, paidNet.decimals)} ${paidNet.tokenSymbol}` : "");
+  const over = paid && paidNet && paid.total > BigInt(paidNet.amountBaseUnits) ? paid.total - BigInt(paidNet.amountBaseUnits) : undefined;
+  const screen = finalScreen(view.status, view.statusReason, {
+    merchantName: view.merchantName,
+    amountText: `${view.amount} ${view.currency}`,
+    receivedText: paid ? fmt(paid.total) : undefined,
+    overpaidText: over ? fmt(over) : undefined,
+  });
+  if (screen) {
+    const wasShown = !$("screen-final").hidden;
+    showScreen("final");
+    $("final-mark").dataset.tone = screen.tone;
+    $("final-title").textContent = screen.title;
+    $("final-body").textContent = screen.body;
+    if (!wasShown) $("final-title").focus();
+    return;
+  }
+  showScreen("pay");
+  renderNetworks();
+  renderCountdown();
+  renderQr();
+  renderWallet();
+  $("sandbox").hidden = view.environment !== "sandbox";
+  $("faucet-btn").toggleAttribute("disabled", !wallet || busy);
+  $("testpay-btn").toggleAttribute("disabled", busy || expired() || !!sentTxHash);
+  $("cancel-btn").hidden = view.payments.length > 0 || !!sentTxHash;
+}
+
+function renderNetworks() {
+  const key = view!.networks.map((n) => n.chainId).join(",");
+  $("networks").hidden = view!.networks.length < 2;
+  if (key === renderedNetworks) return;
+  renderedNetworks = key;
+  const list = $("network-list");
+  list.replaceChildren();
+  for (const n of view!.networks) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "radio";
+    input.name = "network";
+    input.value = String(n.chainId);
+    input.checked = n.chainId === chainId;
+    input.addEventListener("change", () => void chooseNetwork(n.chainId));
+    const text = document.createElement("span");
+    text.textContent = `${n.network} · ${tokenAmount(n)}`;
+    label.append(input, text);
+    list.append(label);
+  }
+}
+
+function renderCountdown() {
+  if (!view) return;
+  const left = Date.parse(view.expiresAt) - Date.now();
+  $("countdown").textContent = formatCountdown(left);
+  $("countdown").parentElement!.classList.toggle("late", left < 60_000);
+  if (left <= 0 && isOpen() && !sentTxHash && view.payments.length === 0) {
+    showProblem({ kind: "expired", message: "This payment has expired: the time to pay ran out. Do not send anything now; go back to the merchant to start again." }, []);
+  }
+}
+
+function renderQr() {
+  const n = network();
+  if (!n) return;
+  const uri = paymentUri(n);
+  if (uri === renderedQr) return;
+  renderedQr = uri;
+  $("qr").replaceChildren(qrSvg(uri, `QR code: pay ${tokenAmount(n)} on ${n.network}`));
+  $("qr-amount").textContent = tokenAmount(n);
+  $("qr-amount").dataset.value = formatUnits(BigInt(n.amountBaseUnits), n.decimals);
+  $("qr-address").textContent = n.depositAddress;
+  $("qr-token").textContent = `${n.tokenSymbol} ${n.tokenAddress}`;
+  $("qr-token").dataset.value = n.tokenAddress;
+  $("qr-network").textContent = `${n.network} (chain id ${n.chainId})`;
+  ($("qr-link") as HTMLAnchorElement).href = uri;
+}
+
+function renderWallet() {
+  const n = network();
+  const list = $("wallet-list");
+  $("connected").hidden = !wallet;
+  list.hidden = !!wallet;
+  $("no-wallet").hidden = !!wallet || wallets.length > 0;
+  if (!wallet && list.childElementCount !== wallets.length) {
+    list.replaceChildren();
+    for (const w of wallets) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "wallet";
+      b.dataset.wallet = w.id;
+      if (w.icon) {
+        const img = document.createElement("img");
+        img.src = w.icon;
+        img.alt = "";
+        b.append(img);
+      }
+      b.append(document.createTextNode(`Connect ${w.name}`));
+      b.addEventListener("click", () => void connect(w));
+      list.append(b);
+    }
+  }
+  if (wallet && n) {
+    $("account").textContent = wallet.account;
+    $("pay-btn").textContent = `Pay ${tokenAmount(n)}`;
+    $("pay-btn").toggleAttribute("disabled", busy || expired() || !!sentTxHash);
+  }
+}
+
+function renderProgress() {
+  if (!view) return;
+  const n = network();
+  const payments = view.payments.filter((p) => !n || p.chainId === n.chainId);
+  const steps = progressSteps({ status: view.status, reason: view.statusReason, required: n?.confirmations ?? 1, payments, sentTxHash });
+  $("progress").hidden = !steps;
+  if (!steps) return;
+  const ol = $("progress-list");
+  ol.replaceChildren(
+    ...steps.map((s) => {
+      const li = document.createElement("li");
+      li.dataset.step = s.id;
+      li.dataset.state = s.state;
+      li.textContent = s.label;
+      return li;
+    }),
+  );
+  const tx = sentTxHash ?? payments[0]?.txHash;
+  $("progress-tx").textContent = tx ? `Transaction ${tx}` : "";
+}
+
+function showProblem(p: WalletProblem | { kind: string; message: string }, actions: { label: string; run: () => void }[]) {
+  $("problem").hidden = false;
+  $("problem").dataset.kind = p.kind;
+  $("problem-text").textContent = p.message;
+  $("problem-actions").replaceChildren(
+    ...actions.map((a) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = a.label;
+      b.addEventListener("click", () => {
+        clearProblem();
+        a.run();
+      });
+      return b;
+    }),
+  );
+}
+
+function clearProblem() {
+  $("problem").hidden = true;
+  delete $("problem").dataset.kind;
+}
+
+function notice(text: string | undefined) {
+  $("notice").hidden = !text;
+  $("notice").textContent = text ?? "";
+}
+
+// ---------- actions ----------
+
+async function withBusy(work: () => Promise<void>) {
+  if (busy) return;
+  busy = true;
+  render();
+  try {
+    await work();
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+async function chooseNetwork(id: number) {
+  chainId = id;
+  clearProblem();
+  render();
+  if (wallet) await withBusy(async () => void (await switchAndRefresh()));
+}
+
+async function connect(choice: WalletChoice) {
+  clearProblem();
+  await withBusy(async () => {
+    try {
+      wallet = await Wallet.connect(choice.provider);
+    } catch (err) {
+      showProblem(walletProblem(err), [{ label: "Try again", run: () => void connect(choice) }]);
+      return;
+    }
+    const provider = choice.provider;
+    provider.on?.("accountsChanged", (accounts: string[]) => {
+      if (!accounts?.length) {
+        wallet = undefined;
+        showProblem({ kind: "disconnected", message: "Your wallet disconnected. Connect it again to go on, or pay with the QR code." }, []);
+      } else if (wallet) {
+        wallet = new Wallet(provider, accounts[0] as `0x${string}`);
+        void refreshBalance();
+      }
+      render();
+    });
+    provider.on?.("chainChanged", () => void refreshBalance());
+    provider.on?.("disconnect", () => {
+      wallet = undefined;
+      showProblem({ kind: "disconnected", message: "Your wallet disconnected. Connect it again to go on, or pay with the QR code." }, []);
+      render();
+    });
+    await switchAndRefresh();
+  });
+}
+
+/** In both environments the wallet is switched (added first when needed) as soon as it is connected. */
+async function switchAndRefresh(): Promise<boolean> {
+  const n = network();
+  if (!wallet || !n) return false;
+  try {
+    await wallet.ensureChain(n);
+  } catch (err) {
+    const p = walletProblem(err, { networkName: n.network });
+    showProblem(
+      p.kind === "rejected" ? { kind: "wrong_network", message: `Your wallet is on another network. Switch it to ${n.network} to pay.` } : p,
+      [{ label: `Switch to ${n.network}`, run: () => void withBusy(() => switchAndRefresh().then(() => undefined)) }],
+    );
+    $("balance").textContent = "—";
+    return false;
+  }
+  await refreshBalance();
+  return true;
+}
+
+async function refreshBalance() {
+  const n = network();
+  if (!wallet || !n) return;
+  try {
+    if ((await wallet.chainId()) !== n.chainId) {
+      $("balance").textContent = `(wallet on another network)`;
+      return;
+    }
+    const bal = await wallet.tokenBalance(n.tokenAddress);
+    $("balance").textContent = `${formatUnits(bal, n.decimals)} ${n.tokenSymbol}`;
+    $("balance").dataset.baseUnits = bal.toString();
+  } catch (err) {
+    $("balance").textContent = "—";
+    showProblem(walletProblem(err, { networkName: n.network }), []);
+  }
+}
+
+function sandboxActions(): { label: string; run: () => void }[] {
+  return view?.environment === "sandbox" ? [{ label: "Get test tokens", run: () => void getTestTokens() }] : [];
+}
+
+async function pay() {
+  const n = network();
+  if (!wallet || !n || !view) return;
+  clearProblem();
+  notice(undefined);
+  await withBusy(async () => {
+    if (expired()) {
+      showProblem({ kind: "expired", message: "This payment has expired. Nothing was sent." }, []);
+      return;
+    }
+    if (!(await switchAndRefresh())) return;
+    const amount = BigInt(n.amountBaseUnits);
+    let prepared: Awaited<ReturnType<Wallet["prepareTransfer"]>>;
+    try {
+      const balance = await wallet!.tokenBalance(n.tokenAddress);
+      if (balance < amount) {
+        showProblem(
+          {
+            kind: "insufficient_token",
+            message: `Your wallet holds ${formatUnits(balance, n.decimals)} ${n.tokenSymbol} on ${n.network}; this payment needs ${tokenAmount(n)}. Add ${n.tokenSymbol} to this wallet, or pay from another wallet with the QR code.`,
+          },
+          sandboxActions(),
+        );
+        return;
+      }
+      prepared = await wallet!.prepareTransfer(n.tokenAddress, n.depositAddress, amount);
+      const native = await wallet!.nativeBalance();
+      if (native < prepared.maxFeeWei) {
+        showProblem(
+          { kind: "insufficient_gas", message: `Not enough ${n.nativeCurrency.symbol} on ${n.network} for the network fee (about ${formatFee(prepared.maxFeeWei)} ${n.nativeCurrency.symbol}). Add some and try again.` },
+          sandboxActions(),
+        );
+        return;
+      }
+    } catch (err) {
+      showProblem(walletProblem(err, { networkName: n.network }), [{ label: "Try again", run: () => void pay() }, ...sandboxActions()]);
+      return;
+    }
+    if (expired()) {
+      showProblem({ kind: "expired", message: "This payment has expired. Nothing was sent." }, []);
+      return;
+    }
+    try {
+      sentTxHash = await wallet!.send(prepared.tx);
+    } catch (err) {
+      showProblem(walletProblem(err, { networkName: n.network }), [{ label: "Try again", run: () => void pay() }]);
+      return;
+    }
+    void watchReceipt(wallet!, sentTxHash);
+  });
+}
+
+/** A transaction that reverts never shows up as a payment: say so instead of waiting forever. */
+async function watchReceipt(w: Wallet, hash: string) {
+  for (let i = 0; i < 600 && sentTxHash === hash; i++) {
+    try {
+      const ok = await w.receiptOk(hash);
+      if (ok === true) return;
+      if (ok === false) {
+        sentTxHash = undefined;
+        showProblem({ kind: "reverted", message: "The transaction failed on-chain (reverted): nothing was paid. Try again." }, [{ label: "Try again", run: () => void pay() }]);
+        render();
+        return;
+      }
+    } catch {
+      // the wallet may be away for a moment; the session's own progress still shows
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+async function getTestTokens() {
+  const n = network();
+  if (!api || !n) return;
+  if (!wallet) {
+    showProblem({ kind: "no_wallet", message: "Connect a wallet first: the test tokens go to its address." }, []);
+    return;
+  }
+  await withBusy(async () => {
+    try {
+      const r = await api!.faucet(wallet!.account, n.chainId);
+      notice(`Test tokens sent: ${formatUnits(BigInt(r.amountBaseUnits), n.decimals)} ${n.tokenSymbol} to your wallet.`);
+      clearProblem();
+      await refreshBalance();
+    } catch (err) {
+      showProblem({ kind: "faucet", message: err instanceof ApiFailure ? err.message : String(err) }, []);
+    }
+  });
+}
+
+async function testPay() {
+  const n = network();
+  if (!api || !n) return;
+  clearProblem();
+  await withBusy(async () => {
+    try {
+      sentTxHash = (await api!.testPay(n.chainId)).txHash;
+      notice("Paid from the sandbox test wallet.");
+    } catch (err) {
+      showProblem({ kind: "testpay", message: err instanceof ApiFailure ? err.message : String(err) }, []);
+    }
+  });
+}
+
+async function cancel() {
+  if (!api) return;
+  await withBusy(async () => {
+    try {
+      view = await api!.cancel();
+      post({ type: "status", status: view.status, reason: view.statusReason });
+    } catch (err) {
+      showProblem({ kind: "cancel", message: err instanceof ApiFailure ? err.message : String(err) }, []);
+    }
+  });
+}
+
+async function copy(button: HTMLElement) {
+  const target = $(button.dataset.copy!);
+  const text = target.dataset.value ?? target.textContent ?? "";
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = "Copied";
+  } catch {
+    // Clipboard refused (permissions): select the text so the payer can copy it by hand.
+    const range = document.createRange();
+    range.selectNodeContents(target);
+    window.getSelection()?.removeAllRanges();
+    window.getSelection()?.addRange(range);
+    button.textContent = "Selected";
+  }
+  setTimeout(() => (button.textContent = "Copy"), 1500);
+}
+
+function selectTab(which: "wallet" | "qr") {
+  $("tab-wallet").setAttribute("aria-selected", String(which === "wallet"));
+  $("tab-qr").setAttribute("aria-selected", String(which === "qr"));
+  $("panel-wallet").hidden = which !== "wallet";
+  $("panel-qr").hidden = which !== "qr";
+}
+
+// ---------- the session ----------
+
+async function poll() {
+  if (!api || !init) return;
+  try {
+    const next = await api.session(init.paymentSessionId);
+    if (next) {
+      const changed = !view || next.status !== view.status || next.statusReason !== view.statusReason;
+      view = next;
+      if (changed) post({ type: "status", status: next.status, reason: next.statusReason });
+      render();
+    }
+  } catch (err) {
+    if (err instanceof ApiFailure && err.status === 401 && view && !isOpen()) return; // token past its lifetime after the end: keep the last screen
+  }
+  setTimeout(poll, view && (view.status === "PENDING" || view.status === "FUNDED") ? POLL_OPEN_MS : POLL_DONE_MS);
+}
+
+const FAIL_CODES: Record<string, string> = {
+  session_token_invalid: "session_token_invalid",
+  session_token_expired: "session_token_expired",
+  session_token_mismatch: "session_mismatch",
+  credentials_malformed: "session_token_invalid",
+};
+
+async function start(msg: ToCheckout) {
+  init = msg;
+  api = new SessionApi(msg.paymentSessionToken);
+  try {
+    view = await api.session(msg.paymentSessionId);
+  } catch (err) {
+    if (err instanceof ApiFailure && FAIL_CODES[err.code]) fail(FAIL_CODES[err.code]!, err.message);
+    else fail("checkout_unreachable", err instanceof Error ? err.message : String(err));
+    return;
+  }
+  if (!view) return fail("checkout_unreachable", "The payment service gave no session.");
+  if (view.merchantId !== msg.merchantId) {
+    return fail("merchant_mismatch", "This payment session belongs to another merchant than the one this page was set up with (NEXT_PUBLIC_SERVICE_MERCHANT_ID).");
+  }
+  chainId = view.networks[0]?.chainId;
+  render();
+  post({ type: "interactive", status: view.status, reason: view.statusReason });
+  discoverWallets((found) => {
+    wallets = found;
+    render();
+  });
+  setInterval(renderCountdown, 1000);
+  setTimeout(poll, POLL_OPEN_MS);
+}
+
+function boot() {
+  $("close-btn").addEventListener("click", close);
+  $("done-btn").addEventListener("click", close);
+  $("pay-btn").addEventListener("click", () => void pay());
+  $("faucet-btn").addEventListener("click", () => void getTestTokens());
+  $("testpay-btn").addEventListener("click", () => void testPay());
+  $("cancel-btn").addEventListener("click", () => void cancel());
+  $("tab-wallet").addEventListener("click", () => selectTab("wallet"));
+  $("tab-qr").addEventListener("click", () => selectTab("qr"));
+  document.querySelectorAll<HTMLElement>("button.copy").forEach((b) => b.addEventListener("click", () => void copy(b)));
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") close();
+  });
+
+  if (window.parent === window) {
+    // Opened on its own: the session comes in the fragment (never sent to a server), which is
+    // then removed from the address bar and history.
+    const params = new URLSearchParams(location.hash.slice(1));
+    history.replaceState(null, "", location.pathname);
+    const msg = readToCheckout({
+      paysession: PROTOCOL,
+      type: "init",
+      merchantId: params.get("merchantId"),
+      paymentSessionId: params.get("paymentSessionId"),
+      paymentSessionToken: params.get("paymentSessionToken"),
+    });
+    if (!msg) return fail("invalid_argument", "Open this page through the merchant's site.");
+    void start(msg);
+    return;
+  }
+  const onMessage = (event: MessageEvent) => {
+    // Only our parent speaks to us, and only once.
+    if (event.source !== window.parent || init) return;
+    const msg = readToCheckout(event.data);
+    if (!msg) return;
+    parentOrigin = event.origin;
+    window.removeEventListener("message", onMessage);
+    void start(msg);
+  };
+  window.addEventListener("message", onMessage);
+  post({ type: "ready" });
+}
+
+boot();

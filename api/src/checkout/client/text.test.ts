@@ -1,0 +1,108 @@
+import { describe, expect, test } from "bun:test";
+import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, walletProblem, type Status } from "./text.ts";
+import { qrPath } from "./qr.ts";
+
+describe("amounts and time", () => {
+  test("base units format exactly, with at least two places, never through a float", () => {
+    expect(formatUnits(12_340_000n, 6)).toBe("12.34");
+    expect(formatUnits(0n, 6)).toBe("0.00");
+    expect(formatUnits(1n, 6)).toBe("0.000001");
+    expect(formatUnits(100_000_000n, 6)).toBe("100.00");
+    expect(formatUnits(123456789012345678901234567890n, 18)).toBe("123456789012.34567890123456789");
+    expect(formatUnits(-5_000_000n, 6)).toBe("-5.00");
+  });
+
+  test("a network fee reads rounded up to 6 decimals", () => {
+    expect(formatFee(62_105_870_678_129n)).toBe("0.000063");
+    expect(formatFee(10n ** 18n)).toBe("1.00");
+  });
+
+  test("countdown", () => {
+    expect(formatCountdown(30 * 60_000)).toBe("30:00");
+    expect(formatCountdown(61_999)).toBe("1:01");
+    expect(formatCountdown(3_723_000)).toBe("1:02:03");
+    expect(formatCountdown(-5000)).toBe("0:00");
+  });
+
+  test("EIP-681 URI: transfer on the token contract of the chain", () => {
+    expect(paymentUri({ tokenAddress: "0xT", chainId: 8453, depositAddress: "0xD", amountBaseUnits: "12340000" })).toBe("ethereum:0xT@8453/transfer?address=0xD&uint256=12340000");
+  });
+});
+
+describe("final screens", () => {
+  const ctx = { merchantName: "Acme", amountText: "12.34 USD" };
+  test("every status but PENDING has one, and each reason its own words", () => {
+    expect(finalScreen("PENDING", "created", ctx)).toBeUndefined();
+    const all: [Status, string, string][] = [
+      ["SUCCEEDED", "swept", "Payment complete"],
+      ["FUNDED", "paid", "Payment received"],
+      ["CANCELED", "expired", "This payment has expired"],
+      ["CANCELED", "canceled_by_payer", "Payment canceled"],
+      ["CANCELED", "canceled_by_merchant", "Payment canceled by the merchant"],
+      ["ERROR", "underpaid", "Payment incomplete"],
+      ["ERROR", "paid_after_cancel", "Payment arrived too late"],
+      ["ERROR", "sweep_failed", "Payment received, settlement delayed"],
+      ["ERROR", "reorged", "Payment reversed by the network"],
+      ["ERROR", "simulated", "Payment failed (sandbox)"],
+      ["ERROR", "something_new", "Payment failed"],
+    ];
+    for (const [status, reason, title] of all) expect(finalScreen(status, reason, ctx)?.title).toBe(title);
+  });
+
+  test("under-, over- and late payments say what happened to the funds", () => {
+    expect(finalScreen("ERROR", "underpaid", { ...ctx, receivedText: "5.00 TUSD" })!.body).toContain("Only 5.00 TUSD of 12.34 USD arrived");
+    expect(finalScreen("ERROR", "underpaid", ctx)!.body).toContain("goes to Acme");
+    expect(finalScreen("SUCCEEDED", "swept", { ...ctx, overpaidText: "1.00 TUSD" })!.body).toContain("You sent 1.00 TUSD more than asked");
+    expect(finalScreen("ERROR", "paid_after_cancel", { ...ctx, receivedText: "12.34 TUSD" })!.body).toContain("The funds are not lost");
+  });
+});
+
+describe("wallet problems", () => {
+  test("each failure gets a kind and a plain message with a way forward", () => {
+    expect(walletProblem({ code: 4001, message: "User rejected the request." }).kind).toBe("rejected");
+    expect(walletProblem(new Error("MetaMask Tx Signature: User denied transaction signature.")).kind).toBe("rejected");
+    expect(walletProblem({ code: 4900 }).kind).toBe("disconnected");
+    expect(walletProblem({ code: -32603, data: { originalError: { code: 4902 } } }, { networkName: "Base" }).message).toContain("does not know Base");
+    expect(walletProblem({ code: -32000, message: "insufficient funds for gas * price + value" }).kind).toBe("insufficient_gas");
+    const other = walletProblem({ code: -32000, message: "nonce too low" });
+    expect(other.kind).toBe("other");
+    expect(other.message).toContain("QR code");
+  });
+});
+
+describe("progress", () => {
+  const base = { status: "PENDING" as Status, reason: "created", required: 3, payments: [] as { txHash: string; confirmations: number }[] };
+  const states = (s: ReturnType<typeof progressSteps>) => s!.map((x) => `${x.id}:${x.state}`);
+  test("nothing to show before a payment is sent or seen", () => {
+    expect(progressSteps(base)).toBeUndefined();
+  });
+  test("sent → seen → confirmations n of m → funded → settled", () => {
+    expect(states(progressSteps({ ...base, sentTxHash: "0x1" }))).toEqual(["sent:done", "seen:active", "confirmations:todo", "funded:todo", "settled:todo"]);
+    const seen = progressSteps({ ...base, payments: [{ txHash: "0x1", confirmations: 2 }] })!;
+    expect(states(seen)).toEqual(["sent:done", "seen:done", "confirmations:active", "funded:todo", "settled:todo"]);
+    expect(seen[2]!.label).toBe("Confirmations: 2 of 3");
+    expect(states(progressSteps({ ...base, status: "FUNDED", reason: "paid", payments: [{ txHash: "0x1", confirmations: 3 }] }))).toEqual([
+      "sent:done",
+      "seen:done",
+      "confirmations:done",
+      "funded:done",
+      "settled:active",
+    ]);
+    expect(progressSteps({ ...base, status: "SUCCEEDED", reason: "swept", payments: [{ txHash: "0x1", confirmations: 9 }] })!.every((s) => s.state === "done")).toBe(true);
+  });
+});
+
+describe("QR code", () => {
+  test("a square of modules with the three finder patterns and a quiet zone", () => {
+    const { size, d } = qrPath("ethereum:0x6561A51F16f2dE644622257b74b05773D450b47C@31337/transfer?address=0x6E0cfAa6eE7Fbec4EcDD404ca7e1Dc9267ee558C&uint256=12340000");
+    const dark = new Set([...d.matchAll(/M(\d+) (\d+)/g)].map((m) => `${m[1]},${m[2]}`));
+    const inner = size - 8;
+    expect(inner % 4).toBe(1); // QR sizes are 17 + 4 × version
+    for (const [ox, oy] of [[4, 4], [4 + inner - 7, 4], [4, 4 + inner - 7]] as [number, number][]) {
+      // Each finder: a dark 7×7 ring, a light ring, a dark 3×3 centre.
+      expect(dark.has(`${ox},${oy}`) && dark.has(`${ox + 6},${oy + 6}`) && dark.has(`${ox + 3},${oy + 3}`)).toBe(true);
+      expect(dark.has(`${ox + 1},${oy + 1}`)).toBe(false);
+    }
+    for (let i = 0; i < size; i++) expect(dark.has(`${i},0`) || dark.has(`0,${i}`)).toBe(false);
+  });
+});

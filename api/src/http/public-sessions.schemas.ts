@@ -1,0 +1,65 @@
+/**
+ * Schemas of what the payer's checkout reads and calls with the session token: the payer's
+ * session view (GET /api/payment-sessions) and the sandbox helpers under /api/sandbox/.
+ */
+import { t } from "elysia";
+import { PublicSession } from "./payment-sessions.schemas.ts";
+import { JsonInteger } from "./schemas.ts";
+
+const PayerNetwork = t.Object({
+  chainId: JsonInteger({ examples: [31337] }),
+  network: t.String(),
+  tokenAddress: t.String(),
+  tokenSymbol: t.String(),
+  decimals: JsonInteger(),
+  depositAddress: t.String({ description: "The session's one-time address on this network: pay the amount of the token here." }),
+  amountBaseUnits: t.String({ description: "The amount in the token's base units." }),
+  confirmations: JsonInteger({ description: "Blocks after which a payment counts." }),
+  rpcUrl: t.Union([t.String(), t.Null()], {
+    description: "The RPC address a wallet is given to add this network (`SERVICE_PUBLIC_RPC_URL_<KEY>`); null: the wallet must know it already.",
+  }),
+  nativeCurrency: t.Object({ name: t.String(), symbol: t.String(), decimals: JsonInteger() }),
+  explorerUrl: t.Union([t.String(), t.Null()]),
+});
+
+export const PayerSession = t.Composite(
+  [
+    t.Omit(PublicSession, ["networks"]),
+    t.Object({
+      statusReason: t.String({ description: "Why the session has its status (`created`, `paid`, `expired`, `canceled_by_payer`, `underpaid`, `paid_after_cancel`, …)." }),
+      merchantId: t.String({ description: "The merchant's public id in the session's environment (the SDK checks it against the one it was initialised with)." }),
+      tokenExpiresAt: t.String({ format: "date-time" }),
+      networks: t.Array(PayerNetwork),
+      payments: t.Array(
+        t.Object({
+          chainId: JsonInteger(),
+          txHash: t.String(),
+          amountBaseUnits: t.String(),
+          confirmations: JsonInteger({ description: "Blocks on top of the payment's, its own included; 0: not in an indexed block yet." }),
+        }),
+        { description: "Transfers into the session's deposit addresses seen on-chain, oldest first." },
+      ),
+    }),
+  ],
+  { description: "The payer's view of the token's session: the public view plus what the checkout needs to guide and follow a payment." },
+);
+
+export const PayerFaucetBody = t.Object(
+  {
+    address: t.String({ maxLength: 64, description: "The payer's wallet address.", examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }),
+    chainId: t.Optional(JsonInteger({ description: "One of the session's networks with a faucet (default: the first)." })),
+  },
+  { additionalProperties: false },
+);
+
+export const PayerPayBody = t.Object(
+  { chainId: t.Optional(JsonInteger({ description: "One of the session's networks with a faucet (default: the first)." })) },
+  { additionalProperties: false },
+);
+
+export const PayerSandboxTransfer = t.Object({
+  chainId: JsonInteger(),
+  txHash: t.String(),
+  amountBaseUnits: t.String({ description: "Test stablecoin sent, in base units." }),
+  gasTopUpWei: t.Optional(t.String({ description: "Native coin given for gas (local networks only), in wei; \"0\" when the address had enough." })),
+});
