@@ -80,6 +80,12 @@ test("every documented operation answers as documented, successes and errors", a
   const fifth = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
   await call("POST", "/api/payment-sessions/cancel", { auth: fifth.paymentSessionToken, body: {} });
   await call("POST", "/api/payment-sessions/cancel", { auth: fifth.paymentSessionToken, body: {} });
+  // The payer's sandbox helpers (session token): test tokens to a wallet, and the test wallet pays.
+  const sixth = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
+  await call("POST", "/api/sandbox/faucet", { auth: sixth.paymentSessionToken, body: { address: "0x00000000000000000000000000000000000000a2" } });
+  await call("POST", "/api/sandbox/faucet", { auth: sixth.paymentSessionToken, body: { address: "nope" } });
+  await call("POST", "/api/sandbox/pay", { auth: sixth.paymentSessionToken, body: {} });
+  await call("POST", "/api/sandbox/pay", { auth: key, body: {} });
   await eventually(async () => (await stack.svc.call("GET", `/payment-sessions/${id}`, auth)).body.status !== "PENDING", "the paid session leaves PENDING", 30_000);
   await call("GET", `/payment-sessions/${id}`, auth);
   await call("GET", "/api/payment-sessions", { auth: token });
