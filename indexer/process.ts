@@ -195,7 +195,7 @@ const CHILD_ENV_NAMES = new Set([
   "FORCE_COLOR",
   "BUN_RUNTIME_TRANSPILER_CACHE_PATH",
 ]);
-const CHILD_ENV_PREFIXES = [...ENV_PREFIXES, "PONDER_", "LC_", "PGSSL"];
+const CHILD_ENV_PREFIXES = [...ENV_PREFIXES, "SERVICE_WS_URL_", "SERVICE_INDEXER_RPC_LANES_", "PONDER_", "LC_", "PGSSL"];
 /** Never, whatever the lists above say: Ponder would prefer it over the DATABASE_URL we give. */
 const CHILD_ENV_NEVER = new Set(["DATABASE_PRIVATE_URL"]);
 

@@ -284,7 +284,11 @@ export const merchantSettlements = app.table(
     address: text("address").notNull(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.merchantId, t.environment, t.chainId] })],
+  (t) => [
+    primaryKey({ columns: [t.merchantId, t.environment, t.chainId] }),
+    // Bounded indexing asks app.watched_addresses about each transfer's two addresses (indexer/watched-db.ts).
+    index("merchant_settlements_address_idx").on(t.address),
+  ],
 );
 
 /** A session's one-time deposit address on each network it can be paid on. */
@@ -307,6 +311,8 @@ export const sessionDeposits = app.table(
   (t) => [
     primaryKey({ columns: [t.sessionId, t.chainId] }),
     uniqueIndex("session_deposits_address_uq").on(t.chainId, t.address),
+    // Bounded indexing looks addresses up whatever the chain (the view has no chain): a lookup, not a scan.
+    index("session_deposits_address_idx").on(t.address),
   ],
 );
 

@@ -11,6 +11,12 @@ import type { Outflow, Transfer } from "./decide.ts";
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
 
+/**
+ * NOTIFYed by the indexer with the commit of each live block (indexer/head-notify.ts): runners
+ * look at the heads at once instead of at their next poll.
+ */
+export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
+
 export interface IndexedOutflow extends Outflow {
   to: string;
   confirmations: number;
