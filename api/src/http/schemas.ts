@@ -4,6 +4,7 @@
  * and the checks cannot drift apart.
  */
 import { t, type DocumentDecoration, type TSchema } from "elysia";
+import { IndexerLag } from "./indexer-lag.ts";
 import { EVENT_REASONS, SESSION_STATUSES, TRANSITION_REASONS } from "../../../shared/status.ts";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { ERROR_CATALOGUE, ERROR_TYPES, type ErrorCode } from "../errors.ts";
@@ -193,6 +194,7 @@ export const Readiness = t.Object({
       relayer: t.Object({ address: NullableString, balance: NullableString, minBalance: t.String(), low: NullableBool }),
       problems: t.Array(t.String()),
       warnings: t.Array(t.String()),
+      indexer: IndexerLag,
     }),
   ),
 });

@@ -150,3 +150,14 @@ export async function indexedHeadBlocks(sql: Sql): Promise<Map<number, bigint>> 
   const rows = await sql.unsafe(`select chain_id, block_number::text as b from ${INDEXER_SCHEMA}.chain_heads`);
   return new Map(rows.map((r) => [r.chain_id as number, BigInt(r.b as string)]));
 }
+
+/**
+ * How far the indexer has got, for /readyz: whether it is past its backfill (`is_ready`; null:
+ * no index here) and each chain's newest indexed block.
+ */
+export async function indexerProgress(sql: Sql): Promise<{ ready: boolean | null; heads: Map<number, bigint> }> {
+  const [t] = await sql`select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta`;
+  if (!t?.meta) return { ready: null, heads: new Map() };
+  const [r] = await sql.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
+  return { ready: r?.ready === true, heads: await indexedHeadBlocks(sql) };
+}
