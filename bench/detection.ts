@@ -90,10 +90,16 @@ const backgroundLoop = (async () => {
 
 let { indexer, readySeconds } = await startMeasuredIndexer();
 
+/** The payer's session; under load a create may be refused (503 with Retry-After): counted, tried again. */
+let payerCreateRefusals = 0;
 async function createSession(): Promise<{ id: string; deposit: Address }> {
-  const r = await fetch(`${service.url}/payment-sessions`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ amount: "1.00", currency: "USD" }) });
-  const b = (await r.json()) as { paymentSessionId: string; networks: { depositAddress: Address }[] };
-  return { id: b.paymentSessionId, deposit: b.networks[0]!.depositAddress };
+  for (;;) {
+    const r = await fetch(`${service.url}/payment-sessions`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ amount: "1.00", currency: "USD" }) });
+    const b = (await r.json()) as { paymentSessionId: string; networks: { depositAddress: Address }[] };
+    if (r.status === 201) return { id: b.paymentSessionId, deposit: b.networks[0]!.depositAddress };
+    payerCreateRefusals++;
+    await Bun.sleep(50);
+  }
 }
 
 async function phase(rate: number) {
@@ -153,7 +159,11 @@ const out: Record<string, unknown> = {
 try {
   const rssIdle = rssMb(indexer.pid);
   out.rates = [];
-  for (const rate of RATES) (out.rates as unknown[]).push(await phase(rate));
+  for (const rate of RATES) {
+    const r = await phase(rate);
+    (out.rates as unknown[]).push({ ...r, payerCreateRefusals });
+    console.error(JSON.stringify(r)); // progress, should a later step fail
+  }
 
   // Start-up and memory with none stored vs STORED stored.
   await indexer.stop();
@@ -165,6 +175,7 @@ try {
   const tGen = performance.now();
   await sql.begin(async (tx) => {
     await tx`set local synchronous_commit = off`;
+    await tx`set local statement_timeout = 0`; // the service pool bounds statements to a request's length
     await tx`insert into app.payment_sessions (id, merchant_id, environment, status, status_reason, amount_minor, currency, expires_at, token_hash, token_expires_at)
              select 'ps_gen' || i, ${merchant.id}, 'sandbox', 'PENDING', 'created', 100, 'USD', now() + interval '1 day', 'gen' || i, now() + interval '1 day' from generate_series(1, ${STORED}) i`;
     await tx`insert into app.session_deposits (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
