@@ -37,3 +37,4 @@ while (rate > 0 && performance.now() - t0 < seconds * 1000) {
 if (rate === 0) await Bun.sleep(seconds * 1000);
 await Promise.all(inFlight);
 console.log(JSON.stringify({ sent, created, failed, seconds: Math.round((performance.now() - t0) / 100) / 10 }));
+export {};

@@ -167,7 +167,7 @@ try {
 
   // Start-up and memory with none stored vs STORED stored.
   await indexer.stop();
-  const [{ n: before }] = await sql`select count(*)::int as n from app.session_deposits`;
+  const [{ n: before }] = (await sql`select count(*)::int as n from app.session_deposits`) as unknown as [{ n: number }];
   ({ indexer, readySeconds } = await startMeasuredIndexer());
   await Bun.sleep(5000);
   const empty = { sessionsStored: before, startToReadySeconds: readySeconds, rssMbAfter5s: rssMb(indexer.pid) };
@@ -184,7 +184,7 @@ try {
   const generateSeconds = round((performance.now() - tGen) / 1000, 1);
   ({ indexer, readySeconds } = await startMeasuredIndexer());
   await Bun.sleep(5000);
-  const [{ n: after }] = await sql`select count(*)::int as n from app.session_deposits`;
+  const [{ n: after }] = (await sql`select count(*)::int as n from app.session_deposits`) as unknown as [{ n: number }];
   const full = { sessionsStored: after, startToReadySeconds: readySeconds, rssMbAfter5s: rssMb(indexer.pid), rowsGeneratedInSeconds: generateSeconds };
   out.startup = { rssMbIdleAtStart: rssIdle, empty, full, rssDifferenceMb: full.rssMbAfter5s !== null && empty.rssMbAfter5s !== null ? round(full.rssMbAfter5s - empty.rssMbAfter5s, 1) : null };
 
@@ -192,14 +192,14 @@ try {
   await indexer.stop();
   background = false;
   await backgroundLoop;
-  const [{ b: from }] = await sql`select max(block_number)::text as b from indexer.chain_heads`;
+  const [{ b: from }] = (await sql`select max(block_number)::text as b from indexer.chain_heads`) as unknown as [{ b: string }];
   for (let i = 0; i < BACKLOG; i++) await send("mint", stranger(), 1n); // automine: a block each
   const target = await clients.publicClient.getBlockNumber({ cacheTime: 0 });
   const t0 = performance.now();
   const restarted = await startIndexer({ databaseUrl: pg.url, port: await freePort(), env });
   indexer = restarted;
   for (;;) {
-    const [{ b }] = await sql`select coalesce(max(block_number), 0)::text as b from indexer.chain_heads`;
+    const [{ b }] = (await sql`select coalesce(max(block_number), 0)::text as b from indexer.chain_heads`) as unknown as [{ b: string }];
     if (BigInt(b) >= target) break;
     await Bun.sleep(50);
   }
