@@ -29,7 +29,42 @@ function startBlockOf(n: NetworkConfig): number {
 }
 
 // Poll about twice per block, at most once a second (Ponder's default), overridable for benches.
+// With a WebSocket (below) polling is only the fallback: new heads arrive as they are mined.
 const pollOverride = Number(process.env.SERVICE_INDEXER_POLLING_MS) || undefined;
+
+/**
+ * A head subscription (eth_subscribe newHeads) when the node offers one: detection then waits
+ * for no poll. SERVICE_WS_URL_<KEY> for a provider; our own local networks (anvil serves
+ * WebSocket on its HTTP port) get one by default ("auto"); "off" polls. Ponder falls back to
+ * polling if the subscription fails. With a subscription, blocks mined while the indexer was
+ * down are taken with the first new head after its start (within one block time on a live chain).
+ */
+function wsUrlOf(n: NetworkConfig): string | undefined {
+  const name = `SERVICE_WS_URL_${envSuffix(n.key)}`;
+  const set = process.env[name];
+  if (set === "off") return undefined;
+  if (set && set !== "auto") {
+    if (!/^wss?:\/\//.test(set)) throw new Error(`${name}: expected a ws:// or wss:// URL`);
+    return set;
+  }
+  if (n.environment === "sandbox" && n.chainId >= 31337 && n.chainId <= 31338 && /^http:\/\/(127\.0\.0\.1|localhost)[:/]/.test(n.rpcUrl)) {
+    return n.rpcUrl.replace(/^http:/, "ws:");
+  }
+  return undefined;
+}
+
+/**
+ * Ponder starts each RPC endpoint at 20 requests a second and raises that slowly; catching up
+ * needs about one request per block (each block is fetched for the ChainHead source), so an
+ * endpoint listed once catches up at about 20 blocks a second. Listing it N times gives N
+ * lanes. Our own local node has no provider quota: 8 lanes. A provider's URL: one lane unless
+ * SERVICE_INDEXER_RPC_LANES_<KEY> says more (mind the provider's rate limit).
+ */
+function rpcOf(n: NetworkConfig): string | string[] {
+  const set = Number(process.env[`SERVICE_INDEXER_RPC_LANES_${envSuffix(n.key)}`]);
+  const lanes = Number.isInteger(set) && set >= 1 && set <= 32 ? set : wsUrlOf(n) && n.chainId >= 31337 && n.chainId <= 31338 ? 8 : 1;
+  return lanes === 1 ? n.rpcUrl : Array.from({ length: lanes }, () => n.rpcUrl);
+}
 
 const perChain = <T>(f: (n: NetworkConfig) => T) => Object.fromEntries(networks.map((n) => [n.key, f(n)]));
 
@@ -39,7 +74,8 @@ export default createConfig({
   database: { kind: "postgres", connectionString: process.env.DATABASE_URL },
   chains: perChain((n) => ({
     id: n.chainId,
-    rpc: n.rpcUrl,
+    rpc: rpcOf(n),
+    ws: wsUrlOf(n),
     pollingInterval: pollOverride ?? Math.min(1000, (n.blockTimeSeconds * 1000) / 2),
     // Bounded mode: don't cache every raw USDC log of main networks in ponder_sync.
     disableCache: indexMode === "bounded",

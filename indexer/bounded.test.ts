@@ -5,9 +5,12 @@ import { createTestDatabase } from "../testing/database.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
-import type { IndexerProcess } from "./process.ts";
+import { startIndexer, type IndexerProcess } from "./process.ts";
 import { eventually } from "../testing/eventually.ts";
-import { startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
+import { chainEnv, isolatedEnv, startTestChain, startTestIndexer, type TestChain } from "../testing/indexer-stack.ts";
+import { freePort } from "../testing/ports.ts";
+import { INDEXED_HEAD_CHANNEL } from "./head-notify.ts";
+import { INDEXED_HEAD_CHANNEL as RUNNERS_CHANNEL } from "../api/src/sessions/indexed.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;
@@ -50,7 +53,7 @@ beforeAll(async () => {
   await migrate(sql);
   local = await startTestChain("local");
   await watch(WATCHED);
-  indexer = await startTestIndexer(db.url, [local], { SERVICE_INDEX_MODE: "bounded" });
+  indexer = await startTestIndexer(db.url, [local], { SERVICE_INDEX_MODE: "bounded", SERVICE_WS_URL_LOCAL: "auto" });
 }, 60_000);
 
 afterAll(async () => {
@@ -97,3 +100,51 @@ test("an address registered right before it is paid is never missed", async () =
     return n === 5 ? n : undefined;
   }, "all five fresh deposits indexed");
 }, 20_000);
+
+test("a live block is announced on INDEXED_HEAD_CHANNEL with its commit, on the channel the runners listen on", async () => {
+  expect(INDEXED_HEAD_CHANNEL).toBe(RUNNERS_CHANNEL);
+  const fresh = addr(0xbeef);
+  await watch(fresh);
+  const seen: { payload: string; rows: number }[] = [];
+  const listener = await sql.listen(INDEXED_HEAD_CHANNEL, async (payload) => {
+    seen.push({ payload, rows: await rowsTo(fresh) });
+  });
+  try {
+    await local.mint(fresh, 5n);
+    await eventually(async () => (seen.length > 0 ? true : undefined), "a notification");
+    // Sent from the block's transaction: when it arrives, the block's rows are there.
+    expect(seen[0]).toEqual({ payload: "31337", rows: 1 });
+  } finally {
+    await listener.unlisten();
+  }
+}, 20_000);
+
+test("a re-index keeps everything it kept, and a transfer to an address registered while it runs", async () => {
+  const keptBefore = await sql`select tx_hash, log_index from indexer.transfers order by 1, 2`;
+  expect(keptBefore.length).toBeGreaterThanOrEqual(8); // the tests above
+  await indexer.stop();
+  // A long re-index: the schema and Ponder's RPC cache gone, a thousand blocks to work through
+  // again (Ponder fetches each block for the ChainHead source).
+  await sql`drop schema indexer cascade`;
+  await sql`drop schema if exists ponder_sync cascade`;
+  await local.rpc("anvil_mine", ["0x3e8"]);
+  indexer = await startIndexer({
+    databaseUrl: db.url,
+    port: await freePort(),
+    env: isolatedEnv({ SERVICE_INDEXER_POLLING_MS: "100", ...chainEnv([local]), SERVICE_INDEX_MODE: "bounded", SERVICE_WS_URL_LOCAL: "auto" }),
+    onLog: process.env.INDEXER_TEST_LOGS ? (l) => console.log(l) : undefined,
+  });
+  const ready = async () => (await fetch(`${indexer.url}/ready`).catch(() => null))?.status === 200;
+  expect(await ready()).toBe(false);
+  const fresh = addr(0xf00d);
+  await watch(fresh); // registered during the re-index…
+  const paid = await local.mint(fresh, 7n); // …and paid at once
+  expect(await ready()).toBe(false); // both happened while the re-index was still running
+  await indexer.waitUntilReady(60_000);
+  // Live indexing follows the head subscription: the blocks after the backfill are taken with
+  // the next head, as on any live chain (this test chain mines only on demand).
+  await local.rpc("anvil_mine", ["0x1"]);
+  await eventually(async () => ((await rowsTo(fresh)) === 1 ? true : undefined), "the fresh address's transfer indexed");
+  const keptAfter = await sql`select tx_hash, log_index from indexer.transfers where block_number < ${paid.blockNumber.toString()} order by 1, 2`;
+  expect(keptAfter).toEqual(keptBefore);
+}, 90_000);

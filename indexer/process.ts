@@ -54,6 +54,8 @@ export interface IndexerProcess {
   /** Resolves once Ponder has finished its backfill and serves /ready with 200. */
   waitUntilReady(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
+  /** stop() was called (an exit after that is no failure). */
+  readonly stopped: boolean;
   /** The last few hundred log lines, for error messages. */
   recentLogs(): string[];
 }
@@ -122,9 +124,13 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   }
   const { child, port } = run;
   const url = `http://127.0.0.1:${port}`;
+  let stopped = false;
 
   return {
     url,
+    get stopped() {
+      return stopped;
+    },
     pid: child.pid!,
     config,
     recentLogs: () => [...logs],
@@ -142,6 +148,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
       throw new Error(`indexer not ready after ${timeoutMs} ms:\n${logs.slice(-30).join("\n")}`);
     },
     async stop() {
+      stopped = true;
       await stopChild(child);
       // Ponder 0.16 aborts its query builder before its own shutdown hook runs, so the
       // "unlock" never reaches the database and the next start would wait out the 25 s
@@ -195,7 +202,7 @@ const CHILD_ENV_NAMES = new Set([
   "FORCE_COLOR",
   "BUN_RUNTIME_TRANSPILER_CACHE_PATH",
 ]);
-const CHILD_ENV_PREFIXES = [...ENV_PREFIXES, "PONDER_", "LC_", "PGSSL"];
+const CHILD_ENV_PREFIXES = [...ENV_PREFIXES, "SERVICE_WS_URL_", "SERVICE_INDEXER_RPC_LANES_", "PONDER_", "LC_", "PGSSL"];
 /** Never, whatever the lists above say: Ponder would prefer it over the DATABASE_URL we give. */
 const CHILD_ENV_NEVER = new Set(["DATABASE_PRIVATE_URL"]);
 

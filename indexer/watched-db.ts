@@ -1,22 +1,28 @@
-/** The I/O half of bounded mode: reads app.watched_addresses with its own small pool. */
+/**
+ * The I/O half of bounded mode: asks app.watched_addresses about the addresses of one transfer,
+ * on a small pool of its own in autocommit (each statement sees everything committed before it
+ * started: the safety argument in watched.ts rests on that). An index on the address of each
+ * table under the view (drizzle/0009) makes it a lookup whatever the number of rows.
+ */
 import postgres from "postgres";
-import type { WatchedLoader } from "./watched.ts";
+import type { WatchedLookup } from "./watched.ts";
 
-export function postgresWatchedLoader(databaseUrl: string): WatchedLoader {
+export function postgresWatchedLookup(databaseUrl: string): WatchedLookup & { end(): Promise<void> } {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, idle_timeout: 30 });
   let warned = false;
-  return async (since) => {
-    const [exists] = await sql<{ t: string | null }[]>`select to_regclass('app.watched_addresses')::text as t`;
-    if (!exists?.t) {
-      // No table yet means no address was ever registered: nothing can be kept. Say so once.
+  const lookup = async (addresses: string[]) => {
+    try {
+      const rows = await sql<{ address: string }[]>`
+        select distinct address from app.watched_addresses where address = any(${addresses}::text[])`;
+      return new Set(rows.map((r) => r.address.toLowerCase()));
+    } catch (e) {
+      // No view yet means the API never ran its migrations here: no address was ever
+      // registered, so nothing can be kept. Say so once.
+      if ((e as { code?: string })?.code !== "42P01") throw e;
       if (!warned) console.warn("bounded mode: app.watched_addresses does not exist yet; keeping no transfers");
       warned = true;
-      return [];
+      return new Set<string>();
     }
-    const rows = since
-      ? await sql<{ address: string; created_at: Date }[]>`
-          select address, created_at from app.watched_addresses where created_at > ${since}`
-      : await sql<{ address: string; created_at: Date }[]>`select address, created_at from app.watched_addresses`;
-    return rows.map((r) => ({ address: r.address, createdAt: r.created_at }));
   };
+  return Object.assign(lookup, { end: () => sql.end() });
 }

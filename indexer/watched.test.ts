@@ -1,41 +1,51 @@
-/** Pure logic of bounded mode, with an in-memory loader (no I/O to fake beyond it). */
+/** Pure logic of bounded mode, with an in-memory lookup (no I/O to fake beyond it). */
 import { expect, test } from "bun:test";
-import { OVERLAP_MS, WatchedSet, type WatchedRow } from "./watched.ts";
+import { WatchedFilter } from "./watched.ts";
 
 function table() {
-  const rows: WatchedRow[] = [];
-  const calls: (Date | null)[] = [];
-  const loader = async (since: Date | null) => {
-    calls.push(since);
-    return rows.filter((r) => since === null || r.createdAt > since);
+  const rows = new Set<string>();
+  const calls: string[][] = [];
+  const lookup = async (addresses: string[]) => {
+    calls.push(addresses);
+    return new Set(addresses.filter((a) => rows.has(a)));
   };
-  return { rows, calls, loader };
+  return { rows, calls, lookup };
 }
 
-test("refreshes once per newer block per chain, not per event", async () => {
+test("asks about a transfer's two addresses, lowercase; from counts as well as to", async () => {
   const t = table();
-  const set = new WatchedSet(t.loader);
-  t.rows.push({ address: "0xAA", createdAt: new Date(1000) });
-  expect(await set.keeps(1, 10n, "0x01", "0xaa")).toBe(true);
-  expect(await set.keeps(1, 10n, "0x01", "0x02")).toBe(false);
-  expect(t.calls).toHaveLength(1);
-
-  t.rows.push({ address: "0xbb", createdAt: new Date(2000) });
-  expect(await set.keeps(1, 10n, "0x01", "0xbb")).toBe(false); // same block: cached set
-  expect(await set.keeps(1, 11n, "0xbb", "0x02")).toBe(true); // newer block: refreshed, "from" counts too
-  expect(await set.keeps(2, 5n, "0x03", "0x04")).toBe(false); // another chain has its own block clock
-  expect(t.calls).toHaveLength(3);
+  const f = new WatchedFilter(t.lookup);
+  t.rows.add("0xaa");
+  expect(await f.keeps(1, 10n, "0x01", "0xAA")).toBe(true);
+  expect(await f.keeps(1, 10n, "0xaA", "0x02")).toBe(true);
+  expect(await f.keeps(1, 10n, "0x03", "0x04")).toBe(false);
+  expect(t.calls).toEqual([["0x01", "0xaa"], ["0x02"], ["0x03", "0x04"]]);
 });
 
-test("incremental loads look back OVERLAP_MS so late-committing rows are not missed", async () => {
+test("answers are kept for the rest of the block only: a later block asks again", async () => {
   const t = table();
-  const set = new WatchedSet(t.loader);
-  t.rows.push({ address: "0xaa", createdAt: new Date(10 * OVERLAP_MS) });
-  await set.refresh();
-  // A row whose transaction started earlier but committed after our last load.
-  t.rows.push({ address: "0xcc", createdAt: new Date(10 * OVERLAP_MS - OVERLAP_MS / 2) });
-  await set.refresh();
-  expect(t.calls[1]).toEqual(new Date(9 * OVERLAP_MS));
-  expect(await set.keeps(1, 1n, "0xcc", "0x00")).toBe(true);
-  expect(set.size).toBe(2);
+  const f = new WatchedFilter(t.lookup);
+  expect(await f.keeps(1, 10n, "0x01", "0xbb")).toBe(false);
+  t.rows.add("0xbb"); // registered after block 10 was processed
+  expect(await f.keeps(1, 10n, "0x01", "0xbb")).toBe(false); // same block: nobody could have paid it there
+  expect(t.calls).toHaveLength(1);
+  expect(await f.keeps(1, 11n, "0x01", "0xbb")).toBe(true); // next block: asked again
+  expect(t.calls).toHaveLength(2);
+});
+
+test("each chain has its own block: another chain's answers are not reused", async () => {
+  const t = table();
+  const f = new WatchedFilter(t.lookup);
+  expect(await f.keeps(1, 10n, "0x01", "0xcc")).toBe(false);
+  t.rows.add("0xcc");
+  expect(await f.keeps(2, 10n, "0x01", "0xcc")).toBe(true);
+  expect(await f.keeps(1, 10n, "0x01", "0xcc")).toBe(false); // chain 1 is still on block 10
+  expect(f.lookups).toBe(2);
+});
+
+test("a failing lookup fails the transfer (Ponder retries) instead of dropping it", async () => {
+  const f = new WatchedFilter(async () => {
+    throw new Error("connection lost");
+  });
+  await expect(f.keeps(1, 1n, "0x01", "0x02")).rejects.toThrow("connection lost");
 });

@@ -2,54 +2,53 @@
  * Bounded mode: keep only transfers into or out of addresses in app.watched_addresses
  * (deposit and settlement addresses, owned by the API).
  *
- * Why it is safe: an address is registered before anyone can learn it and pay it, and
- * addresses are never removed. We refresh the cached set whenever we reach a block newer
- * than the one we last refreshed for, so the refresh happens after that block was mined,
- * hence after any address its payer could have known was committed. A re-index only ever
- * sees a larger set, so it keeps everything it kept before.
+ * How: for each transfer, ask Postgres whether its `from` or `to` is watched (an indexed
+ * lookup of two addresses, watched-db.ts). Nothing about the set of addresses lives here, so
+ * the indexer's memory and start-up do not grow with the sessions ever created, and the cost
+ * of a block follows the transfers in it, not how many sessions are being created.
+ *
+ * Why it is exact (the safety argument):
+ *   1. An address is committed to app.watched_addresses before anyone can learn it (the API
+ *      answers a session's creation only after its transaction committed; a settlement address
+ *      is watched as soon as it is saved), and rows are never deleted.
+ *   2. A transfer that pays an address is in a block mined after its payer learned the address,
+ *      hence after the address was committed.
+ *   3. We ask while processing that block, i.e. after it was mined, on a connection of our own
+ *      in autocommit (READ COMMITTED: each statement sees everything committed before it
+ *      started). So the answer includes every address anyone could have paid in that block.
+ *   4. A re-index asks again, later: it sees the same rows or more (never fewer), so it keeps
+ *      everything the first pass kept, whatever was registered while it ran.
+ *
+ * Answers are remembered for the rest of the same block only (point 3 holds for every transfer
+ * of the block once it holds for one), so a block with many transfers of one address asks once.
+ * An answer is never carried to a later block: that block may pay an address registered since.
  */
 
-export interface WatchedRow {
-  address: string;
-  createdAt: Date;
-}
+/** Which of these lowercase addresses are watched (a subset of them). */
+export type WatchedLookup = (addresses: string[]) => Promise<Set<string>>;
 
-/** Loads rows created after `since` (all when null). */
-export type WatchedLoader = (since: Date | null) => Promise<WatchedRow[]>;
+export class WatchedFilter {
+  /** Per chain: the block the answers belong to, and the answers (address → watched). */
+  private readonly memo = new Map<number, { block: bigint; answers: Map<string, boolean> }>();
+  /** Lookups sent to Postgres, for tests and benches. */
+  lookups = 0;
 
-/**
- * How far back each incremental load looks beyond the newest created_at seen: created_at is
- * the inserting transaction's start time, so a row can become visible after rows with later
- * timestamps. Five minutes covers any sane transaction; re-reading a few rows is cheap.
- */
-export const OVERLAP_MS = 5 * 60_000;
+  constructor(private readonly lookup: WatchedLookup) {}
 
-export class WatchedSet {
-  private readonly addresses = new Set<string>();
-  private newest: Date | null = null;
-  private readonly refreshedFor = new Map<number, bigint>();
-
-  constructor(private readonly load: WatchedLoader) {}
-
-  /** True if the transfer touches a watched address, refreshing first on a newer block. */
+  /** True if the transfer touches a watched address, as of a moment after `blockNumber` was mined. */
   async keeps(chainId: number, blockNumber: bigint, from: string, to: string): Promise<boolean> {
-    const last = this.refreshedFor.get(chainId);
-    if (last === undefined || blockNumber > last) {
-      await this.refresh();
-      this.refreshedFor.set(chainId, blockNumber);
+    let m = this.memo.get(chainId);
+    if (!m || m.block !== blockNumber) {
+      m = { block: blockNumber, answers: new Map() };
+      this.memo.set(chainId, m);
     }
-    return this.addresses.has(from.toLowerCase()) || this.addresses.has(to.toLowerCase());
-  }
-
-  async refresh(): Promise<void> {
-    const since = this.newest === null ? null : new Date(this.newest.getTime() - OVERLAP_MS);
-    for (const row of await this.load(since)) {
-      this.addresses.add(row.address.toLowerCase());
-      if (this.newest === null || row.createdAt > this.newest) this.newest = row.createdAt;
+    const pair = [from.toLowerCase(), to.toLowerCase()];
+    const unknown = [...new Set(pair.filter((a) => !m.answers.has(a)))];
+    if (unknown.length > 0) {
+      this.lookups++;
+      const watched = await this.lookup(unknown);
+      for (const a of unknown) m.answers.set(a, watched.has(a));
     }
-  }
-
-  get size(): number {
-    return this.addresses.size;
+    return pair.some((a) => m.answers.get(a) === true);
   }
 }

@@ -63,7 +63,9 @@ export async function startTestIndexer(
   const indexer = await startIndexer({
     databaseUrl,
     port: await freePort(),
-    env: isolatedEnv({ SERVICE_INDEXER_POLLING_MS: "100", ...chainEnv(chains), ...extraEnv }),
+    // These chains mine only on demand, so by default poll: a head subscription would leave
+    // blocks mined while the indexer was down for the next head (tests pass "auto" to subscribe).
+    env: isolatedEnv({ SERVICE_INDEXER_POLLING_MS: "100", ...Object.fromEntries(chains.map((c) => [`SERVICE_WS_URL_${envSuffix(c.key)}`, "off"])), ...chainEnv(chains), ...extraEnv }),
     onLog: process.env.INDEXER_TEST_LOGS ? (l) => console.log(l) : undefined,
     ...opts,
   });

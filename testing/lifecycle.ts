@@ -74,7 +74,7 @@ export async function startLifecycleStack(
       }, `${id} to be ${status}`, timeoutMs);
     },
     async close() {
-      await indexer.stop();
+      await stack.indexer.stop(); // the one running now (a test may have restarted it)
       await svc.close();
       for (const c of chains) await c.chain.stop();
     },

@@ -84,9 +84,15 @@ service = running;
 log(`API       ${running.url}   (public base: ${config.publicUrl}, sandbox base: ${config.sandboxPublicUrl})`);
 log(`Swagger   ${running.swaggerUrl}`);
 if (config.webhooks.allowPrivateTargets) log("webhooks  sandbox endpoints may target localhost and private addresses (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS=false to refuse)");
-indexer = await startIndexerBeside({ config, chains: chains.config, databaseUrl: running.databaseUrl, env: chainEnv.env, log }).catch((e) =>
-  fail("indexer start", e),
-);
+indexer = await startIndexerBeside({
+  config,
+  chains: chains.config,
+  databaseUrl: running.databaseUrl,
+  env: chainEnv.env,
+  log,
+  // An indexer that stops is not caught up by waiting: stop, so that a supervisor restarts us.
+  onExit: (e) => void fail("indexer", e),
+}).catch((e) => fail("indexer start", e));
 
 if (running.sweeper) log(`sweeper   running (batches of ${config.sweeps.batchSize}; SERVICE_SWEEPER=false to run it apart)`);
 

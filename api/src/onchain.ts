@@ -45,6 +45,8 @@ export async function startIndexerBeside(opts: {
   databaseUrl: string;
   env: Record<string, string | undefined>;
   log: (line: string) => void;
+  /** The indexer exited after it started (a crash, a refused configuration). */
+  onExit?: (err: unknown) => void;
 }): Promise<IndexerProcess | undefined> {
   const { config, chains, log } = opts;
   if (chains.networks.length === 0) {
@@ -53,12 +55,20 @@ export async function startIndexerBeside(opts: {
   }
   if (!config.indexerEnabled) return undefined;
   const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log });
-  try {
-    await indexer.waitUntilReady(config.indexerReadyTimeoutMs);
-  } catch (err) {
-    await indexer.stop();
-    throw err;
-  }
   log(`indexer   ${indexer.url}  (SQL ${indexer.url}/sql, GraphQL ${indexer.url}/graphql; ${chains.indexMode} mode; networks: ${chains.networks.map((n) => n.key).join(", ")})`);
+  // The API does not wait for the indexer's backfill: it serves meanwhile (/readyz says how
+  // far behind the indexer is) and payments are detected once the indexer reaches their blocks.
+  const started = Date.now();
+  const slow = setTimeout(
+    () => log(`indexer   still catching up after ${Math.round(config.indexerReadyTimeoutMs / 1000)} s (GET /readyz: blocks behind per network)`),
+    config.indexerReadyTimeoutMs,
+  );
+  indexer
+    .waitUntilReady(Number.MAX_SAFE_INTEGER)
+    .then(() => log(`indexer   caught up (${((Date.now() - started) / 1000).toFixed(1)} s after start)`))
+    .catch((err) => {
+      if (!indexer.stopped) opts.onExit?.(err);
+    })
+    .finally(() => clearTimeout(slow));
   return indexer;
 }

@@ -9,13 +9,15 @@
 import { ponder } from "ponder:registry";
 import { chainHead, transfer } from "ponder:schema";
 import { loadChainsConfig } from "../../shared/chains/config.ts";
-import { WatchedSet } from "../watched.ts";
-import { postgresWatchedLoader } from "../watched-db.ts";
+import { WatchedFilter } from "../watched.ts";
+import { postgresWatchedLookup } from "../watched-db.ts";
+import { INDEXED_HEAD_CHANNEL, isLiveBlock } from "../head-notify.ts";
+import { sql } from "ponder";
 
 const { indexMode } = loadChainsConfig(process.env);
 const databaseUrl = process.env.DATABASE_URL;
 if (indexMode === "bounded" && !databaseUrl) throw new Error("bounded mode needs DATABASE_URL (to read app.watched_addresses)");
-const watched = indexMode === "bounded" ? new WatchedSet(postgresWatchedLoader(databaseUrl!)) : null;
+const watched = indexMode === "bounded" ? new WatchedFilter(postgresWatchedLookup(databaseUrl!)) : null;
 
 ponder.on("Stablecoin:Transfer", async ({ event, context }) => {
   const { from, to, value } = event.args;
@@ -44,4 +46,8 @@ ponder.on("ChainHead:block", async ({ event, context }) => {
     .insert(chainHead)
     .values({ chainId: context.chain.id, ...head })
     .onConflictDoUpdate(head);
+  // In this block's transaction: delivered with its commit (see ../head-notify.ts).
+  if (isLiveBlock(event.block.timestamp, Date.now())) {
+    await context.db.sql.execute(sql`select pg_notify(${INDEXED_HEAD_CHANNEL}, ${String(context.chain.id)})`);
+  }
 });

@@ -286,7 +286,11 @@ export const merchantSettlements = app.table(
     address: text("address").notNull(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.merchantId, t.environment, t.chainId] })],
+  (t) => [
+    primaryKey({ columns: [t.merchantId, t.environment, t.chainId] }),
+    // Bounded indexing asks app.watched_addresses about each transfer's two addresses (indexer/watched-db.ts).
+    index("merchant_settlements_address_idx").on(t.address),
+  ],
 );
 
 /** A session's one-time deposit address on each network it can be paid on. */
@@ -309,7 +313,8 @@ export const sessionDeposits = app.table(
   (t) => [
     primaryKey({ columns: [t.sessionId, t.chainId] }),
     uniqueIndex("session_deposits_address_uq").on(t.chainId, t.address),
-    // The dashboard's search by deposit address, whatever the network.
+    // A lookup, not a scan: the dashboard's search by deposit address, and bounded indexing,
+    // which asks about addresses whatever the chain (the view has no chain).
     index("session_deposits_address_idx").on(t.address),
   ],
 );

@@ -2,6 +2,7 @@
  * Liveness and readiness answers (health.ts).
  */
 import { t } from "elysia";
+import { IndexerLag } from "./indexer-lag.ts";
 
 export const Health = t.Object({ status: t.String() });
 
@@ -27,6 +28,7 @@ export const Readiness = t.Object({
       relayer: t.Object({ address: NullableString, balance: NullableString, minBalance: t.String(), low: NullableBool }),
       problems: t.Array(t.String()),
       warnings: t.Array(t.String()),
+      indexer: IndexerLag,
     }),
   ),
 });

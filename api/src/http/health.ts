@@ -6,6 +6,8 @@ import { Health, Readiness } from "./health.schemas.ts";
 import { doc } from "./schemas.ts";
 import type { NetworkStatus } from "../onchain/network-status.ts";
 import type { Services } from "./services.ts";
+import { indexerLag } from "./indexer-lag.ts";
+import { indexerProgress } from "../sessions/indexed.ts";
 
 const TAG = "Health";
 /** /readyz asks the chains at most this often (it is public). */
@@ -61,15 +63,25 @@ export function healthRoutes(services: Services) {
         const probed = services.readiness.check(READYZ_MAX_AGE_MS);
         probed.catch(() => {});
         const fresh = await within(probed, READYZ_PROBE_LIMIT_MS);
-        const networks = (fresh === "late" ? services.readiness.current() : fresh).map(networkView);
-        return { status: networks.every((n) => n.ready) ? "ready" : "degraded", networks };
+        const progressQuery = indexerProgress(services.database.sql);
+        const progress = await within(progressQuery, READYZ_DB_LIMIT_MS).catch(() => "late" as const);
+        const networks = (fresh === "late" ? services.readiness.current() : fresh).map((s) => {
+          const indexer =
+            progress === "late"
+              ? { state: "not_indexed" as const, indexedBlock: null, blocksBehind: null, message: "the indexer's progress did not answer in time" }
+              : indexerLag(progress.ready, progress.heads.get(s.chainId), s.headBlock);
+          const view = networkView(s);
+          return { ...view, warnings: indexer.state === "catching_up" ? [...view.warnings, `${s.name}: indexer ${indexer.message}`] : view.warnings, indexer };
+        });
+        const catchingUp = networks.some((n) => n.indexer.state === "catching_up");
+        return { status: networks.every((n) => n.ready) && !catchingUp ? "ready" : "degraded", networks };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Readiness: the database answers and is migrated; each network's state",
           description:
-            "200 while the database is up and migrated. `status` is `degraded` when an enabled network is not ready (its deposit factory is not deployed yet): sessions are then not offered on it. Per network: RPC reachable, chain id, head block, factory and stablecoin present, the relayer's balance and whether it is under its threshold.",
+            "200 while the database is up and migrated. `status` is `degraded` when an enabled network is not ready (its deposit factory is not deployed yet): sessions are then not offered on it; or when the indexer is catching up on it (`indexer.state` `catching_up`, `indexer.blocksBehind`): sessions are offered, payments are detected once it gets there. Per network: RPC reachable, chain id, head block, factory and stablecoin present, the relayer's balance and whether it is under its threshold.",
           ok: { status: 200, schema: Readiness, description: "Ready (or degraded)." },
           errors: ["service_unavailable"],
         }),

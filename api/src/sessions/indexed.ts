@@ -11,6 +11,12 @@ import type { Outflow, Transfer } from "./decide.ts";
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
 
+/**
+ * NOTIFYed by the indexer with the commit of each live block (indexer/head-notify.ts): runners
+ * look at the heads at once instead of at their next poll.
+ */
+export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
+
 export interface IndexedOutflow extends Outflow {
   to: string;
   confirmations: number;
@@ -143,4 +149,15 @@ export async function indexedHeadBlocks(sql: Sql): Promise<Map<number, bigint>> 
   if (!exists?.t) return new Map();
   const rows = await sql.unsafe(`select chain_id, block_number::text as b from ${INDEXER_SCHEMA}.chain_heads`);
   return new Map(rows.map((r) => [r.chain_id as number, BigInt(r.b as string)]));
+}
+
+/**
+ * How far the indexer has got, for /readyz: whether it is past its backfill (`is_ready`; null:
+ * no index here) and each chain's newest indexed block.
+ */
+export async function indexerProgress(sql: Sql): Promise<{ ready: boolean | null; heads: Map<number, bigint> }> {
+  const [t] = await sql`select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta`;
+  if (!t?.meta) return { ready: null, heads: new Map() };
+  const [r] = await sql.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
+  return { ready: r?.ready === true, heads: await indexedHeadBlocks(sql) };
 }

@@ -10,12 +10,13 @@
  *     depth, are woken (one indexed
  *     query over the new blocks only, so the cost follows the chain's traffic, not the
  *     number of open sessions);
- *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once.
+ *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once;
+ *     likewise the indexer with each live block it commits (INDEXED_HEAD_CHANNEL).
  */
 import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { stepSession } from "./actor.ts";
-import { indexedHeads, wakeSessionsTouchedAfter } from "./indexed.ts";
+import { INDEXED_HEAD_CHANNEL, indexedHeads, wakeSessionsTouchedAfter } from "./indexed.ts";
 import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
@@ -44,7 +45,7 @@ export class SessionRunner {
   readonly stats: RunnerStats = { steps: 0, transitions: 0, errors: 0, busyMs: 0, newHeads: 0 };
   private stopping = false;
   private readonly pump: Pump;
-  private unlisten: (() => Promise<void>) | undefined;
+  private unlisten: (() => Promise<void>)[] = [];
   /** chainId → when FUNDED sessions there were last looked at for lost funding. */
   private readonly fundedLookedAt = new Map<number, number>();
 
@@ -59,14 +60,16 @@ export class SessionRunner {
   }
 
   async start(): Promise<void> {
-    const listener = await this.sql.listen(SESSION_WAKE_CHANNEL, () => this.wake(), () => this.wake());
-    this.unlisten = () => listener.unlisten();
+    for (const channel of [SESSION_WAKE_CHANNEL, INDEXED_HEAD_CHANNEL]) {
+      const listener = await this.sql.listen(channel, () => this.wake(), () => this.wake());
+      this.unlisten.push(() => listener.unlisten());
+    }
     this.wake();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await this.unlisten?.().catch(() => {});
+    for (const u of this.unlisten) await u().catch(() => {});
     await this.pump.stop();
   }
 

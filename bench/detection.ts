@@ -1,0 +1,218 @@
+/**
+ * Payment detection under load (issue 16), on the stack an operator runs: embedded Postgres,
+ * the local network as `bun run dev` runs it (a block per transaction and a heartbeat block a
+ * second), the API with its session runner, and the indexer in bounded mode with its defaults
+ * (head subscription, no polling override). One token transfer a second to a stranger, so that
+ * blocks carry Transfers as on a main network. Prints one JSON object:
+ *   - per creation rate (0, 100, 1000 sessions/s through POST /payment-sessions, sent by a
+ *     driver in a process of its own): payment block available from the node → FUNDED
+ *     committed, p50/p99/max, over a payment every BENCH_PAY_EVERY_MS; the indexer's lag in
+ *     blocks behind the node (sampled every 200 ms); the indexer's RSS;
+ *   - the indexer's RSS and start-up (spawn → ready) with none and BENCH_STORED sessions stored
+ *     (rows generated with SQL);
+ *   - catch-up: BENCH_BACKLOG blocks each with a transfer, mined while the indexer was stopped,
+ *     worked off at so many blocks a second (× real time for 1 s blocks).
+ * BENCH_SECONDS (60) per rate — the issue's 6 minutes: BENCH_SECONDS=360. BENCH_RATES ("0,100,1000").
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { spawn } from "node:child_process";
+import type { Address } from "viem";
+import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
+import { loadConfig } from "../api/src/config.ts";
+import { startService } from "../api/src/server.ts";
+import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
+import { loadChainsConfig } from "../shared/chains/config.ts";
+import { startDevChain } from "../shared/devchain/index.ts";
+import { devFaucetAccount, ensureDeployed } from "../shared/contracts/deploy.ts";
+import { testUsdAbi } from "../shared/contracts/artifacts.ts";
+import { localClients } from "../shared/devchain/clients.ts";
+import { freePort } from "../testing/ports.ts";
+import { startIndexer, type IndexerProcess } from "../indexer/process.ts";
+import { percentile, round } from "./lib.ts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+const RATES = (process.env.BENCH_RATES ?? "0,100,1000").split(",").map(Number);
+const PAY_EVERY_MS = Number(process.env.BENCH_PAY_EVERY_MS ?? 1000);
+const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 1000);
+const ROOT = resolve(import.meta.dir, "..");
+
+const dir = mkdtempSync(join(tmpdir(), "paysession-bench-detection-"));
+const pg = await startEmbeddedPostgres({ dataDir: join(dir, "pg"), port: await freePort(), persistent: false });
+const chain = await startDevChain({ port: await freePort(), chainId: 31337, heartbeatSeconds: 1 });
+const clients = localClients(chain.rpcUrl, 31337);
+const { token } = await ensureDeployed(clients);
+const chainEnv = { SERVICE_RPC_URL_LOCAL: chain.rpcUrl, SERVICE_INDEX_MODE: "bounded" };
+const networks = loadChainsConfig(chainEnv).networks;
+const config = loadConfig({ ...chainEnv, DATABASE_URL: pg.url, SERVICE_PORT: String(await freePort()), SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"), SERVICE_SWEEPER: "false" });
+const service = await startService(config, () => {}, { networks });
+const sql = service.services.database.sql;
+const merchant = await createMerchant(service.services.database.db, "Bench");
+const { secret: apiKey } = await createApiKey(service.services.database.db, merchant.id, "sandbox", "bench");
+const env = { ...process.env, ...chainEnv } as Record<string, string | undefined>;
+delete env.SERVICE_INDEXER_POLLING_MS;
+
+const rssMb = (pid: number) => {
+  try {
+    return round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024, 1);
+  } catch {
+    return null;
+  }
+};
+async function startMeasuredIndexer(): Promise<{ indexer: IndexerProcess; readySeconds: number }> {
+  const t0 = performance.now();
+  const indexer = await startIndexer({ databaseUrl: pg.url, port: await freePort(), env });
+  await indexer.waitUntilReady(600_000);
+  return { indexer, readySeconds: round((performance.now() - t0) / 1000, 2) };
+}
+
+// One sender account: its transactions go out one after another (no two with the same nonce).
+let sending: Promise<unknown> = Promise.resolve();
+const send = (fn: "mint", to: Address, amount: bigint): Promise<`0x${string}`> => {
+  const next = sending.then(() =>
+    clients.walletClient.writeContract({ account: devFaucetAccount(), chain: clients.walletClient.chain, address: token, abi: testUsdAbi, functionName: fn, args: [to, amount] }),
+  );
+  sending = next.catch(() => {});
+  return next;
+};
+const stranger = () => `0x${crypto.getRandomValues(new Uint8Array(20)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "")}` as Address;
+
+/** One token transfer a second to a stranger, as on a main network. */
+let background = true;
+const backgroundLoop = (async () => {
+  while (background) {
+    await send("mint", stranger(), 1n).catch(() => {});
+    await Bun.sleep(1000);
+  }
+})();
+
+let { indexer, readySeconds } = await startMeasuredIndexer();
+
+/** The payer's session; under load a create may be refused (503 with Retry-After): counted, tried again. */
+let payerCreateRefusals = 0;
+async function createSession(): Promise<{ id: string; deposit: Address }> {
+  for (;;) {
+    const r = await fetch(`${service.url}/payment-sessions`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ amount: "1.00", currency: "USD" }) });
+    const b = (await r.json()) as { paymentSessionId: string; networks: { depositAddress: Address }[] };
+    if (r.status === 201) return { id: b.paymentSessionId, deposit: b.networks[0]!.depositAddress };
+    payerCreateRefusals++;
+    await Bun.sleep(50);
+  }
+}
+
+async function phase(rate: number) {
+  const driver = spawn("bun", [join(ROOT, "bench/detection-driver.ts"), service.url, apiKey, String(rate), String(SECONDS)], { stdio: ["ignore", "pipe", "inherit"] });
+  let driverOut = "";
+  driver.stdout.on("data", (d) => (driverOut += d));
+  const driverDone = new Promise((r) => driver.once("exit", r));
+  const lags: number[] = [];
+  const rss: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const [node, [h]] = await Promise.all([clients.publicClient.getBlockNumber({ cacheTime: 0 }), sql`select max(block_number)::text as b from indexer.chain_heads`]);
+      lags.push(Math.max(0, Number(node) - Number(h?.b ?? 0)));
+      const m = rssMb(indexer.pid);
+      if (m !== null) rss.push(m);
+      await Bun.sleep(200);
+    }
+  })();
+  const available = new Map<string, number>();
+  const t0 = Date.now();
+  while (Date.now() - t0 < SECONDS * 1000 - 3000) {
+    const s = await createSession();
+    const hash = await send("mint", s.deposit, 1_000_000n);
+    await clients.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 2 });
+    available.set(s.id, Date.now()); // the payment's block is available from the node
+    await Bun.sleep(PAY_EVERY_MS);
+  }
+  await driverDone;
+  const ids = [...available.keys()];
+  const deadline = Date.now() + 300_000;
+  let funded: { session_id: string; ms: number }[] = [];
+  while (Date.now() < deadline) {
+    funded = (await sql`select session_id, (extract(epoch from clock_timestamp() - (clock_timestamp() - created_at)) * 1000)::float8 as ms from app.session_events where session_id in ${sql(ids)} and status = 'FUNDED'`) as never;
+    if (funded.length === ids.length) break;
+    await Bun.sleep(200);
+  }
+  sampling = false;
+  await sampler;
+  const ms = funded.map((r) => Number(r.ms) - available.get(r.session_id)!).sort((a, b) => a - b);
+  const sortedLags = [...lags].sort((a, b) => a - b);
+  return {
+    createsPerSecond: rate,
+    driver: JSON.parse(driverOut.trim().split("\n").at(-1) || "{}"),
+    payments: ids.length,
+    funded: funded.length,
+    blockToFundedMs: { p50: round(percentile(ms, 50), 1), p99: round(percentile(ms, 99), 1), max: round(ms.at(-1) ?? NaN, 1) },
+    lagBlocks: { p50: percentile(sortedLags, 50), max: sortedLags.at(-1) ?? null },
+    indexerRssMb: { max: rss.length ? Math.max(...rss) : null, last: rss.at(-1) ?? null },
+  };
+}
+
+const out: Record<string, unknown> = {
+  cores: { machine: availableParallelism(), note: "driver, API (with runner), Postgres, anvil and indexer share them; the driver is its own process" },
+  settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)" },
+};
+try {
+  const rssIdle = rssMb(indexer.pid);
+  out.rates = [];
+  for (const rate of RATES) {
+    const r = await phase(rate);
+    (out.rates as unknown[]).push({ ...r, payerCreateRefusals });
+    console.error(JSON.stringify(r)); // progress, should a later step fail
+  }
+
+  // Start-up and memory with none stored vs STORED stored.
+  await indexer.stop();
+  const [{ n: before }] = (await sql`select count(*)::int as n from app.session_deposits`) as unknown as [{ n: number }];
+  ({ indexer, readySeconds } = await startMeasuredIndexer());
+  await Bun.sleep(5000);
+  const empty = { sessionsStored: before, startToReadySeconds: readySeconds, rssMbAfter5s: rssMb(indexer.pid) };
+  await indexer.stop();
+  const tGen = performance.now();
+  await sql.begin(async (tx) => {
+    await tx`set local synchronous_commit = off`;
+    await tx`set local statement_timeout = 0`; // the service pool bounds statements to a request's length
+    await tx`insert into app.payment_sessions (id, merchant_id, environment, status, status_reason, amount_minor, currency, expires_at, token_hash, token_expires_at)
+             select 'ps_gen' || i, ${merchant.id}, 'sandbox', 'PENDING', 'created', 100, 'USD', now() + interval '1 day', 'gen' || i, now() + interval '1 day' from generate_series(1, ${STORED}) i`;
+    await tx`insert into app.session_deposits (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+             select 'ps_gen' || i, 31337, '0xee' || lpad(to_hex(i), 38, '0'), ${"0x" + "11".repeat(20)}, ${token.toLowerCase()}, 6, 1000000, 1 from generate_series(1, ${STORED}) i`;
+  });
+  const generateSeconds = round((performance.now() - tGen) / 1000, 1);
+  ({ indexer, readySeconds } = await startMeasuredIndexer());
+  await Bun.sleep(5000);
+  const [{ n: after }] = (await sql`select count(*)::int as n from app.session_deposits`) as unknown as [{ n: number }];
+  const full = { sessionsStored: after, startToReadySeconds: readySeconds, rssMbAfter5s: rssMb(indexer.pid), rowsGeneratedInSeconds: generateSeconds };
+  out.startup = { rssMbIdleAtStart: rssIdle, empty, full, rssDifferenceMb: full.rssMbAfter5s !== null && empty.rssMbAfter5s !== null ? round(full.rssMbAfter5s - empty.rssMbAfter5s, 1) : null };
+
+  // Catch-up: BACKLOG blocks, each with a transfer, mined while the indexer is stopped.
+  await indexer.stop();
+  background = false;
+  await backgroundLoop;
+  const [{ b: from }] = (await sql`select max(block_number)::text as b from indexer.chain_heads`) as unknown as [{ b: string }];
+  for (let i = 0; i < BACKLOG; i++) await send("mint", stranger(), 1n); // automine: a block each
+  const target = await clients.publicClient.getBlockNumber({ cacheTime: 0 });
+  const t0 = performance.now();
+  const restarted = await startIndexer({ databaseUrl: pg.url, port: await freePort(), env });
+  indexer = restarted;
+  for (;;) {
+    const [{ b }] = (await sql`select coalesce(max(block_number), 0)::text as b from indexer.chain_heads`) as unknown as [{ b: string }];
+    if (BigInt(b) >= target) break;
+    await Bun.sleep(50);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const blocks = Number(target) - Number(from);
+  out.catchUp = { blocksBehind: blocks, transfersPerBlock: 1, secondsFromSpawn: round(seconds, 2), blocksPerSecond: round(blocks / seconds, 1), timesRealTimeAt1sBlocks: round(blocks / seconds, 1) };
+} finally {
+  background = false;
+  await backgroundLoop.catch(() => {});
+  await indexer.stop().catch(() => {});
+  await service.stop();
+  await chain.stop();
+  await pg.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(JSON.stringify(out));
