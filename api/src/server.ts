@@ -8,7 +8,8 @@ import type { Config } from "./config.ts";
 import { connect, type Database } from "./db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
-import { buildApp } from "./http/app.ts";
+import { buildApp, type Face } from "./http/app.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
 import { MAX_BODY_BYTES } from "./http/body.ts";
@@ -27,6 +28,11 @@ import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
 import { serveApp } from "./http/serve.ts";
 import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
 import { Outage } from "./db/outage.ts";
+
+/** The faces served beside the API by this process (http/app.ts mounts them). */
+export function facesFor(services: Services): Face[] {
+  return [(handle) => dashboardRoutes(services, handle)];
+}
 
 export interface RunningService {
   url: string;
@@ -142,7 +148,7 @@ export async function startService(config: Config, log: (line: string) => void =
       await runner.start();
     }
     if (options.networks) await startSweeperFor(options.networks);
-    const app = buildApp(services);
+    const app = buildApp(services, facesFor(services));
     const httpMetrics = new HttpMetrics();
     httpMetrics.setRoutes(app.routes);
     services.metrics = new MetricsRegistry({

@@ -12,7 +12,7 @@ import { html, type Html } from "./html.ts";
 import { bare, layout, type Notice, type Section } from "./layout.ts";
 import type { Login } from "./logins.ts";
 import { clientIp, csrfProblem, currentLogin, FormError, page, parseEnvironment, readForm, redirect } from "./request.ts";
-import type { Actor } from "./audit.ts";
+import type { Actor } from "../credentials/security-history.ts";
 import { callApi, type ApiResult, type Dispatch } from "./api.ts";
 
 export interface PageContext {

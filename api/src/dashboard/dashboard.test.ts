@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { buildApp } from "../http/app.ts";
+import { facesFor } from "../server.ts";
 import { changePassword } from "./users.ts";
 import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD, type Browser } from "../../../testing/dashboard.ts";
 import { CSP } from "./request.ts";
@@ -102,7 +103,7 @@ describe("signing in", () => {
 
 describe("every dashboard route", () => {
   test("without a session: pages redirect to sign-in, actions are 401, and nothing changes", async () => {
-    const routes = buildApp(svc.services).routes.filter((r) => r.path.startsWith("/dashboard"));
+    const routes = buildApp(svc.services, facesFor(svc.services)).routes.filter((r) => r.path.startsWith("/dashboard"));
     expect(routes.length).toBeGreaterThan(20);
     for (const r of routes) {
       const key = `${r.method} ${r.path}`;
@@ -123,7 +124,7 @@ describe("every dashboard route", () => {
   });
 
   test("signed in as merchant A: merchant B's data is neither shown nor changed through direct URLs or forged posts", async () => {
-    for (const r of buildApp(svc.services).routes.filter((x) => x.path.startsWith("/dashboard") && !PUBLIC.has(`${x.method} ${x.path}`) && x.path !== "/dashboard/sign-out")) {
+    for (const r of buildApp(svc.services, facesFor(svc.services)).routes.filter((x) => x.path.startsWith("/dashboard") && !PUBLIC.has(`${x.method} ${x.path}`) && x.path !== "/dashboard/sign-out")) {
       const key = `${r.method} ${r.path}`;
       const path = fill(r.path);
       if (process.env.DEBUG_ROUTES) console.log(key);

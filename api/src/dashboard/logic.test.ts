@@ -1,7 +1,7 @@
 /** The dashboard's pure parts: escaping, throttle, search classification, CSV, cookies, timeline words. */
 import { describe, expect, test } from "bun:test";
 import { html, raw } from "./html.ts";
-import { retryAfterSeconds, waitAfter } from "./throttle.ts";
+import { retryAfterSeconds, waitAfter } from "../credentials/sign-in-throttle.ts";
 import { classifySearch, csvField, parseFilters } from "./transactions.ts";
 import { loginCookie, readCookie, secureCookies } from "./logins.ts";
 import { describe as describeEvent, tokenAmount } from "./timeline.ts";

@@ -13,12 +13,12 @@ import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
 import { formatAmount } from "../../../shared/money.ts";
 import { isId, newSecret } from "../../../shared/ids.ts";
 import { html } from "./html.ts";
-import { listSecurityEvents, recentFailures, recordSecurityEvent } from "./audit.ts";
+import { listSecurityEvents, recentFailures, recordSecurityEvent } from "../credentials/security-history.ts";
 import { makeContext, errorPage } from "./context.ts";
 import type { Dispatch } from "./api.ts";
 import { endLogin, LOGIN_COOKIE, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
 import { clientIp, currentLogin, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
-import { retryAfterSeconds } from "./throttle.ts";
+import { retryAfterSeconds } from "../credentials/sign-in-throttle.ts";
 import { checkPassword, createUser, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
 import { csvField, listTransactions, parseFilters, type Filters } from "./transactions.ts";
 import { rows, transactionsBody } from "./pages/transactions.ts";
@@ -26,7 +26,7 @@ import { transactionBody, SANDBOX_TOOLS, type SandboxTool } from "./pages/transa
 import { loadDetail } from "./detail.ts";
 import { signInPage, signUpPage } from "./pages/sign-in.ts";
 import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
-import { announceSettlementChange } from "./announce.ts";
+import { announceSettlementChange } from "../webhooks/account-announcement.ts";
 import type { Notice } from "./layout.ts";
 
 const HIDE = { detail: { hide: true } };

@@ -20,7 +20,7 @@ import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
 import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
-import { dashboardRoutes } from "../dashboard/routes.ts";
+import type { AnyElysia } from "elysia";
 
 
 const requestIds = new WeakMap<Request, string>();
@@ -100,7 +100,14 @@ const REFERENCE_META = {
   },
 };
 
-export function buildApp(services: Services) {
+/**
+ * A face served beside the API (the dashboard): given a handle that sends a request through this
+ * app in-process, its routes. The faces sit above the HTTP layer and are passed in by server.ts,
+ * so this file never imports them.
+ */
+export type Face = (handle: (request: Request) => Promise<Response>) => AnyElysia;
+
+export function buildApp(services: Services, faces: Face[] = []) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("the app is not built yet"));
   const app = new Elysia()
@@ -168,10 +175,10 @@ export function buildApp(services: Services) {
     .use(settlementAddressRoutes(services))
     .use(sandboxRoutes(services))
     .use(payerSandboxRoutes(services))
-    .use(checkoutRoutes())
-    // The merchant dashboard (pages, hidden from Swagger). Its actions go through the routes
-    // above, in-process (dashboard/api.ts), hence the late-bound handle.
-    .use(dashboardRoutes(services, (request) => handle(request)));
+    .use(checkoutRoutes());
+  // The faces (the merchant dashboard: pages hidden from the API reference). Their actions go
+  // through the routes above, in-process (dashboard/api.ts), hence the late-bound handle.
+  for (const face of faces) app.use(face((request) => handle(request)));
   handle = (request) => app.handle(request);
 
   app.use(apiReferenceRoutes(() => buildOpenApi(app, REFERENCE_META)));

@@ -18,6 +18,7 @@ import { startTestService, type TestService } from "../../../testing/service.ts"
 import { mintCredential } from "../credentials/format.ts";
 import { listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { buildApp } from "./app.ts";
+import { facesFor } from "../server.ts";
 
 /** Routes anyone may call. Adding one here is a decision: it takes no credential at all. */
 // GET /metrics holds aggregates only and is public unless SERVICE_METRICS_TOKEN puts it behind a
@@ -118,7 +119,7 @@ function expectError(r: Route, what: string, res: Call, status: number, codes: s
 
 beforeAll(async () => {
   svc = await startTestService({ SERVICE_WEBHOOK_WORKER: "false" });
-  routes = buildApp(svc.services).routes.map((r) => classify(r.method, r.path, (r as { hooks?: { detail?: { security?: unknown } } }).hooks?.detail?.security));
+  routes = buildApp(svc.services, facesFor(svc.services)).routes.map((r) => classify(r.method, r.path, (r as { hooks?: { detail?: { security?: unknown } } }).hooks?.detail?.security));
 
   a = await svc.merchant("Owner");
   b = await svc.merchant("Other");

@@ -3,7 +3,7 @@ import type { Environment } from "../../../../shared/environment.ts";
 import type { ApiKeySummary } from "../../credentials/store.ts";
 import type { AttemptRow } from "../../webhooks/attempts.ts";
 import type { EndpointRow } from "../../webhooks/endpoints.ts";
-import type { SecurityEventRow } from "../audit.ts";
+import type { SecurityEventRow } from "../../credentials/security-history.ts";
 import { html, type Html } from "../html.ts";
 import { timeTag, when } from "../format.ts";
 import { csrfField } from "../layout.ts";

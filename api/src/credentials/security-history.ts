@@ -7,7 +7,7 @@ import type { Db } from "../db/client.ts";
 import { securityEvents } from "../db/schema.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import { WINDOW_SECONDS, type FailureCount } from "./throttle.ts";
+import { WINDOW_SECONDS, type FailureCount } from "./sign-in-throttle.ts";
 
 export type SecurityAction =
   | "sign_in"

@@ -8,13 +8,14 @@
  * the security history (durable) whatever happens to the announcement. Sent after the answer,
  * so a slow endpoint never holds the page.
  */
-import type { Services } from "../http/services.ts";
+import type { Database } from "../db/client.ts";
+import type { Resolver } from "./target.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import { sendWebhook } from "../webhooks/sender.ts";
-import { secretKey, webhookHeaders } from "../webhooks/signing.ts";
-import { insertAttempts, type NewAttempt } from "../webhooks/attempts.ts";
-import { listEndpoints, signingSecrets } from "../webhooks/endpoints.ts";
+import { sendWebhook } from "./sender.ts";
+import { secretKey, webhookHeaders } from "./signing.ts";
+import { insertAttempts, type NewAttempt } from "./attempts.ts";
+import { listEndpoints, signingSecrets } from "./endpoints.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
 
 export const SETTLEMENT_EVENT_TYPE = "settlement_address.updated";
@@ -27,7 +28,15 @@ export interface SettlementChange {
 }
 
 /** `changedBy`: the user's email (dashboard) or the API key's display prefix (API). */
-export async function announceSettlementChange(services: Services, merchant: Merchant, changedBy: string, environment: Environment, change: SettlementChange): Promise<void> {
+/** What sending needs (the HTTP services bag fits it). */
+export interface AnnouncementServices {
+  database: Database;
+  encryptionKey: Buffer;
+  resolver?: Resolver;
+  config: { webhooks: { timeoutMs: number; allowPrivateTargets: boolean } };
+}
+
+export async function announceSettlementChange(services: AnnouncementServices, merchant: Merchant, changedBy: string, environment: Environment, change: SettlementChange): Promise<void> {
   const now = new Date();
   const event = {
     id: newId("event"),
