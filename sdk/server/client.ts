@@ -24,6 +24,7 @@ import type {
   PaymentSessionEvent,
   PaymentSessionEventWithDeliveries,
   SettlementAddress,
+  SettlementAddressUpdatedEventWithDeliveries,
   TestEventResult,
   WebhookAttempt,
   WebhookEndpoint,
@@ -123,7 +124,8 @@ export class Paysession {
   };
 
   readonly events = {
-    retrieve: (id: string) => this.request<PaymentSessionEventWithDeliveries>("GET", `/events/${enc(id)}`),
+    /** A session event, or an account event (`settlement_address.updated`) by the id its webhook carried: narrow on `type`. */
+    retrieve: (id: string) => this.request<PaymentSessionEventWithDeliveries | SettlementAddressUpdatedEventWithDeliveries>("GET", `/events/${enc(id)}`),
     list: (params: ListParams & { paymentSessionId?: string; type?: EventType } = {}) =>
       new PageList<PaymentSessionEvent>((after) => this.request("GET", `/events${query({ ...params, startingAfter: after })}`), params.startingAfter),
     attempts: (id: string, params: ListParams = {}) =>

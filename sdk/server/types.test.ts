@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { CreatedSession, MerchantSession } from "../../api/src/http/payment-sessions.schemas.ts";
 import type { CreatedWebhookEndpoint as ApiCreatedEndpoint, WebhookEndpoint as ApiEndpoint, WebhookSecret as ApiSecret, TestEventResult as ApiTestEvent } from "../../api/src/http/webhook-endpoints.schemas.ts";
-import type { SessionEvent, SessionEventWithDeliveries, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
+import type { AnyEventWithDeliveries, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
 import type { SettlementAddress as ApiSettlement } from "../../api/src/http/settlement-addresses.schemas.ts";
 import type * as Sdk from "./types.ts";
 
@@ -24,6 +24,8 @@ const checks = {
   testEvent: true satisfies Same<Api<typeof ApiTestEvent>, Sdk.TestEventResult>,
   event: true satisfies Same<Api<typeof SessionEvent>, Sdk.PaymentSessionEvent>,
   eventWithDeliveries: true satisfies Same<Api<typeof SessionEventWithDeliveries>, Sdk.PaymentSessionEventWithDeliveries>,
+  accountEvent: true satisfies Same<Api<typeof SettlementAddressUpdatedEvent>, Sdk.SettlementAddressUpdatedEvent>,
+  anyEventWithDeliveries: true satisfies Same<Api<typeof AnyEventWithDeliveries>, Sdk.PaymentSessionEventWithDeliveries | Sdk.SettlementAddressUpdatedEventWithDeliveries>,
   eventPage: true satisfies Same<Api<typeof EventList>, Sdk.Page<Sdk.PaymentSessionEvent>>,
   attempt: true satisfies Same<Api<typeof ApiAttempt>, Sdk.WebhookAttempt>,
   settlement: true satisfies Same<Api<typeof ApiSettlement>, Sdk.SettlementAddress>,

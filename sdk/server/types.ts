@@ -150,6 +150,26 @@ export interface PaymentSessionEventWithDeliveries extends PaymentSessionEvent {
   deliveries: Delivery[];
 }
 
+/** An account event: a settlement address changed. No session, no sequence; not in `events.list`. */
+export interface SettlementAddressUpdatedEvent {
+  id: string;
+  type: "settlement_address.updated";
+  createdAt: string;
+  data: {
+    environment: "sandbox" | "production";
+    merchantId: string;
+    chainId: number;
+    network: string;
+    address: string;
+    previousAddress: string | null;
+    changedBy: string;
+  };
+}
+
+export interface SettlementAddressUpdatedEventWithDeliveries extends SettlementAddressUpdatedEvent {
+  deliveries: Delivery[];
+}
+
 export interface WebhookAttempt {
   id: string;
   eventId: string;

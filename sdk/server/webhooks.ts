@@ -4,7 +4,7 @@
  * valid secret (two during a rotation), any of which may match. The timestamp must be within five
  * minutes (replays of old deliveries are refused). WebCrypto only: runs on Node 18+, Bun and Deno.
  */
-import type { PaymentSessionEvent, TestEventResult } from "./types.ts";
+import type { PaymentSessionEvent, SettlementAddressUpdatedEvent, TestEventResult } from "./types.ts";
 
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
@@ -43,7 +43,7 @@ function equal(a: string, b: string): boolean {
 }
 
 /**
- * Checks a delivery and returns its event (a payment session event, or `webhook.test` from "send test"). `body` must be the raw request body, exactly as
+ * Checks a delivery and returns its event (a payment session event, an account event such as `settlement_address.updated`, or `webhook.test` from "send test"): narrow on `type`. `body` must be the raw request body, exactly as
  * received (parse it after verifying). Throws WebhookVerificationError when it does not verify.
  */
 export async function verifyWebhook(
@@ -51,7 +51,7 @@ export async function verifyWebhook(
   headers: HeaderBag,
   secret: string,
   opts: { nowSeconds?: number; toleranceSeconds?: number } = {},
-): Promise<PaymentSessionEvent | TestEventResult["event"]> {
+): Promise<PaymentSessionEvent | SettlementAddressUpdatedEvent | TestEventResult["event"]> {
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");

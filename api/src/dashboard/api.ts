@@ -9,6 +9,7 @@ import type { Services } from "../http/services.ts";
 import { listSettlements } from "../sessions/settlements.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import type { Login } from "./logins.ts";
+import type { Actor } from "../credentials/security-history.ts";
 
 export type Dispatch = (request: Request) => Promise<Response>;
 
@@ -27,6 +28,7 @@ export async function callApi(
   method: string,
   path: string,
   body?: unknown,
+  person?: Actor,
 ): Promise<ApiResult> {
   const request = new Request(`http://dashboard.internal${path}`, {
     method,
@@ -40,6 +42,7 @@ export async function callApi(
     // Not a key: the user. Its id names the rate-limit bucket (per user, like a key's).
     key: { id: `dashboard:${login.user.id}`, merchantId: login.merchant.id, environment, name: login.user.email, prefix: "dashboard", createdAt: login.createdAt, lastUsedAt: null, revokedAt: null },
     settlements,
+    ...(person ? { person } : {}),
   };
   delegatedAuth.set(request, auth);
   const res = await dispatch(request);

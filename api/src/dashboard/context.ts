@@ -60,7 +60,8 @@ export function makeContext(services: Services, dispatch: Dispatch) {
     render: (section, title, body, opts = {}) =>
       page(layout({ login, environment: env, section, title, body, notice: opts.notice, path: new URL(request.url).pathname }), opts.status ?? 200),
     actor: () => ({ merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
-    api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body),
+    // The person rides along, so a route that records who acted (settlement changes) names them.
+    api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body, { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
   });
 
   // Routes without :env (sign-out) act on no environment's data; sandbox stands in.

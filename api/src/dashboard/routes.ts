@@ -26,7 +26,6 @@ import { transactionBody, SANDBOX_TOOLS, type SandboxTool } from "./pages/transa
 import { loadDetail } from "./detail.ts";
 import { signInPage, signUpPage } from "./pages/sign-in.ts";
 import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
-import { announceSettlementChange } from "../webhooks/account-announcement.ts";
 import type { Notice } from "./layout.ts";
 
 const HIDE = { detail: { hide: true } };
@@ -387,16 +386,13 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             await recordSecurityEvent(db, c.actor(), "settlement_address_change_refused", { chainId: c.params.chainId }, c.env);
             return settlementPage(c, { kind: "error", text: "Wrong password: the settlement address was not changed." }, 403);
           }
-          const before = await c.api("GET", "/settlement-addresses");
-          const previous = (before.body?.data as SettlementLine[] | undefined)?.find((l) => String(l.chainId) === c.params.chainId);
+          // The route records the change in the security history and writes its webhook event in
+          // the change's own transaction (webhooks/account-announcement.ts), naming this user.
           const res = await c.api("PUT", `/settlement-addresses/${encodeURIComponent(c.params.chainId!)}`, { address: (c.form.get("address") ?? "").trim() });
           if (res.error) {
             const text = res.error.code === "address_checksum_invalid" ? "That address's checksum is wrong (a typo?). Copy it again from your wallet; nothing was changed." : res.error.message;
             return settlementPage(c, { kind: "error", text }, res.status);
           }
-          const change = { chainId: res.body.chainId, network: res.body.network, address: res.body.address, previousAddress: previous?.isDefault ? null : (previous?.address ?? null) };
-          await recordSecurityEvent(db, c.actor(), "settlement_address_changed", change, c.env);
-          await announceSettlementChange(services, c.login.merchant, c.login.user.email, c.env, change);
           return redirect(`/dashboard/${c.env}/settings/settlement?notice=settlement-changed`);
         }),
         HIDE,

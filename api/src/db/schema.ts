@@ -195,28 +195,62 @@ export const webhookEndpoints = app.table(
 );
 
 /**
+ * Account events: what happens to a merchant's account rather than to a session (today
+ * `settlement_address.updated`), announced to its webhook endpoints through the same outbox
+ * as session events. `data` is the event's `data` object exactly as delivered, frozen when the
+ * change commits (the account may change again before a retry), so every attempt and
+ * redelivery carries the same body. Written in the transaction of the change it announces.
+ */
+export const accountEvents = app.table(
+  "account_events",
+  {
+    id: text("id").primaryKey(),
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").notNull(),
+    type: text("type").notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("account_events_merchant_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
+    check("account_events_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
+  ],
+);
+
+/**
  * The durable outbox: one row per (event, endpoint), written in the same statement or
  * transaction as the event itself, so an event is never without its deliveries.
+ *
+ * An event is either a session event (`event_id`, with its session and sequence) or an
+ * account event (`account_event_id`; session_id and sequence null); exactly one is set. One
+ * table and one worker for both: the claim, retry schedule, signing, attempt log, lease,
+ * redelivery and disable-on-410 rules are written once. Two foreign keys rather than one
+ * untyped id, so either kind of event is guaranteed to exist.
  *
  * state: waiting (an earlier event of the same session to the same endpoint is still
  * open) → pending (due at next_attempt_at) → sending (claimed; next_attempt_at is then
  * the lease's end, after which another worker may take it again) → succeeded | failed
  * (retries used up, or the endpoint answered 410) | canceled (endpoint disabled or deleted).
  * `ordered` deliveries (the automatic ones) keep at most one pending/sending row per
- * (endpoint, session); redeliveries asked for by the merchant are not ordered.
+ * (endpoint, session); redeliveries asked for by the merchant are not ordered. An account
+ * event has no session, so its automatic delivery is its own queue's head: never waiting,
+ * and never holding up (or held up by) a session's events.
  */
 export const webhookDeliveries = app.table(
   "webhook_deliveries",
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
-    eventId: text("event_id")
-      .notNull()
-      .references(() => sessionEvents.id),
+    /** A session event; null for an account event. */
+    eventId: text("event_id").references(() => sessionEvents.id),
+    /** An account event; null for a session event. */
+    accountEventId: text("account_event_id").references(() => accountEvents.id),
     endpointId: text("endpoint_id")
       .notNull()
       .references(() => webhookEndpoints.id),
-    sessionId: text("session_id").notNull(),
-    sequence: integer("sequence").notNull(),
+    sessionId: text("session_id"),
+    sequence: integer("sequence"),
     ordered: boolean("ordered").notNull().default(true),
     state: text("state").notNull(),
     /** Claims so far; also the fencing token of the current claim. */
@@ -233,10 +267,16 @@ export const webhookDeliveries = app.table(
       .on(t.sessionId, t.endpointId, t.sequence)
       .where(sql`${t.state} in ('waiting', 'pending', 'sending')`),
     index("webhook_deliveries_event_idx").on(t.eventId),
+    index("webhook_deliveries_account_event_idx").on(t.accountEventId).where(sql`${t.accountEventId} is not null`),
     index("webhook_deliveries_endpoint_open_idx").on(t.endpointId).where(sql`${t.state} in ('waiting', 'pending', 'sending')`),
     check(
       "webhook_deliveries_state_chk",
       sql`${t.state} in ('waiting', 'pending', 'sending', 'succeeded', 'failed', 'canceled')`,
+    ),
+    check(
+      "webhook_deliveries_event_kind_chk",
+      sql`(${t.eventId} is not null and ${t.accountEventId} is null and ${t.sessionId} is not null and ${t.sequence} is not null)
+       or (${t.eventId} is null and ${t.accountEventId} is not null and ${t.sessionId} is null and ${t.sequence} is null and ${t.state} <> 'waiting')`,
     ),
   ],
 );
@@ -251,9 +291,9 @@ export const webhookAttempts = app.table(
       .references(() => webhookEndpoints.id),
     merchantId: text("merchant_id").notNull(),
     environment: text("environment").notNull(),
-    /** An event of app.session_events, or a test event's own id (not stored as an event). */
+    /** An event of app.session_events or app.account_events, or a test event's own id (not stored as an event). */
     eventId: text("event_id").notNull(),
-    /** "event" (automatic), "redelivery" (asked for), "test". */
+    /** "event" (a session event, automatic), "account" (an account event, automatic), "redelivery" (asked for), "test". */
     kind: text("kind").notNull(),
     attemptNumber: integer("attempt_number").notNull(),
     url: text("url").notNull(),

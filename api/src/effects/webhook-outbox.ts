@@ -19,8 +19,15 @@
  * disabled is canceled by the worker's claim instead of being sent when `pending`, and by
  * the re-enable (store.ts, updateEndpoint) when left `waiting` behind a head the disable
  * canceled.
+ *
+ * Account events (app.account_events: a settlement address changed) go through the same
+ * table and worker. `enqueueAccountEvent` writes the event and its deliveries in one
+ * statement inside the transaction of the change it announces; they are never `waiting`
+ * (no session, so nothing to be ordered behind) and are due at once.
  */
 import type { Sql, TransactionSql } from "postgres";
+import { sql as dsql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
 
 export const WEBHOOK_CHANNEL = "paysession_webhooks";
 
@@ -75,4 +82,35 @@ export async function enqueueEventDeliveries(tx: TransactionSql | Sql, event: Ev
 /** Wakes every delivery worker (after redeliveries and the like). */
 export async function notifyWorkers(q: TransactionSql | Sql): Promise<void> {
   await q`select pg_notify(${WEBHOOK_CHANNEL}, '')`;
+}
+
+export interface NewAccountEvent {
+  id: string;
+  merchantId: string;
+  environment: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * In the transaction of the change it announces (a drizzle transaction: the settlement writer
+ * and the security history are drizzle's): the account event, one delivery per enabled endpoint
+ * of its merchant and environment, and a NOTIFY on commit. Returns how many deliveries.
+ */
+export async function enqueueAccountEvent(tx: Pick<Db, "execute">, event: NewAccountEvent): Promise<number> {
+  const rows = await tx.execute(dsql`
+    with a as (
+      insert into app.account_events (id, merchant_id, environment, type, data)
+      values (${event.id}, ${event.merchantId}, ${event.environment}, ${event.type}, ${JSON.stringify(event.data)}::jsonb)
+      returning id, merchant_id, environment
+    ), wd as (
+      insert into app.webhook_deliveries (account_event_id, endpoint_id, ordered, state, next_attempt_at)
+      select a.id, ep.id, true, 'pending', now()
+        from a join app.webhook_endpoints ep
+          on ep.merchant_id = a.merchant_id and ep.environment = a.environment and ep.enabled and ep.deleted_at is null
+      returning 1
+    )
+    select (select count(*) from wd)::int as n,
+           (select count(*) from (select pg_notify(${WEBHOOK_CHANNEL}, '') from (select 1 from wd limit 1) x) y)::int as notified`);
+  return Number((rows as unknown as { n: number }[])[0]!.n);
 }

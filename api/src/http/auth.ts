@@ -11,6 +11,7 @@ import { lookupApiKey, touchApiKey, type ApiKeySummary, type Merchant } from "..
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
+import type { Actor } from "../credentials/security-history.ts";
 
 export interface ApiKeyAuth {
   environment: Environment;
@@ -18,6 +19,8 @@ export interface ApiKeyAuth {
   key: ApiKeySummary;
   /** The merchant's settlement addresses in this environment, by chain id. */
   settlements: Map<number, string>;
+  /** Delegated requests only (dashboard/api.ts): the signed-in person acting, for the security history and announcements. */
+  person?: Actor;
 }
 
 export interface SessionTokenAuth {

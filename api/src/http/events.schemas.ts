@@ -3,7 +3,7 @@
  */
 import { t } from "elysia";
 import { EVENT_REASONS } from "../../../shared/status.ts";
-import { EVENT_TYPES } from "../webhooks/payload.ts";
+import { ACCOUNT_EVENT_TYPES, EVENT_TYPES } from "../webhooks/payload.ts";
 import { sessionFields } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 
@@ -33,7 +33,7 @@ export const SessionEvent = t.Object({
 const Delivery = t.Object({
   webhookEndpointId: t.String(),
   state: literals(["waiting", "pending", "sending", "succeeded", "failed", "canceled"] as const),
-  ordered: t.Boolean({ description: "false for redeliveries you asked for (outside the per-session order)." }),
+  ordered: t.Boolean({ description: "true for the automatic delivery (for a session event: in the per-session order), false for redeliveries you asked for." }),
   attempts: JsonInteger(),
   nextAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
   lastAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
@@ -42,6 +42,31 @@ const Delivery = t.Object({
 });
 
 export const SessionEventWithDeliveries = t.Object({ ...SessionEvent.properties, deliveries: t.Array(Delivery) });
+
+/**
+ * An account event (webhooks/payload.ts ACCOUNT_EVENT_TYPES): about the merchant's account, not
+ * a session, so no sequence and no order with any session's events. Delivered like session
+ * events; not in GET /events (retrieve it by id).
+ */
+export const SettlementAddressUpdatedEvent = t.Object({
+  id: t.String({ examples: ["evt_9hT2LmQ4xYz81KpNoPq7RsWv"] }),
+  type: literals(ACCOUNT_EVENT_TYPES),
+  createdAt: t.String({ format: "date-time" }),
+  data: t.Object({
+    environment: literals(["sandbox", "production"] as const),
+    merchantId: t.String({ description: "The public merchant id of the environment." }),
+    chainId: JsonInteger(),
+    network: t.String(),
+    address: t.String({ description: "The new settlement address, EIP-55 checksum form." }),
+    previousAddress: t.Union([t.String(), t.Null()], { description: "null when the network had no address of your own before." }),
+    changedBy: t.String({ description: "The dashboard user's email, or `API key <prefix>…`." }),
+  }),
+});
+
+export const AnyEventWithDeliveries = t.Union([
+  SessionEventWithDeliveries,
+  t.Object({ ...SettlementAddressUpdatedEvent.properties, deliveries: t.Array(Delivery) }),
+]);
 
 export const EventList = t.Object({
   data: t.Array(SessionEvent),

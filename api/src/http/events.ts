@@ -1,14 +1,18 @@
-/** Events (API key): list and retrieve (to poll or reconcile), their delivery attempts, redelivery. */
+/**
+ * Events (API key): list and retrieve (to poll or reconcile), their delivery attempts, redelivery.
+ * The list holds session events only; an account event (`settlement_address.updated`) is
+ * retrieved, its attempts listed and redelivered by its id, like a session event.
+ */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
 import { EVENT_TYPES, type EventType } from "../webhooks/payload.ts";
 import { attemptExists, attemptView, listAttempts } from "../webhooks/attempts.ts";
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
-import { deliveriesOf, eventObject, findEvent, listEvents, redeliver } from "../webhooks/events.ts";
+import { accountEventObject, deliveriesOf, eventObject, findAccountEvent, findEvent, listEvents, redeliver, redeliverAccountEvent } from "../webhooks/events.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import { AttemptList, EventList, EventListQuery, RedeliverBody, RedeliverResult, SessionEventWithDeliveries } from "./events.schemas.ts";
+import { AnyEventWithDeliveries, AttemptList, EventList, EventListQuery, RedeliverBody, RedeliverResult } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, PageQuery } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
@@ -20,10 +24,15 @@ export function eventRoutes(services: Services) {
   const { database } = services;
   const owner = (auth: ApiKeyAuth) => ({ merchantId: auth.merchant.id, environment: auth.environment });
 
+  /** A session event, or else an account event, of this merchant and environment. */
   async function loadOwn(auth: ApiKeyAuth, id: string) {
-    const found = isId("event", id) ? await findEvent(database.db, owner(auth), id) : undefined;
-    if (!found) throw new ApiError("resource_not_found", `No event ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
-    return found;
+    if (isId("event", id)) {
+      const session = await findEvent(database.db, owner(auth), id);
+      if (session) return { kind: "session" as const, id, session };
+      const account = await findAccountEvent(database.db, owner(auth), id);
+      if (account) return { kind: "account" as const, id, account };
+    }
+    throw new ApiError("resource_not_found", `No event ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
   }
 
   return new Elysia()
@@ -60,7 +69,7 @@ export function eventRoutes(services: Services) {
           tag: TAG,
           summary: "List events",
           description:
-            "Every status change of this environment's sessions, newest first, as the same objects the webhooks carry. Filter by `paymentSessionId` or `type`; page with `startingAfter` = the previous page's `nextCursor`. Use it to reconcile after downtime: each event has a per-session `sequence`.",
+            "Every status change of this environment's sessions, newest first, as the same objects the webhooks carry. Filter by `paymentSessionId` or `type`; page with `startingAfter` = the previous page's `nextCursor`. Use it to reconcile after downtime: each event has a per-session `sequence`. Account events (`settlement_address.updated`) are not listed here: they are delivered to your endpoints with the same retries, and `GET /events/{id}` retrieves one by the id its webhook carried (the security history in the dashboard lists every settlement change).",
           auth: "apiKey",
           ok: { status: 200, schema: EventList, description: "A page of events." },
           errors: [...AUTH_ERRORS, "parameter_invalid"],
@@ -72,15 +81,16 @@ export function eventRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         const found = await loadOwn(auth, params.id);
-        return { ...eventObject(found), deliveries: await deliveriesOf(database.db, found.event.id) };
+        const event = found.kind === "session" ? eventObject(found.session) : accountEventObject(found.account);
+        return { ...event, deliveries: await deliveriesOf(database.db, found.id) };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Retrieve an event",
-          description: "The event (exactly the webhook body) with the state of its deliveries to each endpoint.",
+          description: "The event (exactly the webhook body) with the state of its deliveries to each endpoint: a session event, or an account event (`settlement_address.updated`).",
           auth: "apiKey",
-          ok: { status: 200, schema: SessionEventWithDeliveries, description: "The event." },
+          ok: { status: 200, schema: AnyEventWithDeliveries, description: "The event." },
           errors: [...AUTH_ERRORS, "resource_not_found"],
         }),
       },
@@ -94,7 +104,7 @@ export function eventRoutes(services: Services) {
         if (query.startingAfter !== undefined && !(isId("webhookAttempt", query.startingAfter) && (await attemptExists(database.db, owner(auth), query.startingAfter)))) {
           throw new ApiError("parameter_invalid", "startingAfter is not an attempt of this account and environment.", "startingAfter");
         }
-        const page = await listAttempts(database.db, { ...owner(auth), eventId: found.event.id, limit, startingAfter: query.startingAfter });
+        const page = await listAttempts(database.db, { ...owner(auth), eventId: found.id, limit, startingAfter: query.startingAfter });
         return { data: page.rows.map(attemptView), hasMore: page.hasMore, nextCursor: page.hasMore ? page.rows[page.rows.length - 1]!.id : null };
       },
       {
@@ -125,10 +135,11 @@ export function eventRoutes(services: Services) {
           endpointIds = (await listEndpoints(database.db, owner(auth))).filter((e) => e.enabled).map((e) => e.id);
           if (endpointIds.length === 0) throw new ApiError("no_webhook_endpoint");
         }
-        await redeliver(database.sql, found.event, endpointIds);
+        if (found.kind === "session") await redeliver(database.sql, found.session.event, endpointIds);
+        else await redeliverAccountEvent(database.sql, found.account, endpointIds);
         set.status = 202;
-        const deliveries = (await deliveriesOf(database.db, found.event.id)).filter((d) => !d.ordered && endpointIds.includes(d.webhookEndpointId));
-        return { eventId: found.event.id, deliveries };
+        const deliveries = (await deliveriesOf(database.db, found.id)).filter((d) => !d.ordered && endpointIds.includes(d.webhookEndpointId));
+        return { eventId: found.id, deliveries };
       },
       {
         detail: doc({

@@ -6,12 +6,11 @@
 import { Elysia, t } from "elysia";
 import { ApiError } from "../errors.ts";
 import { checkAddressInput } from "../sessions/deposits.ts";
-import { listSettlements, setSettlement } from "../sessions/settlements.ts";
+import { listSettlements } from "../sessions/settlements.ts";
 import { checksummed } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
-import { delegatedAuth, requireApiKey } from "./auth.ts";
-import { recordSecurityEvent } from "../credentials/security-history.ts";
-import { announceSettlementChange } from "../webhooks/account-announcement.ts";
+import { requireApiKey } from "./auth.ts";
+import { changeSettlementAddress } from "../webhooks/account-announcement.ts";
 import { clientAddresses } from "./client-address.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
 import { SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./settlement-addresses.schemas.ts";
@@ -76,22 +75,21 @@ export function settlementAddressRoutes(services: Services) {
         const input = checkAddressInput(body.address);
         if (!input.ok && input.problem === "checksum") throw new ApiError("address_checksum_invalid", undefined, "address");
         if (!input.ok || /^0x0{40}$/i.test(input.address)) throw new ApiError("parameter_invalid", "address must be a non-zero 0x-prefixed 20-byte address.", "address");
-        const previous = (await listSettlements(database.db, auth.merchant.id, auth.environment)).find((r) => r.chainId === chainId);
-        const saved = await setSettlement(database.db, auth.merchant.id, auth.environment, chainId, input.address);
-        // Where money goes is the most sensitive setting: a change through the API is recorded in
-        // the security history and announced to the webhook endpoints, as one in the dashboard
-        // is (the dashboard records its own, with the user's name, after its password check).
-        if (!delegatedAuth.has(request)) {
-          const change = { chainId, network: network.name, address: checksummed(saved.address), previousAddress: previous ? checksummed(previous.address) : null };
-          await recordSecurityEvent(
-            database.db,
-            { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
-            "settlement_address_changed",
-            { ...change, via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
-            auth.environment,
-          );
-          await announceSettlementChange(services, auth.merchant, `API key ${auth.key.prefix}…`, auth.environment, change);
-        }
+        // Where money goes is the most sensitive setting: the change, its line in the security
+        // history and its `settlement_address.updated` event (outbox rows) commit together, for
+        // a key and for the dashboard (which calls this route after its password check, naming
+        // the person: auth.person) alike.
+        const person = auth.person;
+        const { saved } = await changeSettlementAddress(database, {
+          merchant: auth.merchant,
+          environment: auth.environment,
+          chainId,
+          network: network.name,
+          address: input.address,
+          actor: person ?? { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
+          changedBy: person?.email ?? `API key ${auth.key.prefix}…`,
+          detail: person ? { via: "dashboard" } : { via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
+        });
         return { chainId, network: network.name, address: checksummed(saved.address), isDefault: false, updatedAt: saved.updatedAt.toISOString() };
       },
       {

@@ -13,7 +13,8 @@ export interface Settlement {
   updatedAt: Date;
 }
 
-export async function setSettlement(db: Db, merchantId: string, environment: Environment, chainId: number, address: string): Promise<Settlement> {
+/** `db` may be a transaction (webhooks/account-announcement.ts changes an address in one with its event). */
+export async function setSettlement(db: Pick<Db, "insert">, merchantId: string, environment: Environment, chainId: number, address: string): Promise<Settlement> {
   const lower = address.toLowerCase();
   const [row] = await db
     .insert(merchantSettlements)

@@ -1,22 +1,24 @@
 /**
- * A settlement change is announced to every enabled webhook endpoint of its environment as a
- * signed `settlement_address.updated` event, signed and recorded (app.webhook_attempts, kind
- * "account") like a test event.
- *
- * Known limit: the durable outbox (app.webhook_deliveries) is keyed to session events, so this
- * account event is sent once, right after the change, and not retried; the change itself is in
- * the security history (durable) whatever happens to the announcement. Sent after the answer,
- * so a slow endpoint never holds the page.
+ * Changing a settlement address, the one way both faces do it (the API's
+ * `PUT /settlement-addresses/{chainId}` and the dashboard, which calls that route in-process):
+ * in ONE transaction the new address, its line in the security history, and a
+ * `settlement_address.updated` account event with one outbox row per enabled webhook endpoint
+ * of the environment (effects/webhook-outbox.ts). The delivery worker then sends it like any
+ * session event: signed, retried on the same schedule, every attempt logged (kind "account"),
+ * redeliverable, dropped when the endpoint is disabled or answers 410. A change that fails
+ * writes no event; an event is never lost once the change committed.
  */
+import { and, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import type { Resolver } from "./target.ts";
+import { merchantSettlements } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import { sendWebhook } from "./sender.ts";
-import { secretKey, webhookHeaders } from "./signing.ts";
-import { insertAttempts, type NewAttempt } from "./attempts.ts";
-import { listEndpoints, signingSecrets } from "./endpoints.ts";
+import { setSettlement, type Settlement } from "../sessions/settlements.ts";
+import { checksummed } from "../sessions/views.ts";
+import { recordSecurityEvent, type Actor } from "../credentials/security-history.ts";
+import { enqueueAccountEvent } from "../effects/webhook-outbox.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
+import type { SettlementAddressUpdatedData } from "./payload.ts";
 
 export const SETTLEMENT_EVENT_TYPE = "settlement_address.updated";
 
@@ -27,58 +29,53 @@ export interface SettlementChange {
   previousAddress: string | null;
 }
 
-/** `changedBy`: the user's email (dashboard) or the API key's display prefix (API). */
-/** What sending needs (the HTTP services bag fits it). */
-export interface AnnouncementServices {
-  database: Database;
-  encryptionKey: Buffer;
-  resolver?: Resolver;
-  config: { webhooks: { timeoutMs: number; allowPrivateTargets: boolean } };
+export interface SettlementChangeRequest {
+  merchant: Merchant;
+  environment: Environment;
+  chainId: number;
+  network: string;
+  /** Already checked: a non-zero 0x address with a valid checksum (or all one case). */
+  address: string;
+  /** Who, for the security history. */
+  actor: Actor;
+  /** Who, as the event says it: the user's email (dashboard) or `API key <prefix>…`. */
+  changedBy: string;
+  /** Extra facts for the security history (e.g. via, keyId). */
+  detail?: Record<string, unknown>;
 }
 
-export async function announceSettlementChange(services: AnnouncementServices, merchant: Merchant, changedBy: string, environment: Environment, change: SettlementChange): Promise<void> {
-  const now = new Date();
-  const event = {
-    id: newId("event"),
-    type: SETTLEMENT_EVENT_TYPE,
-    createdAt: now.toISOString(),
-    data: { environment, merchantId: publicMerchantId(merchant, environment), ...change, changedBy },
-  };
-  const body = JSON.stringify(event);
-  const endpoints = (await listEndpoints(services.database.db, { merchantId: merchant.id, environment })).filter((e) => e.enabled && !e.deletedAt);
-  const send = async () => {
-    const attempts = await Promise.all(
-      endpoints.map(async (row): Promise<NewAttempt> => {
-        const keys = signingSecrets(services.encryptionKey, {
-          id: row.id,
-          secretSealed: row.secretSealed,
-          previousSecretSealed: row.previousSecretSealed,
-          previousValid: !!row.previousSecretExpiresAt && row.previousSecretExpiresAt > now,
-        }).map(secretKey);
-        const result = await sendWebhook(row.url, environment, webhookHeaders(keys, event.id, Math.floor(now.getTime() / 1000), body), body, {
-          timeoutMs: services.config.webhooks.timeoutMs,
-          resolver: services.resolver,
-          allowPrivateTargets: services.config.webhooks.allowPrivateTargets,
-        });
-        return {
-          id: newId("webhookAttempt"),
-          endpointId: row.id,
-          merchantId: row.merchantId,
-          environment,
-          eventId: event.id,
-          kind: "account",
-          attemptNumber: 1,
-          url: row.url,
-          succeeded: result.succeeded,
-          statusCode: result.statusCode,
-          latencyMs: result.latencyMs,
-          responseExcerpt: result.responseExcerpt,
-          error: result.error,
-          atMs: Date.now(),
-        };
-      }),
-    );
-    if (attempts.length) await insertAttempts(services.database.sql, attempts);
-  };
-  send().catch((e) => console.error(JSON.stringify({ level: "error", msg: "settlement announcement failed", error: String((e as Error)?.message ?? e) })));
+export interface SettlementChangeResult {
+  saved: Settlement;
+  change: SettlementChange;
+  eventId: string;
+  deliveries: number;
+}
+
+export async function changeSettlementAddress(database: Pick<Database, "db">, r: SettlementChangeRequest): Promise<SettlementChangeResult> {
+  return database.db.transaction(async (tx) => {
+    // Locked, so two changes at once each announce the address they replaced.
+    const [before] = await tx
+      .select({ address: merchantSettlements.address })
+      .from(merchantSettlements)
+      .where(and(eq(merchantSettlements.merchantId, r.merchant.id), eq(merchantSettlements.environment, r.environment), eq(merchantSettlements.chainId, r.chainId)))
+      .for("update");
+    const saved = await setSettlement(tx, r.merchant.id, r.environment, r.chainId, r.address);
+    const change: SettlementChange = {
+      chainId: r.chainId,
+      network: r.network,
+      address: checksummed(saved.address),
+      previousAddress: before ? checksummed(before.address) : null,
+    };
+    await recordSecurityEvent(tx, r.actor, "settlement_address_changed", { ...change, ...r.detail }, r.environment);
+    const eventId = newId("event");
+    const data: SettlementAddressUpdatedData = { environment: r.environment, merchantId: publicMerchantId(r.merchant, r.environment), ...change, changedBy: r.changedBy };
+    const deliveries = await enqueueAccountEvent(tx, {
+      id: eventId,
+      merchantId: r.merchant.id,
+      environment: r.environment,
+      type: SETTLEMENT_EVENT_TYPE,
+      data: data as unknown as Record<string, unknown>,
+    });
+    return { saved, change, eventId, deliveries };
+  });
 }

@@ -2,13 +2,18 @@
  * The events read model (the API's `/events` and what a webhook carries): an event with its
  * session, the merchant's public id and the session's deposits; the deliveries of an event; and
  * redelivery on request. The worker's own statements are in worker.ts.
+ *
+ * Account events (app.account_events: `settlement_address.updated`) are found by id, with their
+ * deliveries, attempts and redelivery, but not listed by `listEvents`: that list is the
+ * sessions' history, paged and filtered by session and status, and mixing in account events
+ * would change what its cursor and `type` filter mean for every caller reconciling sessions.
  */
-import { and, asc, eq, notInArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, notInArray, or, type SQL } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Db } from "../db/client.ts";
-import { merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
+import { accountEvents, merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
 import type { EventReason, SessionStatus } from "../../../shared/status.ts";
-import { buildEvent, eventTypeFilter, type EventType, type WebhookEvent } from "./payload.ts";
+import { buildAccountEvent, buildEvent, eventTypeFilter, type AccountEvent, type EventType, type WebhookEvent } from "./payload.ts";
 import { depositsOf } from "../sessions/repository.ts";
 import type { DepositLike } from "../sessions/views.ts";
 import { notifyWorkers } from "../effects/webhook-outbox.ts";
@@ -101,8 +106,13 @@ export interface DeliveryView {
   lastError: string | null;
 }
 
+/** Of a session event or an account event (their ids never collide: both are `evt_` + 24 random characters). */
 export async function deliveriesOf(db: Db, eventId: string): Promise<DeliveryView[]> {
-  const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.eventId, eventId)).orderBy(asc(webhookDeliveries.id));
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(or(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.accountEventId, eventId)))
+    .orderBy(asc(webhookDeliveries.id));
   return rows.map((d) => ({
     webhookEndpointId: d.endpointId,
     state: d.state,
@@ -124,6 +134,32 @@ export async function redeliver(sql: Sql, event: EventRow, endpointIds: string[]
     await tx`
       insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
       select ${event.id}, ep.id, ${event.sessionId}, ${event.sequence}, false, 'pending', now()
+        from app.webhook_endpoints ep
+       where ep.id in ${tx(endpointIds)} and ep.enabled and ep.deleted_at is null`;
+    await notifyWorkers(tx);
+  });
+}
+
+export type AccountEventRow = typeof accountEvents.$inferSelect;
+
+export async function findAccountEvent(db: Db, o: Owner, id: string): Promise<AccountEventRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(accountEvents)
+    .where(and(eq(accountEvents.id, id), eq(accountEvents.merchantId, o.merchantId), eq(accountEvents.environment, o.environment)));
+  return row;
+}
+
+export function accountEventObject(row: AccountEventRow): AccountEvent {
+  return buildAccountEvent(row);
+}
+
+/** As `redeliver`, for an account event. */
+export async function redeliverAccountEvent(sql: Sql, event: AccountEventRow, endpointIds: string[]): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into app.webhook_deliveries (account_event_id, endpoint_id, ordered, state, next_attempt_at)
+      select ${event.id}, ep.id, false, 'pending', now()
         from app.webhook_endpoints ep
        where ep.id in ${tx(endpointIds)} and ep.enabled and ep.deleted_at is null`;
     await notifyWorkers(tx);

@@ -95,3 +95,37 @@ export function buildTestEvent(id: string, endpointId: string, environment: stri
     data: { webhookEndpointId: endpointId, environment, message: "A test event from Paysession. Answer 2xx to acknowledge it." },
   };
 }
+
+/**
+ * Account events: about the merchant's account, not a session (no sequence, not ordered with
+ * any session's events). Stored in app.account_events with `data` frozen at the change, so the
+ * body is the same on every attempt and redelivery. Same envelope (id, type, createdAt, data)
+ * and same `evt_` ids as session events, so a receiver verifies and de-duplicates them alike.
+ */
+export const ACCOUNT_EVENT_TYPES = ["settlement_address.updated"] as const;
+export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
+
+export interface SettlementAddressUpdatedData {
+  environment: string;
+  /** The public merchant id of the environment (NEXT_PUBLIC_SERVICE_MERCHANT_ID). */
+  merchantId: string;
+  chainId: number;
+  network: string;
+  /** EIP-55 checksum form. */
+  address: string;
+  /** null when the network had no address of the merchant's own before (the sandbox default stood in, or none). */
+  previousAddress: string | null;
+  /** The dashboard user's email, or `API key <prefix>…`. */
+  changedBy: string;
+}
+
+export interface AccountEvent {
+  id: string;
+  type: AccountEventType;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+export function buildAccountEvent(row: { id: string; type: string; data: Record<string, unknown>; createdAt: Date }): AccountEvent {
+  return { id: row.id, type: row.type as AccountEventType, createdAt: row.createdAt.toISOString(), data: row.data };
+}

@@ -9,7 +9,9 @@
  *             waiting here (so a freed slot finds its next job at hand); each becomes `sending`,
  *             attempts + 1 (the claim's fencing token), next_attempt_at = now + lease.
  *             Only heads of the per-(endpoint, session) queues are ever pending (outbox.ts),
- *             so the order per session holds whatever the concurrency.
+ *             so the order per session holds whatever the concurrency. A delivery is of a
+ *             session event or of an account event (account_event_id: a settlement change);
+ *             the claim builds either body, and everything after it is the same for both.
  *   send    — sender.ts, within the overall and per-endpoint bounds of this process, so a
  *             slow endpoint holds at most its own slots and others keep flowing.
  *   record  — results are written in batches, one transaction each: the attempts, the
@@ -28,7 +30,7 @@ import { newId } from "../../../shared/ids.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { sessionFromSql } from "../sessions/repository.ts";
 import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
-import { buildEvent } from "./payload.ts";
+import { buildAccountEvent, buildEvent } from "./payload.ts";
 import { depositFromJson } from "../sessions/repository.ts";
 import { retryDelayMs } from "../retry-schedule.ts";
 import { sendWebhook, type SendResult } from "./sender.ts";
@@ -57,6 +59,8 @@ interface Job {
   deliveryId: number;
   claim: number;
   ordered: boolean;
+  /** An account event (no session, never queued behind another). */
+  account: boolean;
   endpointId: string;
   url: string;
   environment: Environment;
@@ -182,9 +186,10 @@ export class WebhookWorker {
            set state = 'sending', attempts = d.attempts + 1,
                next_attempt_at = now() + ${this.s.leaseMs} * interval '1 millisecond'
           from pick where d.id = pick.id
-        returning d.id, d.event_id, d.endpoint_id, d.attempts, d.ordered
+        returning d.id, d.event_id, d.account_event_id, d.endpoint_id, d.attempts, d.ordered
       )
       select c.id as delivery_id, c.attempts as claim, c.ordered,
+             a.id as account_event_id, a.type as account_type, a.data as account_data, a.created_at as account_created_at,
              ep.id as endpoint_id, ep.url, ep.environment, ep.merchant_id, ep.secret_sealed, ep.previous_secret_sealed,
              coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
              e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
@@ -194,11 +199,31 @@ export class WebhookWorker {
              case when ep.environment = 'sandbox' then m.sandbox_public_id else m.live_public_id end as public_merchant_id
         from claimed c
         join app.webhook_endpoints ep on ep.id = c.endpoint_id
-        join app.session_events e on e.id = c.event_id
-        join app.payment_sessions s on s.id = e.session_id
+        left join app.session_events e on e.id = c.event_id
+        left join app.payment_sessions s on s.id = e.session_id
+        left join app.account_events a on a.id = c.account_event_id
         join app.merchants m on m.id = ep.merchant_id`;
     this.stats.claimed += rows.length;
     return rows.map((r) => {
+      const common = {
+        deliveryId: Number(r.delivery_id),
+        claim: r.claim as number,
+        ordered: r.ordered as boolean,
+        endpointId: r.endpoint_id as string,
+        url: r.url as string,
+        environment: r.environment as Environment,
+        merchantId: r.merchant_id as string,
+        keys: this.keysOf(r),
+      };
+      if (r.account_event_id != null) {
+        const event = buildAccountEvent({
+          id: r.account_event_id as string,
+          type: r.account_type as string,
+          data: asJson<Record<string, unknown>>(r.account_data),
+          createdAt: new Date(r.account_created_at as string),
+        });
+        return { ...common, account: true, eventId: event.id, body: JSON.stringify(event) };
+      }
       const session = sessionFromSql({ ...asJson<Record<string, unknown>>(r.session), token_hash: "" });
       const deposits = asJson<Record<string, unknown>[]>(r.deposits).map(depositFromJson);
       const event = buildEvent(session, r.public_merchant_id as string, deposits, {
@@ -210,18 +235,7 @@ export class WebhookWorker {
         detail: asJson<Record<string, unknown>>(r.detail),
         createdAt: new Date(r.event_created_at as string),
       });
-      return {
-        deliveryId: Number(r.delivery_id),
-        claim: r.claim as number,
-        ordered: r.ordered as boolean,
-        endpointId: r.endpoint_id as string,
-        url: r.url as string,
-        environment: r.environment as Environment,
-        merchantId: r.merchant_id as string,
-        eventId: r.event_id as string,
-        body: JSON.stringify(event),
-        keys: this.keysOf(r),
-      };
+      return { ...common, account: false, eventId: r.event_id as string, body: JSON.stringify(event) };
     });
   }
 
@@ -336,7 +350,7 @@ export class WebhookWorker {
         merchantId: job.merchantId,
         environment: job.environment,
         eventId: job.eventId,
-        kind: job.ordered ? "event" : "redelivery",
+        kind: !job.ordered ? "redelivery" : job.account ? "account" : "event",
         attemptNumber: job.claim,
         url: job.url,
         succeeded: result.succeeded,
@@ -399,7 +413,7 @@ export class WebhookWorker {
       }
       // Each finished head lets the next event of its (endpoint, session) queue go.
       const heads = finished
-        .filter((f) => f.ordered && (f.state === "succeeded" || f.state === "failed") && !gone.has(f.endpoint_id as string))
+        .filter((f) => f.ordered && f.session_id != null && (f.state === "succeeded" || f.state === "failed") && !gone.has(f.endpoint_id as string))
         .map((f) => ({ e: f.endpoint_id as string, s: f.session_id as string }));
       if (heads.length > 0) {
         const rel = await tx`
