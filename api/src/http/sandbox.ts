@@ -168,7 +168,9 @@ export function sandboxRoutes(services: Services) {
         await database.sql`update app.payment_sessions set expires_at = least(expires_at, now()) where id = ${row.id} and status = 'PENDING'`;
         // An expiry is decided once the indexer has stored a block stamped after it (an on-time
         // payment may still be in the newest block): answer when it is, or after EXPIRE_WAIT_MS.
-        const until = Date.now() + EXPIRE_WAIT_MS;
+        // Within the request's own deadline (SERVICE_REQUEST_TIMEOUT_MS), with a second to answer:
+        // a wait past it would turn the answer into a 503.
+        const until = Date.now() + Math.max(0, Math.min(EXPIRE_WAIT_MS, services.config.requestTimeoutMs - 1000));
         for (;;) {
           const r = await stepSession(database.sql, row.id, {}, { networks: services.networks });
           if (!r.found || r.status !== "PENDING" || Date.now() >= until) break;
@@ -181,7 +183,7 @@ export function sandboxRoutes(services: Services) {
           tag: TAG,
           summary: "Expire the session now",
           description:
-            "A PENDING session expires now: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. The expiry is decided once the indexer has stored a block stamped after it (the local network makes one every second); the answer waits up to 10 s for that. A payment still confirming is waited for; the answer then shows the session still PENDING, and its webhook follows.",
+            "A PENDING session expires now: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. The expiry is decided once the indexer has stored a block stamped after it (the local network makes one every second); the answer waits up to 10 s for that (less when SERVICE_REQUEST_TIMEOUT_MS is shorter: a second before it), then shows the session as it is. A payment still confirming is waited for; the answer then shows the session still PENDING, and its webhook follows.",
           auth: "apiKey",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The session after its expiry." },
