@@ -4,7 +4,8 @@
  * the same rows (a session and its first event) inserted with postgres.js directly, no
  * HTTP, at the same concurrency; and a bare single-row insert (autocommit) at the same
  * concurrency. Prints JSON. Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
- *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50)
+ *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50); SERVICE_DB_POOL_SIZE is passed
+ *   on to the service (its Postgres pool; default 20) and printed as servicePool.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -94,6 +95,7 @@ try {
       bench: "api-create",
       concurrency,
       seconds,
+      servicePool: Number(process.env.SERVICE_DB_POOL_SIZE ?? 20),
       http,
       floor,
       bareFloor,

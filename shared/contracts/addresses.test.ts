@@ -1,13 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { decodeFunctionData, keccak256, stringToBytes, zeroAddress, type Address } from "viem";
+import { concat, decodeFunctionData, encodeAbiParameters, getAddress, getContractAddress, keccak256, stringToBytes, zeroAddress, type Address } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { depositFactoryAbi } from "./artifacts.ts";
+import { depositFactoryAbi, depositSweeperBytecode } from "./artifacts.ts";
 import {
   DEV_FAUCET_ADDRESS,
   DEV_FAUCET_PRIVATE_KEY,
   buildSweepCall,
   encodeSweepBatch,
   predictDepositAddress,
+  predictDepositAddressLowercase,
   predictedFactoryAddress,
   sessionSalt,
 } from "./addresses.ts";
@@ -33,6 +34,20 @@ describe("pure address helpers", () => {
     expect(predictDepositAddress({ settlement: B, sessionSalt: salt })).not.toBe(base);
     expect(predictDepositAddress({ settlement: A, sessionSalt: sessionSalt("ps_2") })).not.toBe(base);
     expect(predictDepositAddress({ factory: B, settlement: A, sessionSalt: salt })).not.toBe(base);
+  });
+
+  test("the lowercase prediction of the creation path is viem's CREATE2 address, lowercased", () => {
+    for (const [i, settlement] of ([A, B, "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"] as Address[]).entries()) {
+      for (const factory of [predictedFactoryAddress(), B]) {
+        const salt = sessionSalt(`ps_${i}`);
+        const initCode = concat([depositSweeperBytecode, encodeAbiParameters([{ type: "address" }], [getAddress(settlement)])]);
+        const viaViem = getContractAddress({ opcode: "CREATE2", from: factory, salt, bytecode: initCode });
+        expect(predictDepositAddressLowercase({ factory, settlement, sessionSalt: salt })).toBe(viaViem.toLowerCase());
+        expect(predictDepositAddress({ factory, settlement, sessionSalt: salt })).toBe(viaViem);
+      }
+    }
+    expect(() => predictDepositAddressLowercase({ settlement: zeroAddress, sessionSalt: sessionSalt("x") })).toThrow();
+    expect(() => predictDepositAddressLowercase({ settlement: A, sessionSalt: "0x1234" })).toThrow();
   });
 
   test("bad inputs are refused instead of producing an unusable address", () => {

@@ -92,8 +92,8 @@ export const paymentSessions = app.table(
   (t) => [
     index("payment_sessions_wake_idx").on(t.wakeAt).where(sql`${t.wakeAt} is not null`),
     index("payment_sessions_funded_idx").on(t.fundingChainId).where(sql`${t.status} = 'FUNDED'`),
-    // Bounded indexing reads new deposit addresses by creation time (view app.watched_addresses).
-    index("payment_sessions_created_idx").on(t.createdAt),
+    // No index on created_at alone: every read by creation time is a merchant's (the two below);
+    // bounded indexing asks about addresses (session_deposits_address_uq). One entry fewer per create.
     index("payment_sessions_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
     index("payment_sessions_status_idx").on(t.merchantId, t.environment, t.status, t.createdAt.desc(), t.id.desc()),
     // The dashboard's search by reference (api/src/dashboard/transactions.ts).
@@ -352,10 +352,10 @@ export const sessionDeposits = app.table(
   },
   (t) => [
     primaryKey({ columns: [t.sessionId, t.chainId] }),
-    uniqueIndex("session_deposits_address_uq").on(t.chainId, t.address),
-    // A lookup, not a scan: the dashboard's search by deposit address, and bounded indexing,
-    // which asks about addresses whatever the chain (the view has no chain).
-    index("session_deposits_address_idx").on(t.address),
+    // One index for both: unique per (network, address), and, address first, a lookup for the
+    // dashboard's search by deposit address and for bounded indexing, which asks about addresses
+    // whatever the chain (the view has no chain). Two indexes here cost an entry more per create.
+    uniqueIndex("session_deposits_address_uq").on(t.address, t.chainId),
   ],
 );
 

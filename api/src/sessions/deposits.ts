@@ -3,7 +3,7 @@
  * environment, bound to the merchant's settlement address on that network. Pure.
  */
 import { getAddress, type Address } from "viem";
-import { predictDepositAddress, predictedFactoryAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import { predictDepositAddressLowercase, predictedFactoryAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { minorToBaseUnits } from "../../../shared/money.ts";
@@ -40,10 +40,10 @@ export function planDeposits(args: {
   for (const n of networks) {
     const settlement = args.settlements.get(n.chainId) ?? (args.environment === "sandbox" ? args.defaultSettlement : undefined);
     if (!settlement) continue; // a production network without a settlement address is not offered
-    const address = predictDepositAddress({ factory: n.factory ?? predictedFactoryAddress(), settlement: getAddress(settlement), sessionSalt: salt });
+    const address = predictDepositAddressLowercase({ factory: n.factory ?? predictedFactoryAddress(), settlement: settlement as Address, sessionSalt: salt });
     deposits.push({
       chainId: n.chainId,
-      address: address.toLowerCase(),
+      address,
       settlementAddress: settlement.toLowerCase(),
       tokenAddress: n.stablecoin.address.toLowerCase(),
       decimals: n.stablecoin.decimals,

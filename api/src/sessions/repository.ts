@@ -4,7 +4,7 @@
  * goes through drizzle.
  */
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
-import type { Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
@@ -39,7 +39,26 @@ export async function insertSession(
 ): Promise<CreatedSession> {
   const { id, merchantId, environment, input } = args;
   const token = mintCredential("session_token", environment);
-  const deposits = JSON.stringify(args.deposits.map((d) => ({ ...d, requiredBaseUnits: d.requiredBaseUnits.toString() })));
+  // The deposits as a VALUES list of bound parameters: cheaper for Postgres than decoding a
+  // jsonb document with jsonb_to_recordset (one network is the common case; a statement per
+  // network count is prepared once).
+  const values = args.deposits
+    .map(
+      (d) =>
+        q`(${d.chainId}::int, ${d.address}::text, ${d.settlementAddress}::text, ${d.tokenAddress}::text, ${d.decimals}::int,
+           ${d.requiredBaseUnits.toString()}::numeric, ${d.confirmations}::int)`,
+    )
+    .reduce<PendingQuery<Row[]> | undefined>((all, row) => (all ? q`${all}, ${row}` : row), undefined);
+  // (No deposits happens only in tests that need sessions and nothing else.)
+  const depositsCte = values
+    ? q`, d as (
+      insert into app.session_deposits
+        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+      select s.id, x.chain_id, x.address, x.settlement_address, x.token_address, x.decimals, x.required_base_units, x.confirmations
+        from s, (values ${values})
+          as x(chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+    )`
+    : q``;
   // The database clock is the one clock: created_at, expires_at and the token's expiry
   // all come from the same now().
   const rows = await q`
@@ -56,14 +75,7 @@ export async function insertSession(
          1,
          now() + make_interval(secs => ${input.expiresInSeconds}))
       returning *
-    ), d as (
-      insert into app.session_deposits
-        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
-      select s.id, x."chainId", x.address, x."settlementAddress", x."tokenAddress", x.decimals, x."requiredBaseUnits"::numeric, x.confirmations
-        from s, jsonb_to_recordset(${deposits}::jsonb)
-          as x("chainId" int, address text, "settlementAddress" text, "tokenAddress" text, decimals int, "requiredBaseUnits" text, confirmations int)
-      returning 1
-    ), e as (
+    )${depositsCte}, e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
       select ${newId("event")}, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at from s
       returning id, session_id, merchant_id, environment, sequence

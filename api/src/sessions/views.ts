@@ -13,6 +13,21 @@ import { getAddress } from "viem";
 /** Addresses leave the API in EIP-55 checksum form; they are stored lowercase. */
 export const checksummed = (address: string): string => getAddress(address);
 
+/**
+ * The same, remembered: for the few addresses every session repeats (its network's token, the
+ * merchant's settlement address), so each view pays one keccak (its deposit address), not three.
+ */
+const remembered = new Map<string, string>();
+function checksummedKnown(address: string): string {
+  let c = remembered.get(address);
+  if (c === undefined) {
+    c = getAddress(address);
+    if (remembered.size >= 10_000) remembered.clear();
+    remembered.set(address, c);
+  }
+  return c;
+}
+
 export type SessionRow = typeof paymentSessions.$inferSelect;
 export type EventRow = typeof sessionEvents.$inferSelect;
 export type DepositRow = typeof sessionDeposits.$inferSelect;
@@ -48,13 +63,13 @@ export function networkView(d: DepositLike, withSettlement = false): NetworkView
   return {
     chainId: d.chainId,
     network: preset?.name ?? `chain ${d.chainId}`,
-    tokenAddress: checksummed(d.tokenAddress),
+    tokenAddress: checksummedKnown(d.tokenAddress),
     tokenSymbol: preset?.stablecoin.symbol ?? "USD stablecoin",
     decimals: d.decimals,
     depositAddress: checksummed(d.address),
     amountBaseUnits: d.requiredBaseUnits.toString(),
     confirmations: d.confirmations,
-    ...(withSettlement && d.settlementAddress ? { settlementAddress: checksummed(d.settlementAddress) } : {}),
+    ...(withSettlement && d.settlementAddress ? { settlementAddress: checksummedKnown(d.settlementAddress) } : {}),
   };
 }
 
