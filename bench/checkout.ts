@@ -19,7 +19,7 @@ import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
 import { loadChainsConfig } from "../shared/chains/config.ts";
 import { NetworkReadiness } from "../api/src/onchain/network-status.ts";
 import { freePort } from "../testing/ports.ts";
-import { launchChromium } from "../testing/wallet.ts";
+import { launchChromium } from "../testing/browser.ts";
 import { bundle } from "../api/src/checkout/bundles.ts";
 import { percentile } from "./lib.ts";
 

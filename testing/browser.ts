@@ -1,13 +1,20 @@
 /**
- * TEST helper: Debian's Chromium driven by playwright-core (MACHINE-NOTES), axe-core run in
- * the page, and screenshots into artifacts/dashboard/ (gitignored) for a person to look at.
+ * TEST/BENCH helper, the one way pages are opened: Debian's Chromium driven by playwright-core
+ * (MACHINE-NOTES), axe-core run in the page, and screenshots into artifacts/<suite>/
+ * (gitignored) for a person to look at. The payer's injected wallet is in wallet.ts.
  */
 import { chromium, type Browser, type Page } from "playwright-core";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const CHROMIUM = process.env.PAYSESSION_CHROMIUM ?? "/usr/bin/chromium";
-export const ARTIFACTS = resolve(import.meta.dir, "../artifacts/dashboard");
+
+/** Where a suite's screenshots go (gitignored): artifacts/<suite>/. */
+export function artifactsDir(suite: string): string {
+  const dir = resolve(import.meta.dir, "..", "artifacts", suite);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it)`);
@@ -39,9 +46,9 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")) }));
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const file = join(ARTIFACTS, `${name}.png`);
+/** A full-page screenshot into artifacts/<suite>/<name>.png (the dashboard's by default). */
+export async function screenshot(page: Page, name: string, suite = "dashboard"): Promise<string> {
+  const file = join(artifactsDir(suite), `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }

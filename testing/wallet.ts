@@ -7,28 +7,9 @@
  * Requests go through a Playwright binding, not fetch, so the checkout's CSP (connect-src
  * 'self') is the one a real wallet extension meets too.
  */
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) throw new Error(`no Chromium at ${CHROMIUM_PATH}: apt-get install -y chromium (.ci/run does)`);
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}
-
-/** Where screenshots go (gitignored): artifacts/<suite>/. */
-export function artifactsDir(suite: string): string {
-  const dir = join(import.meta.dir, "..", "artifacts", suite);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 export interface TestWalletOptions {
   /** Chains the wallet knows at first: chain id → RPC URL. It starts on the first. */

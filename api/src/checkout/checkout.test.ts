@@ -14,7 +14,8 @@ import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { parseEther, type Address } from "viem";
 import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
-import { artifactsDir, checkoutFrame, installWallet, launchChromium, type TestWallet } from "../../../testing/wallet.ts";
+import { artifactsDir, launchChromium } from "../../../testing/browser.ts";
+import { checkoutFrame, installWallet, type TestWallet } from "../../../testing/wallet.ts";
 import { startMerchantExample, type MerchantExample } from "../../../examples/merchant/server.ts";
 
 let stack: LifecycleStack;

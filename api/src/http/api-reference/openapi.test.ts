@@ -5,9 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { existsSync } from "node:fs";
 import { startTestService, type TestService } from "../../../../testing/service.ts";
+import { CHROMIUM, launchChromium, screenshot } from "../../../../testing/browser.ts";
 import { tidy } from "./openapi.ts";
 
 let svc: TestService;
@@ -78,14 +79,10 @@ describe("the reference page", () => {
     expect(((await missing.json()) as any).error.code).toBe("route_not_found");
   });
 
-  const CHROMIUM = "/usr/bin/chromium";
   test.skipIf(!existsSync(CHROMIUM) && !process.env.PAYSESSION_REQUIRE_CHROMIUM)("renders every operation in Chromium with no request beyond the service", async () => {
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      });
+      browser = await launchChromium();
       const page = await browser.newPage();
       const foreign: string[] = [];
       const cspViolations: string[] = [];
@@ -103,7 +100,7 @@ describe("the reference page", () => {
       expect(await page.locator(".info .title").innerText()).toContain("Paysession API");
       expect(foreign).toEqual([]);
       expect(cspViolations).toEqual([]);
-      await page.screenshot({ path: `${process.env.ARTIFACTS_DIR ?? "/tmp"}/docs-page.png`, fullPage: false });
+      await screenshot(page, "docs", "api-reference");
     } finally {
       await browser?.close();
     }
