@@ -13,7 +13,6 @@ import { Elysia } from "elysia";
 import { getAddress, parseEther, type Address } from "viem";
 import { ApiError } from "../errors.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { checkAddressInput } from "../sessions/deposits.ts";
 import { depositsOfSession } from "../sessions/repository.ts";
 import { hasFaucet } from "../sandbox/faucet.ts";
 import { readJsonBody } from "./body.ts";
@@ -22,7 +21,7 @@ import { RateLimiter } from "./rate-limit.ts";
 import { BODY_ERRORS, doc, TOKEN_ERRORS } from "./schemas.ts";
 import { PayerFaucetBody, PayerPayBody, PayerSandboxTransfer } from "./public-sessions.schemas.ts";
 import type { Services } from "./services.ts";
-import { validateBody } from "./validate.ts";
+import { addressParam, validateBody } from "./validate.ts";
 
 const TAG = "Payment session (browser, session token)";
 
@@ -81,19 +80,14 @@ export function payerSandboxRoutes(services: Services) {
       async ({ request }) => {
         const auth = await sandboxPayer(request);
         const body = validateBody<{ address: string; chainId?: number }>(PayerFaucetBody, await readJsonBody(request));
-        const to = checkAddressInput(body.address);
-        if (!to.ok) {
-          throw to.problem === "checksum"
-            ? new ApiError("address_checksum_invalid", undefined, "address")
-            : new ApiError("parameter_invalid", "address must be a 0x-prefixed 20-byte address.", "address");
-        }
+        const to = addressParam(body.address, "address");
         const { net, deposit } = await sessionNetwork(auth, body.chainId);
         const floor = FAUCET_MIN_UNITS * 10n ** BigInt(net.stablecoin.decimals);
         const required = BigInt(deposit.requiredBaseUnits);
         const amount = required > floor ? required : floor;
         takeOne(auth);
-        const gas = await onChain(net, () => services.faucet.topUpGas(net, to.address, GAS_TOP_UP));
-        const txHash = await onChain(net, () => services.faucet.mint(net, to.address, amount));
+        const gas = await onChain(net, () => services.faucet.topUpGas(net, to, GAS_TOP_UP));
+        const txHash = await onChain(net, () => services.faucet.mint(net, to, amount));
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString(), gasTopUpWei: gas.toString() };
       },
       {

@@ -9,7 +9,6 @@
  */
 import { Elysia } from "elysia";
 import { getAddress, type Address } from "viem";
-import { checkAddressInput } from "../sessions/deposits.ts";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
 import { parseAmount, minorToBaseUnits } from "../../../shared/money.ts";
@@ -25,7 +24,7 @@ import { MerchantSession } from "./payment-sessions.schemas.ts";
 import { FaucetBody, SandboxPayBody, SandboxTransfer, FailNextSweepResult } from "./sandbox.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
 import type { Services } from "./services.ts";
-import { validateBody } from "./validate.ts";
+import { addressParam, validateBody } from "./validate.ts";
 
 const TAG = "Sandbox tools (sandbox API key)";
 
@@ -81,15 +80,10 @@ export function sandboxRoutes(services: Services) {
       async ({ request }) => {
         await sandboxAuth(request);
         const body = validateBody<{ address: string; amount?: string; chainId?: number }>(FaucetBody, await readJsonBody(request));
-        const to = checkAddressInput(body.address);
-        if (!to.ok) {
-          throw to.problem === "checksum"
-            ? new ApiError("address_checksum_invalid", undefined, "address")
-            : new ApiError("parameter_invalid", "address must be a 0x-prefixed 20-byte address.", "address");
-        }
+        const to = addressParam(body.address, "address");
         const net = faucetNetwork(body.chainId, () => true);
         const amount = baseUnits(body.amount ?? "100.00", net.stablecoin.decimals, 0n);
-        const txHash = await services.faucet.mint(net, to.address, amount);
+        const txHash = await services.faucet.mint(net, to, amount);
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
       },
       {

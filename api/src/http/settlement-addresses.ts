@@ -5,7 +5,6 @@
  */
 import { Elysia, t } from "elysia";
 import { ApiError } from "../errors.ts";
-import { checkAddressInput } from "../sessions/deposits.ts";
 import { listSettlements } from "../sessions/settlements.ts";
 import { checksummed } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
@@ -15,7 +14,7 @@ import { clientAddresses } from "./client-address.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
 import { SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./settlement-addresses.schemas.ts";
 import type { Services } from "./services.ts";
-import { validateBody } from "./validate.ts";
+import { addressParam, validateBody } from "./validate.ts";
 
 const TAG = "Settlement addresses (server, API key)";
 
@@ -72,9 +71,7 @@ export function settlementAddressRoutes(services: Services) {
           const enabled = services.networks.filter((n) => n.environment === auth.environment).map((n) => `${n.chainId} (${n.name})`);
           throw new ApiError("parameter_invalid", `chainId must be a network enabled for ${auth.environment}: ${enabled.join(", ") || "none"}.`, "chainId");
         }
-        const input = checkAddressInput(body.address);
-        if (!input.ok && input.problem === "checksum") throw new ApiError("address_checksum_invalid", undefined, "address");
-        if (!input.ok || /^0x0{40}$/i.test(input.address)) throw new ApiError("parameter_invalid", "address must be a non-zero 0x-prefixed 20-byte address.", "address");
+        const address = addressParam(body.address, "address", { nonZero: true });
         // Where money goes is the most sensitive setting: the change, its line in the security
         // history and its `settlement_address.updated` event (outbox rows) commit together, for
         // a key and for the dashboard (which calls this route after its password check, naming
@@ -85,7 +82,7 @@ export function settlementAddressRoutes(services: Services) {
           environment: auth.environment,
           chainId,
           network: network.name,
-          address: input.address,
+          address,
           actor: person ?? { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
           changedBy: person?.email ?? `API key ${auth.key.prefix}…`,
           detail: person ? { via: "dashboard" } : { via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
