@@ -2,36 +2,10 @@
  * The session-token API as the checkout calls it (same origin: the page is served by the
  * service). The token travels in the Authorization header only.
  */
-import type { Status } from "./text.ts";
-
-export interface PayerNetwork {
-  chainId: number;
-  network: string;
-  tokenAddress: string;
-  tokenSymbol: string;
-  decimals: number;
-  depositAddress: string;
-  amountBaseUnits: string;
-  confirmations: number;
-  rpcUrl: string | null;
-  nativeCurrency: { name: string; symbol: string; decimals: number };
-  explorerUrl: string | null;
-}
-
-export interface PayerSession {
-  paymentSessionId: string;
-  status: Status;
-  statusReason: string;
-  amount: string;
-  currency: string;
-  environment: "sandbox" | "production";
-  merchantName: string;
-  merchantId: string;
-  expiresAt: string;
-  tokenExpiresAt: string;
-  networks: PayerNetwork[];
-  payments: { chainId: number; txHash: string; amountBaseUnits: string; confirmations: number }[];
-}
+// The server's own types for what GET /api/payment-sessions answers (type-only: nothing of the
+// server is bundled into the page, and the two cannot drift apart).
+import type { PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
+export type { PayerNetworkView as PayerNetwork, PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
 
 export class ApiFailure extends Error {
   constructor(

@@ -3,8 +3,9 @@
  * URI, the final screen of each status and reason, and a plain message with a way forward
  * for every wallet failure. Unit-tested apart from the page (text.test.ts).
  */
+import type { SessionStatus as Status } from "../../../../shared/status.ts";
 
-export type Status = "PENDING" | "FUNDED" | "SUCCEEDED" | "CANCELED" | "ERROR";
+export type { Status };
 
 /** Base units → a decimal string with at least two places ("12340000", 6 → "12.34"). Never a float. */
 export function formatUnits(baseUnits: bigint, decimals: number): string {
