@@ -86,13 +86,13 @@ export interface SweepConfig extends SweepSettings {
   relayerPrivateKey: RedactedKey | undefined;
 }
 
-/** A string secret that prints as "[redacted]". */
-export class RedactedSecret {
-  readonly #value: string;
-  constructor(value: string) {
+/** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
+export class RedactedSecret<T extends string = string> {
+  readonly #value: T;
+  constructor(value: T) {
     this.#value = value;
   }
-  reveal(): string {
+  reveal(): T {
     return this.#value;
   }
   toString(): string {
@@ -106,25 +106,8 @@ export class RedactedSecret {
   }
 }
 
-/** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
-export class RedactedKey {
-  readonly #key: `0x${string}`;
-  constructor(key: `0x${string}`) {
-    this.#key = key;
-  }
-  reveal(): `0x${string}` {
-    return this.#key;
-  }
-  toString(): string {
-    return "[redacted]";
-  }
-  toJSON(): string {
-    return "[redacted]";
-  }
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return "[redacted]";
-  }
-}
+/** A private key (0x…) that prints as "[redacted]". */
+export class RedactedKey extends RedactedSecret<`0x${string}`> {}
 
 export interface WebhookSettings {
   /** Run the delivery worker inside this process. */
