@@ -28,6 +28,14 @@ export interface Receiver {
   waitFor(n: number, ms?: number): Promise<Received[]>;
 }
 
+/** Webhook settings for delivery tests: retries, timeouts and leases in tenths of a second, not minutes. */
+export const FAST_WEBHOOK_ENV: Record<string, string> = {
+  SERVICE_WEBHOOK_RETRY_SCHEDULE: "100ms,200ms,400ms,800ms",
+  SERVICE_WEBHOOK_TIMEOUT_MS: "400",
+  SERVICE_WEBHOOK_LEASE_MS: "1300",
+  SERVICE_WEBHOOK_POLL_MS: "200",
+};
+
 export function startReceiver(port = 0): Receiver {
   const received: Received[] = [];
   let behaviour: Behaviour | undefined;

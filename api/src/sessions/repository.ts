@@ -248,7 +248,6 @@ export async function recordMoneyEvent(
  * drizzle switches off postgres.js's own parsing of timestamps and json on the client it
  * wraps (it maps columns itself), so raw rows carry them as text.
  */
-
 export function sessionFromSql(r: Record<string, unknown>): SessionRow {
   return {
     id: r.id as string,

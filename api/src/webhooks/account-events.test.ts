@@ -7,19 +7,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { eventually } from "../../../testing/eventually.ts";
-import { startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
+import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 import { merchantWithUser, signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { changeSettlementAddress } from "./account-announcement.ts";
 
 let svc: TestService;
 const receivers: Receiver[] = [];
 beforeAll(async () => {
-  svc = await startTestService({
-    SERVICE_WEBHOOK_RETRY_SCHEDULE: "100ms,200ms,400ms,800ms",
-    SERVICE_WEBHOOK_TIMEOUT_MS: "400",
-    SERVICE_WEBHOOK_LEASE_MS: "1300",
-    SERVICE_WEBHOOK_POLL_MS: "200",
-  });
+  svc = await startTestService({ ...FAST_WEBHOOK_ENV });
 });
 afterAll(async () => {
   await svc.close();

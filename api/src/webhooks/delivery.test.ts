@@ -9,18 +9,12 @@ import { startTestService, type TestService } from "../../../testing/service.ts"
 import { insertSession, transitionSession } from "../sessions/repository.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { eventually } from "../../../testing/eventually.ts";
-import { startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
+import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 
 let svc: TestService;
 const receivers: Receiver[] = [];
 beforeAll(async () => {
-  svc = await startTestService({
-    SERVICE_WEBHOOK_RETRY_SCHEDULE: "100ms,200ms,400ms,800ms",
-    SERVICE_WEBHOOK_TIMEOUT_MS: "400",
-    SERVICE_WEBHOOK_LEASE_MS: "1300",
-    SERVICE_WEBHOOK_POLL_MS: "200",
-    SERVICE_WEBHOOK_ENDPOINT_CONCURRENCY: "4",
-  });
+  svc = await startTestService({ ...FAST_WEBHOOK_ENV, SERVICE_WEBHOOK_ENDPOINT_CONCURRENCY: "4" });
 });
 afterAll(async () => {
   await svc.close();

@@ -175,8 +175,7 @@ export function signingSecrets(key: Buffer, r: { id: string; secretSealed: strin
   return out;
 }
 
-
-
+/** A raw `app.webhook_endpoints` row (snake_case, from postgres.js) as drizzle would type it. */
 export function endpointFromSql(r: Record<string, unknown>): EndpointRow {
   return {
     id: r.id as string,
