@@ -28,6 +28,8 @@ import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
 import { serveApp } from "./http/serve.ts";
 import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
 import { Outage } from "./db/outage.ts";
+import { createGroup } from "./sessions/create-group.ts";
+import { apiKeyLookups } from "./credentials/store.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
@@ -131,6 +133,8 @@ export async function startService(config: Config, log: (line: string) => void =
       faucet: new Faucet(),
       limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
       keyTouchedAt: new Map(),
+      apiKeys: apiKeyLookups(database.sql),
+      creates: createGroup(database.sql),
     };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
@@ -156,6 +160,7 @@ export async function startService(config: Config, log: (line: string) => void =
       readiness,
       http: httpMetrics,
       webhookStats: () => worker?.stats,
+      groups: { creates: services.creates.stats, api_key_lookups: services.apiKeys.stats },
     });
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).

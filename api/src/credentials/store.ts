@@ -3,7 +3,9 @@
  * createApiKey, and never again: only its hash and display prefix are stored.
  */
 import { and, desc, eq, isNull } from "drizzle-orm";
-import type { Db } from "../db/client.ts";
+import type { Sql } from "postgres";
+import { pgArray, type Db } from "../db/client.ts";
+import { Group } from "../db/group.ts";
 import { apiKeys, merchants } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
@@ -83,39 +85,71 @@ export interface KeyLookup {
 
 /**
  * The key and its merchant for a presented secret, or undefined when no key has that hash.
- * Runs on every authenticated request, so it is one prepared raw statement, not a drizzle
- * query built anew each time (see bench/api-create.ts).
+ * Runs on every authenticated request: see lookupApiKeys.
  */
 export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | undefined> {
-  const hash = hashSecret(secret);
-  const sql = db.$client;
-  const [row] = await sql`
+  return (await lookupApiKeys(db.$client, [hashSecret(secret)]))[0];
+}
+
+/**
+ * The keys with these hashes (hashSecret), in the order asked; undefined where none. One
+ * prepared raw statement for any count, not a drizzle query built anew each time: it runs on
+ * every authenticated request, grouped with the others waiting (apiKeyLookups).
+ */
+export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLookup | undefined)[]> {
+  const rows = await sql`
     select k.id, k.merchant_id, k.environment, k.name, k.prefix, k.key_hash, k.created_at, k.last_used_at, k.revoked_at,
            m.name as merchant_name, m.sandbox_public_id, m.live_public_id, m.created_at as merchant_created_at,
            (select json_object_agg(ms.chain_id, ms.address) from app.merchant_settlements ms
              where ms.merchant_id = k.merchant_id and ms.environment = k.environment) as settlements
       from app.api_keys k join app.merchants m on m.id = k.merchant_id
-     where k.key_hash = ${hash}`;
-  // The index probe already matched the hash; the constant-time check keeps it that way
-  // should the lookup ever change to a prefix search.
-  if (!row || !sameHash(row.key_hash as string, hash)) return undefined;
+     where k.key_hash = any((${pgArray(hashes)}::text)::text[])`;
+  const byHash = new Map(rows.map((r) => [r.key_hash as string, r]));
+  return hashes.map((hash) => {
+    const row = byHash.get(hash);
+    // The index probe already matched the hash; the constant-time check keeps it that way
+    // should the lookup ever change to a prefix search.
+    return row && sameHash(row.key_hash as string, hash) ? keyLookupFromRow(row) : undefined;
+  });
+}
+
+/**
+ * API-key lookups with group commit's read side (db/group.ts): the lookups of requests that
+ * arrive while others are out go as one statement. Each request still reads the key after it
+ * arrived — a batch leaves after its members joined it — so a revocation holds from the next
+ * request on, as with a lookup of its own; nothing is cached.
+ */
+export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
+  return new Group<string, KeyLookup | undefined>(
+    async (batch) => {
+      const found = await lookupApiKeys(
+        sql,
+        batch.map((m) => hashSecret(m.item)),
+      );
+      batch.forEach((m, i) => m.resolve(found[i]));
+    },
+    { maxBatch: 64, maxInFlight: 2, writes: false },
+  );
+}
+
+function keyLookupFromRow(row: Record<string, unknown>): KeyLookup {
   const date = (v: unknown) => (v === null ? null : new Date(v as string));
   return {
     key: {
-      id: row.id,
-      merchantId: row.merchant_id,
+      id: row.id as string,
+      merchantId: row.merchant_id as string,
       environment: row.environment as Environment,
-      name: row.name,
-      prefix: row.prefix,
+      name: row.name as string,
+      prefix: row.prefix as string,
       createdAt: date(row.created_at)!,
       lastUsedAt: date(row.last_used_at),
       revokedAt: date(row.revoked_at),
     },
     merchant: {
-      id: row.merchant_id,
-      name: row.merchant_name,
-      sandboxPublicId: row.sandbox_public_id,
-      livePublicId: row.live_public_id,
+      id: row.merchant_id as string,
+      name: row.merchant_name as string,
+      sandboxPublicId: row.sandbox_public_id as string,
+      livePublicId: row.live_public_id as string,
       createdAt: date(row.merchant_created_at)!,
     },
     settlements: new Map(

@@ -110,3 +110,13 @@ function fenceTransactions(sql: Sql): void {
 /** Raw-row readers for the shared client (see connect): dates and json come back as text. */
 export const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
 export const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
+
+/**
+ * An array parameter for raw statements on the shared client, as Postgres's array text: drizzle's
+ * serializers on that client do not handle arrays. Send it as text and cast in SQL:
+ * `(${pgArray(ids)}::text)::text[]` (a bare `::text[]` would make postgres.js serialize again).
+ */
+export function pgArray(values: readonly (string | number | null)[]): string {
+  const item = (v: string | number | null) => (v === null ? "NULL" : `"${String(v).replace(/[\\"]/g, (c) => `\\${c}`)}"`);
+  return `{${values.map(item).join(",")}}`;
+}

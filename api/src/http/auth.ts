@@ -7,7 +7,7 @@
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { bearer, parseCredential, type ParsedCredential } from "../credentials/format.ts";
-import { lookupApiKey, touchApiKey, type ApiKeySummary, type Merchant } from "../credentials/store.ts";
+import { touchApiKey, type ApiKeySummary, type Merchant } from "../credentials/store.ts";
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
@@ -87,7 +87,7 @@ export async function requireApiKey(services: Services, request: Request): Promi
   }
   const cred = presented(services, request);
   if (cred.kind !== "api_key") throw new ApiError("api_key_required");
-  const found = await lookupApiKey(services.database.db, cred.raw);
+  const found = await services.apiKeys.submit(cred.raw);
   if (!found) throw new ApiError("api_key_invalid");
   if (found.key.revokedAt) throw new ApiError("api_key_revoked");
   // The stored row decides the environment, not the prefix the caller presented: the prefix

@@ -31,6 +31,10 @@ test("metrics: token required, route templates, sessions by status, no ids or se
   expect(text).toMatch(/paysession_http_request_duration_seconds_bucket\{method="POST",route="\/payment-sessions",le="\+Inf"\} 1/);
   expect(text).toContain('paysession_sessions{status="PENDING"} 1');
   expect(text).toContain("paysession_database_up 1");
+  // One create, sent alone on an idle server; the keyed requests' lookups are counted too.
+  expect(text).toContain('paysession_group_items_total{group="creates"} 1');
+  expect(text).toContain('paysession_group_batches_total{group="creates"} 1');
+  expect(text).toMatch(/paysession_group_items_total\{group="api_key_lookups"\} [1-9]/);
   expect(text).toMatch(/paysession_actor_lag_seconds [0-9.]+/);
   for (const secret of [id, sandboxKey, TOKEN, created.body.paymentSessionToken, created.body.merchantId]) expect(text).not.toContain(secret);
   // Every sample line is `name{labels} value` or `name value`.

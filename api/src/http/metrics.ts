@@ -126,6 +126,8 @@ export interface MetricsSources {
   http: HttpMetrics;
   /** This process's webhook worker's counters, when it runs one. */
   webhookStats?: () => { succeeded: number; failedAttempts: number } | undefined;
+  /** Group commit (db/group.ts) of this process: batches and the items in them, by group. */
+  groups?: Record<string, { batches: number; items: number }>;
 }
 
 export class MetricsRegistry {
@@ -171,6 +173,13 @@ export class MetricsRegistry {
     if (stats) {
       out.push("# HELP paysession_webhook_attempts_total Webhook attempts of this process's worker, by outcome.", "# TYPE paysession_webhook_attempts_total counter");
       out.push(`paysession_webhook_attempts_total{outcome="succeeded"} ${stats.succeeded}`, `paysession_webhook_attempts_total{outcome="failed"} ${stats.failedAttempts}`);
+    }
+    if (this.src.groups) {
+      const groups = Object.entries(this.src.groups);
+      out.push("# HELP paysession_group_batches_total Statements sent by group commit (items ÷ batches: how many requests shared one).", "# TYPE paysession_group_batches_total counter");
+      for (const [group, st] of groups) out.push(`paysession_group_batches_total${labels({ group })} ${st.batches}`);
+      out.push("# HELP paysession_group_items_total Requests' items sent by group commit.", "# TYPE paysession_group_items_total counter");
+      for (const [group, st] of groups) out.push(`paysession_group_items_total${labels({ group })} ${st.items}`);
     }
     const nets = this.src.readiness.current();
     gauge(

@@ -5,7 +5,7 @@ import { isSessionStatus } from "../../../shared/status.ts";
 import { isId, newId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
-import { depositsOf, findSession, insertSession, listSessions, loadMerchantView, type Query } from "../sessions/repository.ts";
+import { depositsOf, findSession, insertSession, listSessions, loadMerchantView, type CreatedSession as CreatedSessionRow, type NewSession } from "../sessions/repository.ts";
 import { requestCancel } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { planDeposits } from "../sessions/deposits.ts";
@@ -29,7 +29,12 @@ export function paymentSessionRoutes(services: Services) {
     maxExpirySeconds: config.sessionMaxExpirySeconds,
   };
 
-  async function create(q: Query, auth: ApiKeyAuth, body: CreateBody) {
+  /**
+   * `write` stores the new session: the group commit (services.creates) for a plain create, or
+   * the idempotency transaction for a create with an Idempotency-Key (its key row and its answer
+   * commit together with the session).
+   */
+  async function create(auth: ApiKeyAuth, body: CreateBody, write: (s: NewSession) => Promise<CreatedSessionRow>) {
     const input = checkCreateInput(body, limits);
     const id = newId("paymentSession");
     const planOn = (networks: typeof services.networks) =>
@@ -58,7 +63,7 @@ export function paymentSessionRoutes(services: Services) {
           `${waiting.length === 1 ? "is" : "are"} not ready on this server (the operator has not deployed the deposit factory there yet). Retry later.`,
       );
     }
-    const { row, token } = await insertSession(q, {
+    const { row, token } = await write({
       id,
       merchantId: auth.merchant.id,
       environment: auth.environment,
@@ -101,9 +106,9 @@ export function paymentSessionRoutes(services: Services) {
               { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" },
               key,
               requestHash(raw),
-              (tx) => create(tx, auth, body),
+              (tx) => create(auth, body, (s) => insertSession(tx, s)),
             )
-          : { ...(await create(database.sql, auth, body)), replayed: false };
+          : { ...(await create(auth, body, (s) => services.creates.submit(s))), replayed: false };
         set.status = result.status;
         if (result.replayed) set.headers["idempotent-replayed"] = "true";
         return result.body;

@@ -6,6 +6,9 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { Faucet } from "../sandbox/faucet.ts";
 import type { NetworkReadiness } from "../onchain/network-status.ts";
 import type { MetricsRegistry } from "./metrics.ts";
+import type { Group } from "../db/group.ts";
+import type { KeyLookup } from "../credentials/store.ts";
+import type { CreatedSession, NewSession } from "../sessions/repository.ts";
 
 /** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
@@ -24,6 +27,10 @@ export interface Services {
   networks: NetworkConfig[];
   /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
   readiness: NetworkReadiness;
+  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request, never cached. */
+  apiKeys: Group<string, KeyLookup | undefined>;
+  /** Plain creates, written with group commit (sessions/create-group.ts). */
+  creates: Group<NewSession, CreatedSession>;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */
   metrics?: MetricsRegistry;
 }

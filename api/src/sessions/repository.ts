@@ -1,10 +1,10 @@
 /**
  * Payment sessions in the database. Creation is the hot path (bench/api-create.ts), so it
- * is one SQL statement that writes the session and its first event together; the rest
- * goes through drizzle.
+ * is one SQL statement that writes sessions with their deposits, first events and deliveries
+ * together, for one create or a group of them; the rest goes through drizzle.
  */
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
-import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
@@ -16,7 +16,7 @@ import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/w
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
-import { asDate, asJson } from "../db/client.ts";
+import { asDate, asJson, pgArray } from "../db/client.ts";
 
 export type Query = Sql | TransactionSql;
 
@@ -26,62 +26,69 @@ export interface CreatedSession {
   token: string;
 }
 
-export async function insertSession(
-  q: Query,
-  args: {
-    id: string;
-    merchantId: string;
-    environment: Environment;
-    input: CreateSessionInput;
-    tokenGraceSeconds: number;
-    deposits: PlannedDeposit[];
-  },
-): Promise<CreatedSession> {
-  const { id, merchantId, environment, input } = args;
-  const token = mintCredential("session_token", environment);
-  // The deposits as a VALUES list of bound parameters: cheaper for Postgres than decoding a
-  // jsonb document with jsonb_to_recordset (one network is the common case; a statement per
-  // network count is prepared once).
-  const values = args.deposits
-    .map(
-      (d) =>
-        q`(${d.chainId}::int, ${d.address}::text, ${d.settlementAddress}::text, ${d.tokenAddress}::text, ${d.decimals}::int,
-           ${d.requiredBaseUnits.toString()}::numeric, ${d.confirmations}::int)`,
-    )
-    .reduce<PendingQuery<Row[]> | undefined>((all, row) => (all ? q`${all}, ${row}` : row), undefined);
-  // (No deposits happens only in tests that need sessions and nothing else.)
-  const depositsCte = values
-    ? q`, d as (
-      insert into app.session_deposits
-        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
-      select s.id, x.chain_id, x.address, x.settlement_address, x.token_address, x.decimals, x.required_base_units, x.confirmations
-        from s, (values ${values})
-          as x(chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
-    )`
-    : q``;
-  // The database clock is the one clock: created_at, expires_at and the token's expiry
-  // all come from the same now().
+export interface NewSession {
+  id: string;
+  merchantId: string;
+  environment: Environment;
+  input: CreateSessionInput;
+  tokenGraceSeconds: number;
+  deposits: PlannedDeposit[];
+}
+
+export async function insertSession(q: Query, args: NewSession): Promise<CreatedSession> {
+  return (await insertSessions(q, [args]))[0]!;
+}
+
+/**
+ * Creates sessions — each with its deposit addresses, its first event and that event's webhook
+ * deliveries — in one statement, so one commit (group commit: sessions/create-group.ts). The
+ * rows travel as arrays (one statement text for any count, prepared once); the database clock
+ * is the one clock: created_at, expires_at and the token's expiry come from the same now().
+ * Answers in the order asked.
+ */
+export async function insertSessions(q: Query, list: NewSession[]): Promise<CreatedSession[]> {
+  if (list.length === 0) return [];
+  const tokens = list.map((a) => mintCredential("session_token", a.environment));
+  const col = <T>(f: (a: NewSession, i: number) => T) => list.map(f);
+  const deposits = list.flatMap((a) => a.deposits.map((d) => ({ sessionId: a.id, d })));
+  const dep = <T>(f: (d: PlannedDeposit) => T) => deposits.map((x) => f(x.d));
+  // Array parameters, sent as text (pgArray): one statement text whatever the count.
+  const arr = (type: "text" | "bigint" | "int" | "jsonb" | "numeric", values: (string | number | null)[]) =>
+    q`(${pgArray(values)}::text)::${q.unsafe(type)}[]`;
   const rows = await q`
-    with s as (
+    with x as (
+      select * from unnest(
+        ${arr("text", col((a) => a.id))}, ${arr("text", col((a) => a.merchantId))}, ${arr("text", col((a) => a.environment))},
+        ${arr("bigint", col((a) => a.input.amountMinor.toString()))}, ${arr("text", col((a) => a.input.currency))},
+        ${arr("text", col((a) => a.input.referenceId))}, ${arr("jsonb", col((a) => JSON.stringify(a.input.metadata)))},
+        ${arr("int", col((a) => a.input.expiresInSeconds))}, ${arr("int", col((a) => a.input.expiresInSeconds + a.tokenGraceSeconds))},
+        ${arr("text", col((_, i) => hashSecret(tokens[i]!)))}, ${arr("text", col(() => newId("event")))}
+      ) as x(id, merchant_id, environment, amount_minor, currency, reference_id, metadata, expires_in, token_expires_in, token_hash, event_id)
+    ), s as (
       insert into app.payment_sessions
         (id, merchant_id, environment, status, status_reason, amount_minor, currency, reference_id, metadata,
          expires_at, token_hash, token_expires_at, sequence, wake_at)
-      values
-        (${id}, ${merchantId}, ${environment}, 'PENDING', 'created', ${input.amountMinor.toString()}::bigint, ${input.currency},
-         ${input.referenceId}, ${JSON.stringify(input.metadata)}::jsonb,
-         now() + make_interval(secs => ${input.expiresInSeconds}),
-         ${hashSecret(token)},
-         now() + make_interval(secs => ${input.expiresInSeconds + args.tokenGraceSeconds}),
-         1,
-         now() + make_interval(secs => ${input.expiresInSeconds}))
+      select id, merchant_id, environment, 'PENDING', 'created', amount_minor, currency, reference_id, metadata,
+             now() + make_interval(secs => expires_in), token_hash, now() + make_interval(secs => token_expires_in), 1,
+             now() + make_interval(secs => expires_in)
+        from x
       returning *
-    )${depositsCte}, e as (
+    ), d as (
+      insert into app.session_deposits
+        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+      select * from unnest(
+        ${arr("text", deposits.map((x) => x.sessionId))}, ${arr("int", dep((d) => d.chainId))}, ${arr("text", dep((d) => d.address))},
+        ${arr("text", dep((d) => d.settlementAddress))}, ${arr("text", dep((d) => d.tokenAddress))}, ${arr("int", dep((d) => d.decimals))},
+        ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))})
+    ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-      select ${newId("event")}, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at from s
+      select x.event_id, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at
+        from s join x on x.id = s.id
       returning id, session_id, merchant_id, environment, sequence
     ), ${q.unsafe(NEW_SESSION_DELIVERIES_CTE)}
     select s.*, (select count(*) from wn) as webhook_notified from s`;
-  return { row: sessionFromSql(rows[0]!), token };
+  const byId = new Map(rows.map((r) => [r.id as string, sessionFromSql(r)]));
+  return list.map((a, i) => ({ row: byId.get(a.id)!, token: tokens[i]! }));
 }
 
 export async function findSession(db: Db, merchantId: string, environment: Environment, id: string): Promise<SessionRow | undefined> {

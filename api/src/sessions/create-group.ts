@@ -1,0 +1,33 @@
+/**
+ * Session creation with group commit (db/group.ts): the creates that arrive while others are
+ * being written leave together as one statement and one commit (insertSessions). Each create is
+ * still answered only after its own rows committed, with its own token; nothing else changes
+ * for the merchant.
+ *
+ * One create cannot fail another: a batch refused for its content (a constraint, which a fresh
+ * id and token make all but impossible) is written again one create at a time, so only the
+ * create at fault fails. A batch that fails because the database is away fails all its members,
+ * as a lone create would — not retried, since the commit may have happened.
+ */
+import type { Sql } from "postgres";
+import { Group, type Member } from "../db/group.ts";
+import { insertSession, insertSessions, type CreatedSession, type NewSession } from "./repository.ts";
+
+/** SQLSTATE class 23: integrity constraint violation (the batch's content, not the database). */
+const refusedForContent = (e: unknown) => /^23/.test(String((e as { code?: unknown } | null)?.code ?? ""));
+
+export function createGroup(sql: Sql, limits: { maxBatch: number; maxInFlight: number } = { maxBatch: 64, maxInFlight: 2 }): Group<NewSession, CreatedSession> {
+  const send = async (batch: Member<NewSession, CreatedSession>[]) => {
+    try {
+      const created = await insertSessions(
+        sql,
+        batch.map((m) => m.item),
+      );
+      batch.forEach((m, i) => m.resolve(created[i]!));
+    } catch (e) {
+      if (batch.length === 1 || !refusedForContent(e)) throw e;
+      await Promise.all(batch.map((m) => insertSession(sql, m.item).then(m.resolve, m.reject)));
+    }
+  };
+  return new Group(send, { ...limits, writes: true });
+}
