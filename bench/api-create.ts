@@ -2,8 +2,9 @@
  * POST /payment-sessions at 50 concurrent connections for ~10 s, against the service
  * running as its own process; then, in the same run and on the same database, the floor:
  * the same rows (a session and its first event) inserted with postgres.js directly, no
- * HTTP, at the same concurrency; and a bare single-row insert (autocommit) at the same
- * concurrency. Prints JSON. Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
+ * HTTP, at the same concurrency, one statement per create; and a bare single-row insert
+ * (autocommit) at the same concurrency. Prints JSON, with how many creates and key lookups shared
+ * a statement under group commit (api/src/db/group.ts; from the service's /metrics). Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
  *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50); SERVICE_DB_POOL_SIZE is passed
  *   on to the service (its Postgres pool; default 20) and printed as servicePool.
  */
@@ -47,6 +48,7 @@ const server = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/main.ts")]
     SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
     SERVICE_RATE_LIMIT_BURST: "1000000",
     SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"), // nothing written to .data/
+    SERVICE_METRICS_TOKEN: "bench-metrics-token",
     ...CHAIN_ENV,
   },
   stdout: "ignore",
@@ -68,7 +70,17 @@ try {
     return r.status === 201;
   };
   await closedLoop(concurrency, 1, post); // warm-up: JIT, prepared statements, connections
+  const grouped = async () => {
+    const text = await fetch(`${url}/metrics`, { headers: { authorization: "Bearer bench-metrics-token" } }).then((r) => r.text());
+    const read = (name: string, group: string) => Number(new RegExp(`${name}\\{group="${group}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+    return (group: string) => ({ batches: read("paysession_group_batches_total", group), items: read("paysession_group_items_total", group) });
+  };
+  const g0 = await grouped();
   const http = await closedLoop(concurrency, seconds, post);
+  const g1 = await grouped();
+  // Group commit (api/src/db/group.ts): how many requests shared a statement, on average.
+  const perStatement = (group: string) => round((g1(group).items - g0(group).items) / (g1(group).batches - g0(group).batches), 1);
+  const grouping = { createsPerStatement: perStatement("creates"), keyLookupsPerStatement: perStatement("api_key_lookups") };
 
   const input = { amountMinor: 1234n, currency: "USD" as const, metadata: { orderId: "bench" }, referenceId: null, expiresInSeconds: 1800 };
   // The floor writes the same rows as the API: the session, its first event, its deposit
@@ -97,6 +109,7 @@ try {
       seconds,
       servicePool: Number(process.env.SERVICE_DB_POOL_SIZE ?? 20),
       http,
+      grouping,
       floor,
       bareFloor,
       ratio,
