@@ -3,6 +3,7 @@ import { startTestService, type TestService } from "../../../testing/service.ts"
 import { newId } from "../../../shared/ids.ts";
 import { createGroup } from "./create-group.ts";
 import type { NewSession } from "./repository.ts";
+import { revokeApiKey } from "../credentials/store.ts";
 
 let svc: TestService;
 let key: string;
@@ -54,7 +55,7 @@ describe("creates with group commit", () => {
     expect(rows).toEqual({ sessions: n, deposits: n, events: n, deliveries: n });
   });
 
-  test("one create refused by a constraint does not fail the others in its batch", async () => {
+  test("one create refused by a constraint or an unstorable value does not fail the others in its batch", async () => {
     const sql = svc.services.database.sql;
     const group = createGroup(sql, { maxBatch: 10, maxInFlight: 1 });
     const input = { amountMinor: 100n, currency: "USD" as const, metadata: {}, referenceId: null, expiresInSeconds: 600 };
@@ -71,5 +72,105 @@ describe("creates with group commit", () => {
     expect(group.stats).toEqual({ batches: 2, items: 3 }); // the pair went as one batch before being written one by one
     const [row] = await sql`select count(*)::int as n from app.payment_sessions where id = any(${[taken, fine]})`;
     expect(row?.n).toBe(2);
+    // A value Postgres cannot store (validation refuses NUL before this point; here it is let
+    // through on purpose) fails its own create only.
+    const bad = newId("paymentSession");
+    const good = newId("paymentSession");
+    const [nul, fine2] = await Promise.allSettled([
+      group.submit({ ...session(bad), input: { ...input, metadata: { note: "a\u0000b" } } }),
+      group.submit(session(good)),
+    ]);
+    expect(nul.status).toBe("rejected");
+    expect(String((nul as PromiseRejectedResult).reason?.code)).toMatch(/^22/);
+    expect(fine2.status).toBe("fulfilled");
   });
+
+  test("two merchants creating at once: every session, event and delivery is its own merchant's", async () => {
+    const other = await svc.merchant("Other");
+    const hooks = await Promise.all(
+      [key, other.sandboxKey].map((k, i) => svc.call("POST", "/webhook-endpoints", { auth: k, body: { url: `http://127.0.0.1:9/hook-${i}` } })),
+    );
+    const keys = [key, other.sandboxKey];
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => svc.call("POST", "/payment-sessions", { auth: keys[i % 2]!, body: { amount: "2.00", currency: "USD", referenceId: `m${i % 2}-${i}` } })),
+    );
+    expect(answers.every((a) => a.status === 201)).toBe(true);
+    const sql = svc.services.database.sql;
+    const ids = answers.map((a) => a.body.paymentSessionId as string);
+    const rows = await sql`
+      select s.reference_id, s.merchant_id, e.merchant_id as event_merchant, array_agg(ep.merchant_id) as delivery_merchants
+        from app.payment_sessions s
+        join app.session_events e on e.session_id = s.id
+        join app.webhook_deliveries d on d.session_id = s.id
+        join app.webhook_endpoints ep on ep.id = d.endpoint_id
+       where s.id = any(${ids})
+       group by s.reference_id, s.merchant_id, e.merchant_id`;
+    expect(rows.length).toBe(60);
+    for (const r of rows) {
+      const owner = r.reference_id.startsWith("m0-") ? merchantId : other.merchant.id;
+      expect(r.delivery_merchants.length).toBeGreaterThan(0);
+      expect(new Set([r.merchant_id, r.event_merchant, ...r.delivery_merchants])).toEqual(new Set([owner]));
+    }
+    // And each merchant's API sees only its own.
+    for (const [i, k] of keys.entries()) {
+      for (const a of answers.filter((_, j) => j % 2 !== i).slice(0, 5)) {
+        expect((await svc.call("GET", `/payment-sessions/${a.body.paymentSessionId}`, { auth: k })).status).toBe(404);
+      }
+    }
+    expect(hooks.every((h) => h.status === 201)).toBe(true);
+  });
+
+  test("a revoked key is refused from the next request on, grouped lookups or not", async () => {
+    const m = await svc.merchant("Revoked soon");
+    const before = await Promise.all(Array.from({ length: 20 }, () => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } })));
+    expect(before.every((a) => a.status === 201)).toBe(true);
+    const [keyRow] = await svc.services.database.sql`select id from app.api_keys where merchant_id = ${m.merchant.id} and environment = 'sandbox'`;
+    expect(await revokeApiKey(svc.services.database.db, m.merchant.id, keyRow!.id)).toBeDefined();
+    const after = await Promise.all(Array.from({ length: 40 }, () => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } })));
+    expect(after.map((a) => a.body.error?.code)).toEqual(Array(40).fill("api_key_revoked"));
+  });
+});
+
+describe("the request deadline under group commit", () => {
+  let slow: TestService;
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  test("creates answered 503 while waiting for their batch are never written; those on the wire are waited for", async () => {
+    slow = await startTestService({ SERVICE_REQUEST_TIMEOUT_MS: "500" });
+    const { sandboxKey } = await slow.merchant("Slow");
+    const sql = slow.services.database.sql;
+    // Another transaction holds a lock that makes every insert into payment_sessions wait.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = sql.begin(async (tx) => {
+      await tx`lock table app.payment_sessions in share mode`;
+      locked();
+      await held;
+    });
+    await isLocked;
+    const create = () => slow.call("POST", "/payment-sessions", { auth: sandboxKey, body: { amount: "1.00", currency: "USD" } });
+    // Two batches go out and wait on the lock (two out at most); the next ones queue behind them.
+    const onWire = [create()];
+    await Bun.sleep(100);
+    onWire.push(create());
+    await Bun.sleep(100);
+    const t0 = performance.now();
+    const queued = await Promise.all(Array.from({ length: 8 }, () => create()));
+    const queuedMs = performance.now() - t0;
+    expect(queued.map((a) => [a.status, a.body.error?.code])).toEqual(Array(8).fill([503, "service_unavailable"]));
+    expect(queuedMs).toBeLessThan(1500); // answered at their deadline, not after the grace of a commit
+    release();
+    await holder;
+    const wire = await Promise.all(onWire);
+    // Each of those was on the wire: answered by its commit's outcome (or 503 after the grace).
+    for (const a of wire) expect([201, 503]).toContain(a.status);
+    const stats = slow.services.creates.stats;
+    expect(stats.items).toBe(2); // the queued eight never joined a batch
+    const [{ n }] = (await sql`select count(*)::int as n from app.payment_sessions`) as unknown as [{ n: number }];
+    expect(n).toBe(2);
+  }, 20_000);
 });
