@@ -1,7 +1,8 @@
 /**
  * The two ways in (spec §5): a secret API key for merchant servers, a session token for
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
- * (README, "Errors"). Keys and tokens are looked up on every request, never cached, so a
+ * (README, "Errors"). Keys and tokens are looked up on every request, never cached (a key's lookup
+ * may share a statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a
  * revocation holds from the next request on.
  */
 import { ApiError } from "../errors.ts";
