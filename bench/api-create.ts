@@ -3,7 +3,8 @@
  * running as its own process; then, in the same run and on the same database, the floor:
  * the same rows (a session and its first event) inserted with postgres.js directly, no
  * HTTP, at the same concurrency, one statement per create; and a bare single-row insert
- * (autocommit) at the same concurrency. Prints JSON, with how many creates and key lookups shared
+ * (autocommit) at the same concurrency; and creates with an Idempotency-Key each (as sdk/server
+ * sends them). Prints JSON, with how many creates and key lookups shared
  * a statement under group commit (api/src/db/group.ts; from the service's /metrics). Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
  *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50); SERVICE_DB_POOL_SIZE is passed
  *   on to the service (its Postgres pool; default 20) and printed as servicePool.
@@ -78,6 +79,18 @@ try {
   const g0 = await grouped();
   const http = await closedLoop(concurrency, seconds, post);
   const g1 = await grouped();
+  // The same with an Idempotency-Key on every create, as the typed server client (sdk/server)
+  // sends: grouped too, in their own group (key claims, sessions and sealed answers per batch).
+  const keyed = async () => {
+    const r = await fetch(`${url}/payment-sessions`, { method: "POST", headers: { ...headers, "idempotency-key": crypto.randomUUID() }, body });
+    await r.arrayBuffer();
+    return r.status === 201;
+  };
+  await closedLoop(concurrency, 1, keyed);
+  const k0 = await grouped();
+  const httpIdempotent = await closedLoop(concurrency, seconds, keyed);
+  const k1 = await grouped();
+  const keyedPerStatement = round((k1("keyed_creates").items - k0("keyed_creates").items) / (k1("keyed_creates").batches - k0("keyed_creates").batches), 1);
   // Group commit (api/src/db/group.ts): how many requests shared a statement, on average.
   const perStatement = (group: string) => round((g1(group).items - g0(group).items) / (g1(group).batches - g0(group).batches), 1);
   const grouping = { createsPerStatement: perStatement("creates"), keyLookupsPerStatement: perStatement("api_key_lookups") };
@@ -110,6 +123,7 @@ try {
       servicePool: Number(process.env.SERVICE_DB_POOL_SIZE ?? 20),
       http,
       grouping,
+      httpIdempotent: { ...httpIdempotent, createsPerTransaction: keyedPerStatement },
       floor,
       bareFloor,
       ratio,

@@ -29,6 +29,7 @@ import { serveApp } from "./http/serve.ts";
 import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
 import { Outage } from "./db/outage.ts";
 import { createGroup } from "./sessions/create-group.ts";
+import { keyedCreateGroup } from "./http/idempotent-creates.ts";
 import { apiKeyLookups } from "./credentials/store.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
@@ -135,6 +136,7 @@ export async function startService(config: Config, log: (line: string) => void =
       keyTouchedAt: new Map(),
       apiKeys: apiKeyLookups(database.sql),
       creates: createGroup(database.sql),
+      keyedCreates: keyedCreateGroup(database.sql),
     };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
@@ -160,7 +162,7 @@ export async function startService(config: Config, log: (line: string) => void =
       readiness,
       http: httpMetrics,
       webhookStats: () => worker?.stats,
-      groups: { creates: services.creates.stats, api_key_lookups: services.apiKeys.stats },
+      groups: { creates: services.creates.stats, keyed_creates: services.keyedCreates.stats, api_key_lookups: services.apiKeys.stats },
     });
     // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
     // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).

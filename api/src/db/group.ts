@@ -21,6 +21,13 @@
  */
 import { DeadlineExceeded, requestScope, type RequestScope } from "./deadline.ts";
 
+/**
+ * SQLSTATE classes 22 (data exception: a value Postgres cannot store) and 23 (integrity
+ * constraint): a batch refused for its content, not because the database is away. Groups that
+ * write retry such a batch one item at a time, so that only the item at fault fails.
+ */
+export const refusedForContent = (e: unknown): boolean => /^2[23]/.test(String((e as { code?: unknown } | null)?.code ?? ""));
+
 export interface Member<I, O> {
   item: I;
   resolve(value: O): void;

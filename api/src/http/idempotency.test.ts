@@ -139,6 +139,43 @@ describe("Idempotency-Key", () => {
     expect(await svc.count("payment_sessions")).toBe(rows);
   });
 
+  test("grouped: many keyed creates at once share transactions, each keeps its own key and answer", async () => {
+    const before = { ...svc.services.keyedCreates.stats };
+    const n = 40;
+    const first = await Promise.all(Array.from({ length: n }, (_, i) => post(`grouped-${i}`, { amount: `${i + 1}.00`, currency: "USD" })));
+    expect(first.map((r) => r.status)).toEqual(Array(n).fill(201));
+    const stats = svc.services.keyedCreates.stats;
+    expect(stats.items - before.items).toBe(n);
+    expect(stats.batches - before.batches).toBeLessThan(n);
+    expect(first.map((r) => r.body.amount)).toEqual(first.map((_, i) => `${i + 1}.00`));
+    // Every key replays its own first answer, token included, again all at once.
+    const again = await Promise.all(Array.from({ length: n }, (_, i) => post(`grouped-${i}`, { amount: `${i + 1}.00`, currency: "USD" })));
+    expect(again.every((r) => r.headers.get("idempotent-replayed") === "true")).toBe(true);
+    expect(again.map((r) => [r.body.paymentSessionId, r.body.paymentSessionToken])).toEqual(first.map((r) => [r.body.paymentSessionId, r.body.paymentSessionToken]));
+  });
+
+  test("grouped: in one burst, duplicates of a key, another body under a taken key, and two merchants sharing a key", async () => {
+    const other = (await svc.merchant("Burst")).sandboxKey;
+    const rows = await svc.count("payment_sessions");
+    const burst = await Promise.all([
+      ...Array.from({ length: 6 }, () => post("burst-dup", { amount: "7.00", currency: "USD" })),
+      post("burst-dup", { amount: "8.00", currency: "USD" }),
+      post("burst-shared", { amount: "9.00", currency: "USD" }),
+      post("burst-shared", { amount: "9.00", currency: "USD" }, other),
+    ]);
+    const dups = burst.slice(0, 6);
+    const otherBody = burst[6]!;
+    // The key's first body wins; the other body is refused, or it won and the duplicates are refused.
+    const winners = [...dups, otherBody].filter((r) => r.status === 201);
+    expect(new Set(winners.map((r) => r.body.paymentSessionId)).size).toBe(1);
+    expect(winners.filter((r) => r.headers.get("idempotent-replayed") !== "true").length).toBe(1);
+    for (const r of [...dups, otherBody].filter((r) => r.status !== 201)) expect(r.body.error.code).toBe("idempotency_key_reused");
+    const [mine, theirs] = [burst[7]!, burst[8]!];
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expect(mine.body.paymentSessionId).not.toBe(theirs.body.paymentSessionId);
+    expect(await svc.count("payment_sessions")).toBe(rows + 3);
+  });
+
   test("an unusable Idempotency-Key header is 400", async () => {
     for (const bad of ["", "x".repeat(256), "has space"]) {
       const r = await post(bad, { amount: "1.00", currency: "USD" });

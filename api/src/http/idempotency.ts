@@ -21,6 +21,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import type { Sql, TransactionSql } from "postgres";
 import { ApiError } from "../errors.ts";
+import { pgArray } from "../db/client.ts";
 import type { Environment } from "../../../shared/environment.ts";
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
@@ -150,6 +151,84 @@ export async function withIdempotency(
     const body = legacy ? LEGACY.open(key, sealed) : unseal(derive(ctx, "seal", key), sealed);
     return { status: prior.response_status as number, body: JSON.parse(body), replayed: true };
   });
+}
+
+/** One create's key in a group (idempotent-creates.ts): the same derivations as withIdempotency. */
+export interface KeyClaim {
+  ctx: IdempotencyContext;
+  key: string;
+  /** requestHash of the body. */
+  hash: string;
+}
+
+const claimRow = (c: KeyClaim) => ({
+  merchantId: c.ctx.merchantId,
+  environment: c.ctx.environment,
+  endpoint: c.ctx.endpoint,
+  keyHash: derive(c.ctx, "lookup", c.key).toString("hex"),
+  legacyHash: LEGACY.lookup(c.key),
+  requestMac: derive(c.ctx, "request", c.hash).toString("hex"),
+});
+
+/**
+ * withIdempotency's claim for many keys at once, in the caller's transaction: expired rows of
+ * these keys go, then each key is claimed unless a row of it (or of its v1 form) lives. Returns,
+ * in the order given, whether each was claimed. Claims are made in key-hash order, so two groups
+ * claiming overlapping keys wait for each other instead of deadlocking. A key not claimed is
+ * another request's (stored, or still being written): its request goes through withIdempotency,
+ * which replays it or refuses it.
+ */
+export async function claimKeys(tx: TransactionSql, claims: KeyClaim[]): Promise<boolean[]> {
+  const rows = claims.map(claimRow);
+  const arr = (values: string[]) => tx`(${pgArray(values)}::text)::text[]`;
+  const col = (f: (r: (typeof rows)[number]) => string) => arr(rows.map(f));
+  // Both forms of each key as rows of their own: an `in (a, b)` here would probe the primary key
+  // by merchant and environment only and filter all their keys (≈ 20 ms per key at 20,000).
+  const both = rows.flatMap((r) => [r, { ...r, keyHash: r.legacyHash }]);
+  await tx`
+    delete from app.idempotency_keys k
+     using unnest(${arr(both.map((r) => r.merchantId))}, ${arr(both.map((r) => r.environment))}, ${arr(both.map((r) => r.keyHash))})
+           as x(merchant_id, environment, key_hash)
+     where k.merchant_id = x.merchant_id and k.environment = x.environment and k.key_hash = x.key_hash
+       and k.created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
+  const claimed = await tx`
+    insert into app.idempotency_keys (merchant_id, environment, key_hash, endpoint, request_hash, response_status, response_sealed)
+    select x.merchant_id, x.environment, x.key_hash, x.endpoint, x.request_hash, 0, ''
+      from unnest(${col((r) => r.merchantId)}, ${col((r) => r.environment)}, ${col((r) => r.keyHash)}, ${col((r) => r.legacyHash)},
+                  ${col((r) => r.endpoint)}, ${col((r) => r.requestMac)})
+           as x(merchant_id, environment, key_hash, legacy_hash, endpoint, request_hash)
+     where not exists (
+       select 1 from app.idempotency_keys l
+        where l.merchant_id = x.merchant_id and l.environment = x.environment and l.key_hash = x.legacy_hash)
+     order by x.merchant_id, x.environment, x.key_hash
+    on conflict do nothing
+    returning merchant_id, environment, key_hash`;
+  const won = new Set(claimed.map((r) => `${r.merchant_id}\0${r.environment}\0${r.key_hash}`));
+  // Two requests of one group with the same key: the first claims it, the second goes the long way.
+  const seen = new Set<string>();
+  return rows.map((r) => {
+    const id = `${r.merchantId}\0${r.environment}\0${r.keyHash}`;
+    const mine = won.has(id) && !seen.has(id);
+    seen.add(id);
+    return mine;
+  });
+}
+
+/** withIdempotency's last step for claimed keys, in the claiming transaction: the answers, sealed. */
+export async function storeResponses(tx: TransactionSql, answered: { claim: KeyClaim; response: StoredResponse }[]): Promise<void> {
+  if (answered.length === 0) return;
+  const rows = answered.map(({ claim, response }) => ({
+    ...claimRow(claim),
+    status: String(response.status),
+    sealed: seal(derive(claim.ctx, "seal", claim.key), JSON.stringify(response.body)),
+  }));
+  const col = (f: (r: (typeof rows)[number]) => string) => tx`(${pgArray(rows.map(f))}::text)::text[]`;
+  await tx`
+    update app.idempotency_keys k
+       set response_status = x.status::int, response_sealed = x.sealed
+      from unnest(${col((r) => r.merchantId)}, ${col((r) => r.environment)}, ${col((r) => r.keyHash)}, ${col((r) => r.status)}, ${col((r) => r.sealed)})
+           as x(merchant_id, environment, key_hash, status, sealed)
+     where k.merchant_id = x.merchant_id and k.environment = x.environment and k.key_hash = x.key_hash`;
 }
 
 /** Housekeeping: forget keys older than the window. Safe to run anywhere, any time. */

@@ -10,7 +10,7 @@ import { requestCancel } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { planDeposits } from "../sessions/deposits.ts";
 import { readJsonBody } from "./body.ts";
-import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
+import { readIdempotencyKey, requestHash, withIdempotency, type StoredResponse } from "./idempotency.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { CreatedSession, CreateSessionBody, ListQuery, MerchantSession, SessionList } from "./payment-sessions.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
@@ -29,12 +29,8 @@ export function paymentSessionRoutes(services: Services) {
     maxExpirySeconds: config.sessionMaxExpirySeconds,
   };
 
-  /**
-   * `write` stores the new session: the group commit (services.creates) for a plain create, or
-   * the idempotency transaction for a create with an Idempotency-Key (its key row and its answer
-   * commit together with the session).
-   */
-  async function create(auth: ApiKeyAuth, body: CreateBody, write: (s: NewSession) => Promise<CreatedSessionRow>) {
+  /** The session to write (checked and planned) and how to answer once it is written. */
+  async function prepare(auth: ApiKeyAuth, body: CreateBody): Promise<{ session: NewSession; respond: (c: CreatedSessionRow) => StoredResponse }> {
     const input = checkCreateInput(body, limits);
     const id = newId("paymentSession");
     const planOn = (networks: typeof services.networks) =>
@@ -63,22 +59,49 @@ export function paymentSessionRoutes(services: Services) {
           `${waiting.length === 1 ? "is" : "are"} not ready on this server (the operator has not deployed the deposit factory there yet). Retry later.`,
       );
     }
-    const { row, token } = await write({
-      id,
-      merchantId: auth.merchant.id,
-      environment: auth.environment,
-      input,
-      tokenGraceSeconds: config.sessionTokenGraceSeconds,
-      deposits: plan.deposits,
-    });
     return {
-      status: 201,
-      body: {
-        ...merchantView(row, publicMerchantId(auth.merchant, auth.environment), plan.deposits),
-        paymentSessionToken: token,
-        tokenExpiresAt: row.tokenExpiresAt.toISOString(),
+      session: {
+        id,
+        merchantId: auth.merchant.id,
+        environment: auth.environment,
+        input,
+        tokenGraceSeconds: config.sessionTokenGraceSeconds,
+        deposits: plan.deposits,
       },
+      respond: ({ row, token }) => ({
+        status: 201,
+        body: {
+          ...merchantView(row, publicMerchantId(auth.merchant, auth.environment), plan.deposits),
+          paymentSessionToken: token,
+          tokenExpiresAt: row.tokenExpiresAt.toISOString(),
+        },
+      }),
     };
+  }
+
+  /**
+   * Plain creates go through the group commit (services.creates). A create with an
+   * Idempotency-Key goes through its own group (http/idempotent-creates.ts) when its key is
+   * free, else through withIdempotency alone (replay, wait for the first, or refuse). A create
+   * that cannot be prepared (a bad amount, no ready network) with a key still asks
+   * withIdempotency first, so that a retry of an answered create replays its answer.
+   */
+  async function create(auth: ApiKeyAuth, body: CreateBody, raw: unknown, key: string | undefined): Promise<StoredResponse & { replayed: boolean }> {
+    const ctx = { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" };
+    let prepared: Awaited<ReturnType<typeof prepare>>;
+    try {
+      prepared = await prepare(auth, body);
+    } catch (e) {
+      if (key === undefined) throw e;
+      return withIdempotency(database.sql, ctx, key, requestHash(raw), async () => {
+        throw e;
+      });
+    }
+    if (key === undefined) return { ...prepared.respond(await services.creates.submit(prepared.session)), replayed: false };
+    const claim = { ctx, key, hash: requestHash(raw) };
+    const grouped = await services.keyedCreates.submit({ claim, ...prepared });
+    if (grouped.claimed) return { ...grouped.response, replayed: false };
+    return withIdempotency(database.sql, ctx, key, claim.hash, async (tx) => prepared.respond(await insertSession(tx, prepared.session)));
   }
 
   /** The merchant's view with networks and history, as retrieve and cancel answer. */
@@ -100,15 +123,7 @@ export function paymentSessionRoutes(services: Services) {
         const key = readIdempotencyKey(request.headers);
         const raw = await readJsonBody(request);
         const body = validateBody<CreateBody>(CreateSessionBody, raw);
-        const result = key
-          ? await withIdempotency(
-              database.sql,
-              { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" },
-              key,
-              requestHash(raw),
-              (tx) => create(auth, body, (s) => insertSession(tx, s)),
-            )
-          : { ...(await create(auth, body, (s) => services.creates.submit(s))), replayed: false };
+        const result = await create(auth, body, raw, key);
         set.status = result.status;
         if (result.replayed) set.headers["idempotent-replayed"] = "true";
         return result.body;

@@ -9,6 +9,7 @@ import type { MetricsRegistry } from "./metrics.ts";
 import type { Group } from "../db/group.ts";
 import type { KeyLookup } from "../credentials/store.ts";
 import type { CreatedSession, NewSession } from "../sessions/repository.ts";
+import type { KeyedCreate, KeyedOutcome } from "./idempotent-creates.ts";
 
 /** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
@@ -31,6 +32,8 @@ export interface Services {
   apiKeys: Group<string, KeyLookup | undefined>;
   /** Plain creates, written with group commit (sessions/create-group.ts). */
   creates: Group<NewSession, CreatedSession>;
+  /** Creates with an Idempotency-Key whose key is free, grouped (http/idempotent-creates.ts). */
+  keyedCreates: Group<KeyedCreate, KeyedOutcome>;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */
   metrics?: MetricsRegistry;
 }

@@ -6,19 +6,13 @@
  *
  * One create cannot fail another: a batch refused for its content (a constraint, which a fresh
  * id and token make all but impossible, or a value validation should have refused) is written
- * again one create at a time, so only the create at fault fails. A batch that fails because the database is away fails all its members,
- * as a lone create would — not retried, since the commit may have happened.
+ * again one create at a time, so only the create at fault fails. A batch that fails because
+ * the database is away fails all its members, as a lone create would — not retried, since the
+ * commit may have happened.
  */
 import type { Sql } from "postgres";
-import { Group, type Member } from "../db/group.ts";
+import { Group, refusedForContent, type Member } from "../db/group.ts";
 import { insertSession, insertSessions, type CreatedSession, type NewSession } from "./repository.ts";
-
-/**
- * SQLSTATE classes 22 (data exception: a value Postgres cannot store) and 23 (integrity
- * constraint): the batch's content, not the database. Validation refuses such input first
- * (http/validate.ts); this keeps a miss there from failing other merchants' creates.
- */
-const refusedForContent = (e: unknown) => /^2[23]/.test(String((e as { code?: unknown } | null)?.code ?? ""));
 
 /**
  * One batch out at a time by default: the creates that arrive meanwhile all share the next
