@@ -8,7 +8,10 @@
  * tell nobody anything the next poll would not.
  */
 
-/** The channel api/src/sessions/indexed.ts listens on (INDEXED_HEAD_CHANNEL there; a test checks both agree). */
+/**
+ * The channel api/src/sessions/indexed.ts listens on (INDEXED_HEAD_CHANNEL there; a test checks
+ * both agree). Payload "<chainId>:<blockNumber>" (runners only need the wake-up; benches time it).
+ */
 export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
 
 /** Blocks stamped less than this before now count as live. */

@@ -48,6 +48,6 @@ ponder.on("ChainHead:block", async ({ event, context }) => {
     .onConflictDoUpdate(head);
   // In this block's transaction: delivered with its commit (see ../head-notify.ts).
   if (isLiveBlock(event.block.timestamp, Date.now())) {
-    await context.db.sql.execute(sql`select pg_notify(${INDEXED_HEAD_CHANNEL}, ${String(context.chain.id)})`);
+    await context.db.sql.execute(sql`select pg_notify(${INDEXED_HEAD_CHANNEL}, ${`${context.chain.id}:${event.block.number}`})`);
   }
 });
