@@ -149,10 +149,7 @@ export class SessionRunner {
       const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
       // Never looked at this chain: every indexed transfer into a deposit address counts (a
       // payment may have been indexed before any runner ran); after that, only new blocks.
-      await wakeSessionsTouchedAfter(this.sql, chainId, seen === null ? -1n : (seen < head ? seen : head) - depth);
-      await this.sql`
-        insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values (${chainId}, ${head.toString()}, ${h.hash}, now())
-        on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`;
+      await wakeSessionsTouchedAfter(this.sql, chainId, seen === null ? -1n : (seen < head ? seen : head) - depth, { block: head, hash: h.hash });
     }
   }
 }
