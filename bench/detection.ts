@@ -20,16 +20,15 @@
  * much again; BENCH_RATE_LIMIT overrides). The driver counts answers by status code, so a
  * refusal can never pass for what the machine sustains.
  */
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "node:child_process";
 import type { Address } from "viem";
 import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
-import { loadConfig } from "../api/src/config.ts";
-import { startService } from "../api/src/server.ts";
+import { connect } from "../api/src/db/client.ts";
+import { migrate } from "../api/src/db/migrate.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
-import { loadChainsConfig } from "../shared/chains/config.ts";
 import { startDevChain } from "../shared/devchain/index.ts";
 import { devFaucetAccount, ensureDeployed } from "../shared/contracts/deploy.ts";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
@@ -55,12 +54,36 @@ const chain = await startDevChain({ port: await freePort(), chainId: 31337, hear
 const clients = localClients(chain.rpcUrl, 31337);
 const { token } = await ensureDeployed(clients);
 const chainEnv = { SERVICE_RPC_URL_LOCAL: chain.rpcUrl, SERVICE_INDEX_MODE: "bounded" };
-const networks = loadChainsConfig(chainEnv).networks;
-const config = loadConfig({ ...chainEnv, DATABASE_URL: pg.url, SERVICE_PORT: String(await freePort()), SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"), SERVICE_SWEEPER: "false", SERVICE_RATE_LIMIT_PER_SECOND: String(RATE_LIMIT), SERVICE_RATE_LIMIT_BURST: String(2 * RATE_LIMIT) });
-const service = await startService(config, () => {}, { networks });
-const sql = service.services.database.sql;
-const merchant = await createMerchant(service.services.database.db, "Bench");
-const { secret: apiKey } = await createApiKey(service.services.database.db, merchant.id, "sandbox", "bench");
+// The bench's own connections (measuring, generating rows); the service has its own pool.
+const database = connect(pg.url, { max: 4, statementTimeoutMs: 0 });
+await migrate(database.sql);
+const sql = database.sql;
+const merchant = await createMerchant(database.db, "Bench");
+const { secret: apiKey } = await createApiKey(database.db, merchant.id, "sandbox", "bench");
+// The API (with its session runner) in a process of its own, as `bun run start` runs it, so
+// that the bench's clocks (block available, NOTIFY heard, FUNDED seen) are not late behind its
+// work. The bench runs the indexer itself (SERVICE_INDEXER=false there) to restart and weigh it.
+const servicePort = await freePort();
+const serviceUrl = `http://127.0.0.1:${servicePort}`;
+const serviceProcess = Bun.spawn(["bun", join(ROOT, "api/src/main.ts")], {
+  env: {
+    ...process.env,
+    ...chainEnv,
+    DATABASE_URL: pg.url,
+    SERVICE_PORT: String(servicePort),
+    SERVICE_INDEXER: "false",
+    SERVICE_SWEEPER: "false",
+    SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"), // nothing written to .data/
+    SERVICE_RATE_LIMIT_PER_SECOND: String(RATE_LIMIT),
+    SERVICE_RATE_LIMIT_BURST: String(2 * RATE_LIMIT),
+  },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+for (let i = 0; !(await fetch(`${serviceUrl}/healthz`).then((r) => r.ok, () => false)); i++) {
+  if (i > 400) throw new Error("service did not start");
+  await Bun.sleep(50);
+}
 const env = { ...process.env, ...chainEnv } as Record<string, string | undefined>;
 delete env.SERVICE_INDEXER_POLLING_MS;
 /** BENCH_BREAKDOWN=1: Ponder logs at debug level, so the bench learns when it received each head. */
@@ -87,6 +110,38 @@ const rssMb = (pid: number) => {
     return null;
   }
 };
+/** CPU seconds (user + system) a process has used so far; for Postgres, its postmaster and every backend. */
+const cpuSeconds = (pid: number): number => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return 0;
+  }
+};
+const postgresCpuSeconds = (): number => {
+  const postmaster = Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+  let total = cpuSeconds(postmaster);
+  for (const p of readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ")[1] === String(postmaster)) total += cpuSeconds(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+};
+/** What each process has used so far (CPU seconds), to say how many cores each had during a phase. */
+const cpuNow = (driverPid?: number) => ({
+  api: cpuSeconds(serviceProcess.pid),
+  indexer: cpuSeconds(indexer.pid),
+  postgres: postgresCpuSeconds(),
+  anvil: cpuSeconds(chain.pid),
+  bench: cpuSeconds(process.pid),
+  driver: driverPid ? cpuSeconds(driverPid) : 0,
+});
+
 async function startMeasuredIndexer(): Promise<{ indexer: IndexerProcess; readySeconds: number }> {
   const t0 = performance.now();
   const indexer = await startIndexer({ databaseUrl: pg.url, port: await freePort(), env, onLog: BREAKDOWN ? onIndexerLog : undefined });
@@ -120,7 +175,7 @@ let { indexer, readySeconds } = await startMeasuredIndexer();
 let payerCreateRefusals: Record<string, number> = {};
 async function createSession(): Promise<{ id: string; deposit: Address }> {
   for (;;) {
-    const r = await fetch(`${service.url}/payment-sessions`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ amount: "1.00", currency: "USD" }) });
+    const r = await fetch(`${serviceUrl}/payment-sessions`, { method: "POST", headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ amount: "1.00", currency: "USD" }) });
     const b = (await r.json()) as { paymentSessionId: string; networks: { depositAddress: Address }[] };
     if (r.status === 201) return { id: b.paymentSessionId, deposit: b.networks[0]!.depositAddress };
     payerCreateRefusals[r.status] = (payerCreateRefusals[r.status] ?? 0) + 1;
@@ -129,7 +184,11 @@ async function createSession(): Promise<{ id: string; deposit: Address }> {
 }
 
 async function phase(rate: number) {
-  const driver = spawn("bun", [join(ROOT, "bench/detection-driver.ts"), service.url, apiKey, String(rate), String(SECONDS)], { stdio: ["ignore", "pipe", "inherit"] });
+  const driver = spawn("bun", [join(ROOT, "bench/detection-driver.ts"), serviceUrl, apiKey, String(rate), String(SECONDS)], { stdio: ["ignore", "pipe", "inherit"] });
+  const cpu0 = cpuNow(driver.pid);
+  const tCpu0 = performance.now();
+  let cpu1 = cpu0;
+  let tCpu1 = tCpu0;
   let driverOut = "";
   driver.stdout.on("data", (d) => (driverOut += d));
   const driverDone = new Promise((r) => driver.once("exit", r));
@@ -175,6 +234,8 @@ async function phase(rate: number) {
     }
     await Bun.sleep(PAY_EVERY_MS);
   }
+  cpu1 = cpuNow(driver.pid); // while the driver still runs (its figures vanish with it)
+  tCpu1 = performance.now();
   await driverDone;
   const ids = [...available.keys()];
   const deadline = Date.now() + 300_000;
@@ -222,11 +283,14 @@ async function phase(rate: number) {
     breakdownMs,
     lagBlocks: { p50: percentile(sortedLags, 50), max: sortedLags.at(-1) ?? null },
     indexerRssMb: { max: rss.length ? Math.max(...rss) : null, last: rss.at(-1) ?? null },
+    apiRssMb: rssMb(serviceProcess.pid),
+    // Cores each process used on average over the phase (CPU seconds ÷ wall seconds).
+    coresUsed: Object.fromEntries(Object.keys(cpu0).map((k) => [k, round((cpu1[k as keyof typeof cpu1] - cpu0[k as keyof typeof cpu0]) / ((tCpu1 - tCpu0) / 1000), 2)])),
   };
 }
 
 const out: Record<string, unknown> = {
-  cores: { machine: availableParallelism(), note: "driver, API (with runner), Postgres, anvil and indexer share them; the driver is its own process" },
+  cores: { machine: availableParallelism(), note: "the driver, the API (with its runner), the bench (payer and clocks), Postgres, anvil and the indexer each run in processes of their own and share the machine's cores" },
   settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)", apiRateLimitPerKey: { perSecond: RATE_LIMIT, burst: 2 * RATE_LIMIT } },
 };
 
@@ -291,7 +355,9 @@ try {
   background = false;
   await backgroundLoop.catch(() => {});
   await indexer.stop().catch(() => {});
-  await service.stop();
+  serviceProcess.kill("SIGTERM");
+  await serviceProcess.exited;
+  await database.close();
   await chain.stop();
   await pg.stop();
   rmSync(dir, { recursive: true, force: true });
