@@ -63,6 +63,8 @@ const { secret: apiKey } = await createApiKey(database.db, merchant.id, "sandbox
 // The API (with its session runner) in a process of its own, as `bun run start` runs it, so
 // that the bench's clocks (block available, NOTIFY heard, FUNDED seen) are not late behind its
 // work. The bench runs the indexer itself (SERVICE_INDEXER=false there) to restart and weigh it.
+/** BENCH_RUNNER=process: the session runner as `bun run actors` beside an API without one. */
+const RUNNER_APART = process.env.BENCH_RUNNER === "process";
 const servicePort = await freePort();
 const serviceUrl = `http://127.0.0.1:${servicePort}`;
 const serviceProcess = Bun.spawn(["bun", join(ROOT, "api/src/main.ts")], {
@@ -76,10 +78,14 @@ const serviceProcess = Bun.spawn(["bun", join(ROOT, "api/src/main.ts")], {
     SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"), // nothing written to .data/
     SERVICE_RATE_LIMIT_PER_SECOND: String(RATE_LIMIT),
     SERVICE_RATE_LIMIT_BURST: String(2 * RATE_LIMIT),
+    ...(RUNNER_APART ? { SERVICE_SESSION_RUNNER: "false" } : {}),
   },
   stdout: "ignore",
   stderr: "inherit",
 });
+const runnerProcess = RUNNER_APART
+  ? Bun.spawn(["bun", join(ROOT, "api/src/sessions/main.ts")], { env: { ...process.env, ...chainEnv, DATABASE_URL: pg.url }, stdout: "ignore", stderr: "inherit" })
+  : undefined;
 for (let i = 0; !(await fetch(`${serviceUrl}/healthz`).then((r) => r.ok, () => false)); i++) {
   if (i > 400) throw new Error("service did not start");
   await Bun.sleep(50);
@@ -135,6 +141,7 @@ const postgresCpuSeconds = (): number => {
 /** What each process has used so far (CPU seconds), to say how many cores each had during a phase. */
 const cpuNow = (driverPid?: number) => ({
   api: cpuSeconds(serviceProcess.pid),
+  ...(runnerProcess ? { runner: cpuSeconds(runnerProcess.pid) } : {}),
   indexer: cpuSeconds(indexer.pid),
   postgres: postgresCpuSeconds(),
   anvil: cpuSeconds(chain.pid),
@@ -285,13 +292,13 @@ async function phase(rate: number) {
     indexerRssMb: { max: rss.length ? Math.max(...rss) : null, last: rss.at(-1) ?? null },
     apiRssMb: rssMb(serviceProcess.pid),
     // Cores each process used on average over the phase (CPU seconds ÷ wall seconds).
-    coresUsed: Object.fromEntries(Object.keys(cpu0).map((k) => [k, round((cpu1[k as keyof typeof cpu1] - cpu0[k as keyof typeof cpu0]) / ((tCpu1 - tCpu0) / 1000), 2)])),
+    coresUsed: Object.fromEntries(Object.entries(cpu0).map(([k, v]) => [k, round(((cpu1 as Record<string, number>)[k]! - v) / ((tCpu1 - tCpu0) / 1000), 2)])),
   };
 }
 
 const out: Record<string, unknown> = {
   cores: { machine: availableParallelism(), note: "the driver, the API (with its runner), the bench (payer and clocks), Postgres, anvil and the indexer each run in processes of their own and share the machine's cores" },
-  settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)", apiRateLimitPerKey: { perSecond: RATE_LIMIT, burst: 2 * RATE_LIMIT } },
+  settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)", runner: RUNNER_APART ? "its own process (bun run actors)" : "in the API process (the default)", apiRateLimitPerKey: { perSecond: RATE_LIMIT, burst: 2 * RATE_LIMIT } },
 };
 
 /** Start-up and memory with none stored vs STORED stored (rows generated with SQL). */
@@ -356,7 +363,9 @@ try {
   await backgroundLoop.catch(() => {});
   await indexer.stop().catch(() => {});
   serviceProcess.kill("SIGTERM");
+  runnerProcess?.kill("SIGTERM");
   await serviceProcess.exited;
+  await runnerProcess?.exited;
   await database.close();
   await chain.stop();
   await pg.stop();
