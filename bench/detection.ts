@@ -178,6 +178,19 @@ const backgroundLoop = (async () => {
 
 let { indexer, readySeconds } = await startMeasuredIndexer();
 
+/**
+ * Ready is the end of Ponder's backfill, not yet following the head: the first seconds after it
+ * work off the blocks mined meanwhile. Measure from the moment it is at the node's head.
+ */
+async function caughtUp(): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const [node, [h]] = await Promise.all([clients.publicClient.getBlockNumber({ cacheTime: 0 }), sql`select max(block_number)::text as b from indexer.chain_heads`]);
+    if (h?.b && BigInt(h.b) >= node) return;
+    await Bun.sleep(100);
+  }
+  throw new Error("the indexer did not reach the node's head in 60 s");
+}
+
 /** The payer's session; under load a create may be refused (429, or 503 with Retry-After): counted by status, tried again. */
 let payerCreateRefusals: Record<string, number> = {};
 async function createSession(): Promise<{ id: string; deposit: Address }> {
@@ -191,6 +204,7 @@ async function createSession(): Promise<{ id: string; deposit: Address }> {
 }
 
 async function phase(rate: number) {
+  await caughtUp();
   const driver = spawn("bun", [join(ROOT, "bench/detection-driver.ts"), serviceUrl, apiKey, String(rate), String(SECONDS)], { stdio: ["ignore", "pipe", "inherit"] });
   const cpu0 = cpuNow(driver.pid);
   const tCpu0 = performance.now();
@@ -335,7 +349,7 @@ async function measureCatchUp() {
   for (let i = 0; i < BACKLOG; i++) await send("mint", stranger(), 1n); // automine: a block each
   const target = await clients.publicClient.getBlockNumber({ cacheTime: 0 });
   const t0 = performance.now();
-  const restarted = await startIndexer({ databaseUrl: pg.url, port: await freePort(), env });
+  const restarted = await startIndexer({ databaseUrl: pg.url, port: await freePort(), env, onLog: BREAKDOWN || indexerLogFile ? onIndexerLog : undefined });
   indexer = restarted;
   for (;;) {
     const [{ b }] = (await sql`select coalesce(max(block_number), 0)::text as b from indexer.chain_heads`) as unknown as [{ b: string }];
