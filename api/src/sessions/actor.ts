@@ -61,20 +61,27 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
 
 async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts: StepOptions): Promise<StepResult> {
   return sql.begin(async (tx) => {
-    // Sent together (postgres.js pipelines a transaction's queries): the reads run after the
-    // lock statement on the server, each seeing what committed before it; one round trip
-    // instead of four. If the session is locked elsewhere (skipLocked), the reads are unused.
-    const [[s], deposits, indexed, sweeps] = await Promise.all([
+    // Sent together (postgres.js pipelines a transaction's queries): the server runs them in
+    // the order sent, so the reads run after the lock statement, each seeing what committed
+    // before it; one round trip instead of four. The order is forced: postgres.js sends a query
+    // when it is first awaited, and the async readers below await theirs at once — without
+    // execute() the lock would go last and the reads see a state from before it (a double
+    // sweep: lifecycle.test.ts "two runners at once"). Locked elsewhere (skipLocked): reads unused.
+    const locked = (
       opts.skipLocked
         ? tx`
           select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
             from app.payment_sessions where id = ${sessionId} for update skip locked`
         : tx`
           select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
-            from app.payment_sessions where id = ${sessionId} for update`,
-      tx`
-        select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
-          from app.session_deposits where session_id = ${sessionId} order by chain_id` as unknown as Promise<DepositFact[]>,
+            from app.payment_sessions where id = ${sessionId} for update`
+    ).execute();
+    const depositRows = tx`
+      select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
+        from app.session_deposits where session_id = ${sessionId} order by chain_id`.execute();
+    const [[s], deposits, indexed, sweeps] = await Promise.all([
+      locked,
+      depositRows as unknown as Promise<DepositFact[]>,
       readIndexed(tx, sessionId),
       readSweepRounds(tx, sessionId),
     ]);
