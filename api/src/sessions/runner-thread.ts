@@ -3,7 +3,9 @@
  * its own connections), so detecting a payment never waits behind the requests the API is
  * serving: measured with bench/detection.ts at 1,000 creates/s on 2 cores, a runner sharing the
  * API's event loop took ≈ 400 ms from the indexer's NOTIFY to FUNDED committed, one on its own
- * ≈ 50 ms. It dies with the process (no orphan to supervise), unlike a child process.
+ * ≈ 50 ms. It dies with the process (no orphan to supervise, unlike a child process); should the
+ * thread itself end unasked, it is started again a second later (due times live in the table:
+ * nothing is lost meanwhile, and other runners go on).
  *
  * The same SessionRunner as `bun run actors` runs (runner.ts); this file is the host side and,
  * when loaded as the worker, the thread's side.
@@ -23,28 +25,46 @@ interface ThreadInput {
 
 type FromThread = { kind: "started" } | { kind: "stopped" } | { kind: "log"; line: string } | { kind: "failed"; message: string };
 
+const RESTART_MS = 1000;
+
 /** The host's handle: started, then stopped (waits for the pass under way, closes its connections). */
 export class RunnerThread {
+  private worker!: Worker;
+  private exited!: Promise<void>;
+  private stoppedSignal!: Promise<void>;
+  private stopping = false;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+
   private constructor(
-    private readonly worker: Worker,
-    private readonly exited: Promise<void>,
-    private readonly stoppedSignal: Promise<void>,
+    private readonly input: ThreadInput,
+    private readonly log: (line: string) => void,
   ) {}
 
   static async start(input: Omit<ThreadInput, "paysessionRunnerThread">, log: (line: string) => void = () => {}): Promise<RunnerThread> {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { ...input, paysessionRunnerThread: true } satisfies ThreadInput });
+    const t = new RunnerThread({ ...input, paysessionRunnerThread: true }, log);
+    await t.spawn();
+    return t;
+  }
+
+  /** Starts a worker and resolves once its runner listens (rejects if it could not). */
+  private async spawn(): Promise<void> {
+    const worker = new Worker(new URL(import.meta.url), { workerData: this.input });
     let stoppedResolve!: () => void;
-    const stoppedSignal = new Promise<void>((r) => (stoppedResolve = r));
-    const exited = new Promise<void>((r) => worker.once("exit", () => r()));
+    this.stoppedSignal = new Promise<void>((r) => (stoppedResolve = r));
+    this.exited = new Promise<void>((r) => worker.once("exit", () => r()));
+    this.worker = worker;
     const started = new Promise<void>((resolve, reject) => {
       worker.on("message", (m: FromThread) => {
-        if (m.kind === "log") log(m.line);
+        if (m.kind === "log") this.log(m.line);
         else if (m.kind === "started") resolve();
         else if (m.kind === "stopped") stoppedResolve();
         else if (m.kind === "failed") reject(new Error(`session runner thread: ${m.message}`));
       });
-      worker.once("error", (e) => reject(e));
-      void exited.then(() => reject(new Error("session runner thread exited during start")));
+      worker.on("error", (e) => {
+        this.log(`session runner thread failed: ${String((e as Error)?.message ?? e)}`);
+        reject(e);
+      });
+      void this.exited.then(() => reject(new Error("session runner thread exited during start")));
     });
     try {
       await started;
@@ -52,13 +72,24 @@ export class RunnerThread {
       await worker.terminate();
       throw e;
     }
-    // After start, an error of the thread is logged; the process goes on serving (the runners
-    // of other processes, or a restart, step the sessions: their due times live in the table).
-    worker.on("error", (e) => log(`session runner thread failed: ${String((e as Error)?.message ?? e)}`));
-    return new RunnerThread(worker, exited, stoppedSignal);
+    void this.exited.then(() => {
+      if (this.stopping) return;
+      this.log(`session runner thread ended unasked: starting it again in ${RESTART_MS} ms`);
+      this.restartTimer = setTimeout(() => this.respawn(), RESTART_MS);
+    });
+  }
+
+  private respawn(): void {
+    if (this.stopping) return;
+    this.spawn().catch((e) => {
+      this.log(`session runner thread did not start: ${String((e as Error)?.message ?? e)}; again in ${RESTART_MS} ms`);
+      if (!this.stopping) this.restartTimer = setTimeout(() => this.respawn(), RESTART_MS);
+    });
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
     this.worker.postMessage("stop");
     await Promise.race([this.stoppedSignal, this.exited]);
     await this.worker.terminate();
