@@ -312,7 +312,7 @@ async function phase(rate: number) {
 
 const out: Record<string, unknown> = {
   cores: { machine: availableParallelism(), note: "the driver, the API (with its runner), the bench (payer and clocks), Postgres, anvil and the indexer each run in processes of their own and share the machine's cores" },
-  settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)", runner: RUNNER_APART ? "its own process (bun run actors)" : "in the API process (the default)", apiRateLimitPerKey: { perSecond: RATE_LIMIT, burst: 2 * RATE_LIMIT } },
+  settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)", runner: RUNNER_APART ? "its own process (bun run actors)" : "in the API process, on its own thread (the default)", apiRateLimitPerKey: { perSecond: RATE_LIMIT, burst: 2 * RATE_LIMIT } },
 };
 
 /** Start-up and memory with none stored vs STORED stored (rows generated with SQL). */
