@@ -44,6 +44,7 @@ const config = loadConfig({
   SERVICE_PORT: "0",
   SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
   SERVICE_RUNNER_POLL_MS: "50",
+  SERVICE_RUNNER_THREAD: "false", // its stats are read here (service.runner)
   SERVICE_SWEEP_POLL_MS: "200",
 });
 const service = await startService(config, () => {}, { networks });

@@ -110,10 +110,10 @@ test("a live block is announced on INDEXED_HEAD_CHANNEL with its commit, on the 
     seen.push({ payload, rows: await rowsTo(fresh) });
   });
   try {
-    await local.mint(fresh, 5n);
+    const paid = await local.mint(fresh, 5n);
     await eventually(async () => (seen.length > 0 ? true : undefined), "a notification");
     // Sent from the block's transaction: when it arrives, the block's rows are there.
-    expect(seen[0]).toEqual({ payload: "31337", rows: 1 });
+    expect(seen[0]).toEqual({ payload: `31337:${paid.blockNumber}`, rows: 1 });
   } finally {
     await listener.unlisten();
   }

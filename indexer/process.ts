@@ -25,6 +25,7 @@ import { checkNetworks, publicClientFor } from "../shared/chains/check.ts";
 import { ENV_PREFIXES, loadChainsConfig, type ChainsConfig } from "../shared/chains/config.ts";
 import { ensureStateTables, resolveStartBlocks, swapSetting } from "./state.ts";
 import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from "./rewind.ts";
+import { installHeadNotify } from "./head-notify.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const PONDER_BIN = resolve(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js");
@@ -125,6 +126,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   const { child, port } = run;
   const url = `http://127.0.0.1:${port}`;
   let stopped = false;
+  void keepHeadNotifyInstalled(opts.databaseUrl, schema, () => stopped || child.exitCode !== null, onLine);
 
   return {
     url,
@@ -275,6 +277,26 @@ async function stopChild(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
   await exited;
   clearTimeout(timer);
+}
+
+/**
+ * The head NOTIFY's trigger (head-notify.ts) goes on the table Ponder creates during its start:
+ * look for it every 100 ms until it is there, then install. Until then runners only poll.
+ */
+async function keepHeadNotifyInstalled(databaseUrl: string, schema: string, done: () => boolean, onLine: (l: string) => void): Promise<void> {
+  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    while (!done()) {
+      try {
+        if (await installHeadNotify(admin, schema)) return;
+      } catch (e) {
+        onLine(JSON.stringify({ level: 40, msg: `head notification trigger not installed yet: ${String((e as Error)?.message ?? e)}` }));
+      }
+      await sleep(100);
+    }
+  } finally {
+    await admin.end();
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

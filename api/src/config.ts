@@ -45,7 +45,7 @@ export interface Config {
   encryptionKey: Buffer | undefined;
   webhooks: WebhookSettings;
   /** The session actor runner (api/src/sessions/runner.ts). */
-  runner: { enabled: boolean; pollMs: number; concurrency: number };
+  runner: { enabled: boolean; pollMs: number; concurrency: number; thread: boolean };
   sweeps: SweepConfig;
   /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
   networkCheckMs: number;
@@ -263,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: bool("SERVICE_SESSION_RUNNER", true),
       pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),
       concurrency: int("SERVICE_RUNNER_CONCURRENCY", 8, 1, 256),
+      thread: bool("SERVICE_RUNNER_THREAD", true),
     },
     webhooks: {
       worker: bool("SERVICE_WEBHOOK_WORKER", true),

@@ -21,6 +21,7 @@ import { resolveEncryptionKey } from "./webhooks/secrets.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
+import { RunnerThread } from "./sessions/runner-thread.ts";
 import { DEV_RELAYER_ADDRESS, relayerAddress, relayerKeysFor } from "./sweeps/relayer.ts";
 import { NetworkReadiness } from "./onchain/network-status.ts";
 import type { Address } from "viem";
@@ -44,7 +45,7 @@ export interface RunningService {
   services: Services;
   /** The webhook delivery worker of this process, unless SERVICE_WEBHOOK_WORKER=false. */
   worker: WebhookWorker | undefined;
-  /** The session actor runner of this process, unless SERVICE_SESSION_RUNNER=false or no network is enabled. */
+  /** The session actor runner of this process when it shares the API's thread (SERVICE_RUNNER_THREAD=false); unless SERVICE_SESSION_RUNNER=false or no network is enabled. */
   runner: SessionRunner | undefined;
   /** The sweeper of this process, once started (SERVICE_SWEEPER and at least one network). */
   readonly sweeper: Sweeper | undefined;
@@ -95,6 +96,8 @@ export async function startService(config: Config, log: (line: string) => void =
   let database: Database | undefined;
   let worker: WebhookWorker | undefined;
   let runner: SessionRunner | undefined;
+  let runnerDatabase: Database | undefined;
+  let runnerThread: RunnerThread | undefined;
   let sweeper: Sweeper | undefined;
   let readiness: NetworkReadiness | undefined;
   const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
@@ -150,8 +153,19 @@ export async function startService(config: Config, log: (line: string) => void =
       await worker.start();
     }
     if (config.runner.enabled && services.networks.length > 0) {
-      runner = new SessionRunner(database.sql, services.networks, config.runner, log);
-      await runner.start();
+      // Connections of its own (as many as it steps at once, its scan and its LISTEN): a
+      // payment's detection never queues behind the requests' statements on a busy pool; and by
+      // default a thread of its own, so it never waits behind the requests' JavaScript either
+      // (runner-thread.ts; bench/detection.ts at 1,000 creates/s).
+      const pool = { max: config.runner.concurrency + 1, connectTimeoutMs: config.dbConnectTimeoutMs, statementTimeoutMs: config.dbStatementTimeoutMs };
+      const { pollMs, concurrency } = config.runner;
+      if (config.runner.thread) {
+        runnerThread = await RunnerThread.start({ databaseUrl, pool, networks: services.networks, settings: { pollMs, concurrency } }, log);
+      } else {
+        runnerDatabase = connect(databaseUrl, pool);
+        runner = new SessionRunner(runnerDatabase.sql, services.networks, { pollMs, concurrency }, log);
+        await runner.start();
+      }
     }
     if (options.networks) await startSweeperFor(options.networks);
     const app = buildApp(services, facesFor(services));
@@ -207,6 +221,8 @@ export async function startService(config: Config, log: (line: string) => void =
         clearInterval(housekeeping);
         readiness?.stop();
         await runner?.stop();
+        await runnerDatabase?.close();
+        await runnerThread?.stop();
         await sweeper?.stop();
         await worker?.stop();
         await database!.close();
@@ -216,6 +232,8 @@ export async function startService(config: Config, log: (line: string) => void =
   } catch (err) {
     readiness?.stop();
     await runner?.stop().catch(() => {});
+    await runnerDatabase?.close().catch(() => {});
+    await runnerThread?.stop().catch(() => {});
     await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
     await database?.close().catch(() => {});

@@ -11,8 +11,6 @@ import { chainHead, transfer } from "ponder:schema";
 import { loadChainsConfig } from "../../shared/chains/config.ts";
 import { WatchedFilter } from "../watched.ts";
 import { postgresWatchedLookup } from "../watched-db.ts";
-import { INDEXED_HEAD_CHANNEL, isLiveBlock } from "../head-notify.ts";
-import { sql } from "ponder";
 
 const { indexMode } = loadChainsConfig(process.env);
 const databaseUrl = process.env.DATABASE_URL;
@@ -45,9 +43,6 @@ ponder.on("ChainHead:block", async ({ event, context }) => {
   await context.db
     .insert(chainHead)
     .values({ chainId: context.chain.id, ...head })
+    // A trigger on the table NOTIFYs the runners with this block's commit (../head-notify.ts).
     .onConflictDoUpdate(head);
-  // In this block's transaction: delivered with its commit (see ../head-notify.ts).
-  if (isLiveBlock(event.block.timestamp, Date.now())) {
-    await context.db.sql.execute(sql`select pg_notify(${INDEXED_HEAD_CHANNEL}, ${String(context.chain.id)})`);
-  }
 });

@@ -11,7 +11,7 @@ import { ApiError } from "../errors.ts";
 import { depositsOfSession, findSessionById } from "../sessions/repository.ts";
 import { requestCancel } from "../sessions/cancel.ts";
 import { publicView, type SessionRow } from "../sessions/views.ts";
-import { readIndexed } from "../sessions/indexed.ts";
+import { readIndexedAlone } from "../sessions/indexed.ts";
 import { payerView, viewEtag, type PayerSessionView } from "../sessions/payer-view.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken, type SessionTokenAuth } from "./auth.ts";
@@ -28,7 +28,7 @@ export async function loadPayerView(services: Services, auth: SessionTokenAuth, 
   const { db, sql } = services.database;
   const deposits = await depositsOfSession(db, row.id);
   // While the indexer rebuilds, the payments are not known: show none rather than fail.
-  const indexed = await sql.begin((tx) => readIndexed(tx, row.id));
+  const indexed = await readIndexedAlone(sql, row.id);
   const transfers = indexed === "not_ready" ? [] : indexed.transfers;
   return payerView(
     publicView(row, auth.merchantName, deposits),

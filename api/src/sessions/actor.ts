@@ -14,7 +14,7 @@ import { queueSweep } from "../effects/sweep-queue.ts";
 import { recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type Outflow, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
 import { reportMoneyMovements } from "./funds.ts";
-import { indexedPastExpiry, readIndexed, type IndexedOutflow } from "./indexed.ts";
+import { forgetOnMissingTable, indexedPastExpiry, readIndexed, type IndexedOutflow } from "./indexed.ts";
 
 
 export interface StepRequest {
@@ -49,25 +49,48 @@ export interface StepOptions {
 }
 
 export async function stepSession(sql: Sql, sessionId: string, request: StepRequest = {}, opts: StepOptions = {}): Promise<StepResult> {
+  try {
+    return await stepOnce(sql, sessionId, request, opts);
+  } catch (e) {
+    // The indexer's tables went away (a rebuild) since this process last saw them: nothing was
+    // changed (the transaction is gone); once more, now asking the catalog first (indexed.ts).
+    if (!forgetOnMissingTable(e)) throw e;
+    return stepOnce(sql, sessionId, request, opts);
+  }
+}
+
+async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts: StepOptions): Promise<StepResult> {
   return sql.begin(async (tx) => {
-    const [s] = opts.skipLocked
-      ? await tx`
+    // Sent together (postgres.js pipelines a transaction's queries): the server runs them in
+    // the order sent, so the reads run after the lock statement, each seeing what committed
+    // before it; one round trip instead of four. The order is forced: postgres.js sends a query
+    // when it is first awaited, and the async readers below await theirs at once — without
+    // execute() the lock would go last and the reads see a state from before it (a double
+    // sweep: lifecycle.test.ts "two runners at once"). Locked elsewhere (skipLocked): reads unused.
+    const locked = (
+      opts.skipLocked
+        ? tx`
           select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
             from app.payment_sessions where id = ${sessionId} for update skip locked`
-      : await tx`
+        : tx`
           select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
-            from app.payment_sessions where id = ${sessionId} for update`;
-    if (!s) return { found: false };
-    const deposits = (await tx`
+            from app.payment_sessions where id = ${sessionId} for update`
+    ).execute();
+    const depositRows = tx`
       select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
-        from app.session_deposits where session_id = ${sessionId} order by chain_id`) as unknown as DepositFact[];
-    const indexed = await readIndexed(tx, sessionId);
+        from app.session_deposits where session_id = ${sessionId} order by chain_id`.execute();
+    const [[s], deposits, indexed, sweeps] = await Promise.all([
+      locked,
+      depositRows as unknown as Promise<DepositFact[]>,
+      readIndexed(tx, sessionId),
+      readSweepRounds(tx, sessionId),
+    ]);
+    if (!s) return { found: false };
     if (indexed === "not_ready") {
       // While the indexer rebuilds, missing rows are not reorgs: look again shortly.
       await tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`;
       return { found: true, status: s.status as SessionStatus };
     }
-    const sweeps = await readSweepRounds(tx, sessionId);
     const state: SessionState = {
       status: s.status as SessionStatus,
       expiresAt: new Date(s.expires_at as string),

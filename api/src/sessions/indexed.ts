@@ -23,40 +23,70 @@ export interface IndexedOutflow extends Outflow {
 }
 
 /**
+ * Whether schema `indexer` has its tables, as this process last saw: only a positive answer is
+ * kept, so the catalog is asked once instead of at every step. It can only go stale one way — the
+ * tables dropped for a rebuild — and then the next statement naming them fails with 42P01
+ * (undefined table), which forgets the answer (forgetOnMissingTable): the caller's transaction
+ * is lost and retried (stepSession does it once), never answered from a stale "ready". Whether the
+ * indexer is *ready* is never kept: every read asks `_ponder_meta` in the same statement.
+ */
+let tablesSeen = false;
+
+/** Forgets the tables on an undefined-table error (42P01) and says whether it was one. */
+export function forgetOnMissingTable(e: unknown): boolean {
+  if ((e as { code?: string })?.code !== "42P01") return false;
+  tablesSeen = false;
+  return true;
+}
+
+/**
  * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
  * payment and is left out) and transfers out of them, each with its confirmations;
- * "not_ready" while the indexer (re)builds; none when it never ran.
+ * "not_ready" while the indexer (re)builds; none when it never ran. One statement once the
+ * tables are known to exist (readiness, transfers in and out together).
  */
 export async function readIndexed(tx: TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
-  const [meta] = await tx`
-    select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
-           to_regclass('indexer_meta.settings')::text as launched`;
-  // No table: either no indexer was ever started here (nothing indexed: no transfers), or
-  // one is rebuilding its schema (not ready: missing rows are not missing payments).
-  if (!meta?.transfers) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
-  if (meta.meta) {
-    const [ready] = await tx.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
-    if (ready && ready.ready === false) return "not_ready";
+  if (!tablesSeen) {
+    const [meta] = await tx`
+      select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
+             to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass('indexer_meta.settings')::text as launched`;
+    // No table: either no indexer was ever started here (nothing indexed: no transfers), or
+    // one is rebuilding its schema (not ready: missing rows are not missing payments).
+    if (!meta?.transfers || !meta.meta || !meta.heads) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
+    tablesSeen = true;
   }
-  const rows = await tx.unsafe(
-    `select 'in' as dir, t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
-            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
-       from app.session_deposits d
-       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
-       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-      where d.session_id = $1 and t.value > 0
-     union all
-     select 'out' as dir, t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
-            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations
-       from app.session_deposits d
-       join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
-       left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-      where d.session_id = $1 and t.value > 0`,
-    [sessionId],
-  );
+  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
+            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations`;
+  let rows;
+  try {
+    rows = await tx.unsafe(
+      // bool_and over no row is null: a _ponder_meta without is_ready counts as ready.
+      `select 'ready' as dir, null::int as chain_id, null::text as tx_hash, null::int as log_index,
+              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "to", null::int as confirmations
+         from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'
+       union all
+       select 'in' as dir, ${transferColumns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0
+       union all
+       select 'out' as dir, ${transferColumns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0`,
+      [sessionId],
+    );
+  } catch (e) {
+    forgetOnMissingTable(e);
+    throw e;
+  }
+  if (rows.some((r) => r.dir === "ready" && r.value === "false")) return "not_ready";
   const transfers: Transfer[] = [];
   const outflows: IndexedOutflow[] = [];
   for (const r of rows) {
+    if (r.dir === "ready") continue;
     if (r.dir === "in") {
       transfers.push({
         chainId: r.chain_id as number,
@@ -71,6 +101,16 @@ export async function readIndexed(tx: TransactionSql, sessionId: string): Promis
     }
   }
   return { transfers, outflows };
+}
+
+/** readIndexed in a transaction of its own, once more if the tables went away since last seen. */
+export async function readIndexedAlone(sql: Sql, sessionId: string): ReturnType<typeof readIndexed> {
+  try {
+    return await sql.begin((tx) => readIndexed(tx, sessionId));
+  } catch (e) {
+    if (!forgetOnMissingTable(e)) throw e;
+    return sql.begin((tx) => readIndexed(tx, sessionId));
+  }
 }
 
 /**
@@ -102,12 +142,20 @@ export interface IndexedHead {
 
 /** Each chain's newest indexed block beside the runners' cursor; none while there is no index. */
 export async function indexedHeads(sql: Sql): Promise<IndexedHead[]> {
-  const [exists] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-  if (!exists?.t) return [];
-  const rows = await sql.unsafe(
-    `select h.chain_id, h.block_number::text as head, h.block_hash as hash, c.block_number::text as seen, c.block_hash as seen_hash
-       from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
-  );
+  if (!tablesSeen) {
+    const [exists] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
+    if (!exists?.t) return [];
+  }
+  let rows;
+  try {
+    rows = await sql.unsafe(
+      `select h.chain_id, h.block_number::text as head, h.block_hash as hash, c.block_number::text as seen, c.block_hash as seen_hash
+         from ${INDEXER_SCHEMA}.chain_heads h left join app.runner_cursors c on c.chain_id = h.chain_id`,
+    );
+  } catch (e) {
+    if (forgetOnMissingTable(e)) return []; // dropped for a rebuild since we looked
+    throw e;
+  }
   return rows.map((h) => ({
     chainId: h.chain_id as number,
     head: BigInt(h.head as string),
@@ -119,28 +167,43 @@ export async function indexedHeads(sql: Sql): Promise<IndexedHead[]> {
 
 /**
  * Wakes the sessions whose deposit addresses received or sent money in the blocks after
- * `afterBlock` on one chain: a payment, or a sweep (whoever sent it: it settles). One indexed
- * query over the new blocks only. `afterBlock` -1: every indexed transfer (a chain's first scan,
- * not bound by the pool's request-sized statement timeout).
+ * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — and moves
+ * the runners' cursor to `head`, in one statement (one round trip, atomic: a crash before it
+ * leaves both as they were). One indexed query over the new blocks only. `afterBlock` -1: every
+ * indexed transfer (a chain's first scan, not bound by the pool's request-sized statement timeout).
  */
-export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterBlock: bigint): Promise<void> {
-  await sql.begin(async (tx) => {
-    if (afterBlock < 0n) await tx`set local statement_timeout = '10min'`;
-    await tx.unsafe(
-      `update app.payment_sessions s set wake_at = now()
-         from (select d.session_id
-                 from ${INDEXER_SCHEMA}.transfers t
-                 join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
-                where t.chain_id = $1 and t.block_number > $2
-               union
-               select d.session_id
-                 from ${INDEXER_SCHEMA}.transfers t
-                 join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
-                where t.chain_id = $1 and t.block_number > $2) x
-        where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())`,
-      [chainId, afterBlock.toString()],
+export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterBlock: bigint, head: { block: bigint; hash: string }): Promise<void> {
+  const statement = (q: Sql | TransactionSql) =>
+    q.unsafe(
+      `with woken as (
+         update app.payment_sessions s set wake_at = now()
+           from (select d.session_id
+                   from ${INDEXER_SCHEMA}.transfers t
+                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."to"
+                  where t.chain_id = $1 and t.block_number > $2
+                 union
+                 select d.session_id
+                   from ${INDEXER_SCHEMA}.transfers t
+                   join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
+                  where t.chain_id = $1 and t.block_number > $2) x
+          where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())
+         returning 1)
+       insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values ($1, $3, $4, now())
+       on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
+      [chainId, afterBlock.toString(), head.block.toString(), head.hash],
     );
-  });
+  try {
+    if (afterBlock >= 0n) await statement(sql);
+    else {
+      await sql.begin(async (tx) => {
+        await tx`set local statement_timeout = '10min'`;
+        await statement(tx);
+      });
+    }
+  } catch (e) {
+    forgetOnMissingTable(e);
+    throw e;
+  }
 }
 
 /** chainId → the indexer's newest block, for figures (/metrics); empty while there is no index. */
