@@ -1,7 +1,11 @@
 /**
  * The example shop's orders, kept in an append-only JSON-lines file (one line per order
- * created and per webhook handled), read back at start: a restart loses nothing. A real shop
- * keeps them in its database; the shape of the handling is the same.
+ * created, per payment session attached and per webhook handled), read back at start: a restart
+ * loses nothing. A real shop keeps them in its database; the shape of the handling is the same.
+ *
+ * The order is written *before* its payment session is created, and webhooks find it by the
+ * session's `referenceId` (the order id): the session's first webhook (PENDING) can arrive before
+ * the create's answer has reached the shop, and must not be dropped as "not one of ours".
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,14 +15,18 @@ export type PaymentStatus = "PENDING" | "FUNDED" | "SUCCEEDED" | "CANCELED" | "E
 export interface Order {
   orderId: string;
   amount: string;
-  paymentSessionId: string;
+  /** null until the create's answer arrives (a webhook may bring it first). */
+  paymentSessionId: string | null;
   /** What the shop does with the order, decided by the webhooks (never by the browser). */
   state: "awaiting_payment" | "paid_settling" | "paid" | "canceled" | "needs_attention";
   /** Every webhook handled for this order, in the order received (id, status, reason). */
   webhooks: { id: string; status: PaymentStatus; reason: string; sequence: number }[];
 }
 
-type Line = { kind: "order"; order: Omit<Order, "webhooks" | "state"> } | { kind: "webhook"; paymentSessionId: string; id: string; status: PaymentStatus; reason: string; sequence: number };
+type Line =
+  | { kind: "order"; order: Omit<Order, "webhooks" | "state"> }
+  | { kind: "session"; orderId: string; paymentSessionId: string }
+  | { kind: "webhook"; orderId?: string; paymentSessionId: string; id: string; status: PaymentStatus; reason: string; sequence: number };
 
 export class Orders {
   private readonly byId = new Map<string, Order>();
@@ -42,20 +50,39 @@ export class Orders {
     if (line.kind === "order") {
       const order: Order = { ...line.order, state: "awaiting_payment", webhooks: [] };
       this.byId.set(order.orderId, order);
-      this.bySession.set(order.paymentSessionId, order);
+      if (order.paymentSessionId) this.bySession.set(order.paymentSessionId, order);
       return;
     }
-    const order = this.bySession.get(line.paymentSessionId);
-    if (!order || order.webhooks.some((w) => w.id === line.id)) return; // at-least-once: a redelivery is handled once
+    const order = this.find(line.orderId, line.paymentSessionId);
+    if (!order) return;
+    if (order.paymentSessionId === null) {
+      order.paymentSessionId = line.paymentSessionId;
+      this.bySession.set(line.paymentSessionId, order);
+    }
+    if (line.kind === "session") return;
+    if (order.webhooks.some((w) => w.id === line.id)) return; // at-least-once: a redelivery is handled once
     order.webhooks.push({ id: line.id, status: line.status, reason: line.reason, sequence: line.sequence });
     // Deliveries come in order per session; the highest sequence decides the state all the same.
     const latest = order.webhooks.reduce((a, b) => (b.sequence > a.sequence ? b : a));
     order.state = stateOf(latest.status);
   }
 
-  create(order: Omit<Order, "webhooks" | "state">): Order {
-    this.write({ kind: "order", order });
+  /** An order of the session's own: by the order id it was created with, else by session. */
+  private find(orderId: string | undefined, paymentSessionId: string): Order | undefined {
+    const byOrder = orderId === undefined ? undefined : this.byId.get(orderId);
+    if (byOrder && (byOrder.paymentSessionId === null || byOrder.paymentSessionId === paymentSessionId)) return byOrder;
+    return this.bySession.get(paymentSessionId);
+  }
+
+  create(order: { orderId: string; amount: string }): Order {
+    this.write({ kind: "order", order: { ...order, paymentSessionId: null } });
     return this.byId.get(order.orderId)!;
+  }
+
+  /** The create's answer: the order's payment session (a webhook may have attached it already). */
+  attachSession(orderId: string, paymentSessionId: string): void {
+    if (this.byId.get(orderId)?.paymentSessionId === paymentSessionId) return;
+    this.write({ kind: "session", orderId, paymentSessionId });
   }
 
   get(orderId: string): Order | undefined {
@@ -67,8 +94,8 @@ export class Orders {
   }
 
   /** false when the session is none of this shop's orders. */
-  recordWebhook(w: { paymentSessionId: string; id: string; status: PaymentStatus; reason: string; sequence: number }): boolean {
-    if (!this.bySession.has(w.paymentSessionId)) return false;
+  recordWebhook(w: { orderId?: string; paymentSessionId: string; id: string; status: PaymentStatus; reason: string; sequence: number }): boolean {
+    if (!this.find(w.orderId, w.paymentSessionId)) return false;
     this.write({ kind: "webhook", ...w });
     return true;
   }

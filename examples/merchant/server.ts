@@ -81,9 +81,12 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
         }
         if (req.method === "POST" && url.pathname === "/orders") {
           const orderId = `order_${randomUUID().slice(0, 8)}`;
-          // The server creates the session with its secret key; the page gets only id and token.
+          // The order first: the session's first webhook may arrive before the create's answer, and
+          // finds the order by the session's referenceId. The server creates the session with its
+          // secret key; the page gets only id and token.
+          orders.create({ orderId, amount: price });
           const s = await api("POST", "/payment-sessions", { amount: price, currency: "USD", referenceId: orderId }, { "idempotency-key": orderId });
-          orders.create({ orderId, amount: price, paymentSessionId: s.paymentSessionId });
+          orders.attachSession(orderId, s.paymentSessionId);
           return Response.json({ orderId, paymentSessionId: s.paymentSessionId, paymentSessionToken: s.paymentSessionToken });
         }
         const m = /^\/orders\/(order_[a-z0-9-]+)$/.exec(url.pathname);
@@ -94,9 +97,9 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
         if (req.method === "POST" && url.pathname === "/webhooks") {
           const body = await req.text();
           if (!webhookSecret || !verifyWebhook(webhookSecret, req.headers, body)) return new Response("bad signature", { status: 400 });
-          const event = JSON.parse(body) as { id: string; type: string; data: { paymentSessionId: string; status: PaymentStatus; reason: string; sequence: number } };
+          const event = JSON.parse(body) as { id: string; type: string; data: { paymentSessionId: string; referenceId: string | null; status: PaymentStatus; reason: string; sequence: number } };
           if (event.type === "webhook.test") return new Response("ok");
-          const known = orders.recordWebhook({ paymentSessionId: event.data.paymentSessionId, id: event.id, status: event.data.status, reason: event.data.reason, sequence: event.data.sequence });
+          const known = orders.recordWebhook({ orderId: event.data.referenceId ?? undefined, paymentSessionId: event.data.paymentSessionId, id: event.id, status: event.data.status, reason: event.data.reason, sequence: event.data.sequence });
           log(`webhook ${event.data.status} (${event.data.reason}) for ${event.data.paymentSessionId}${known ? "" : " (not one of ours)"}`);
           return new Response("ok"); // 2xx: handled (or not ours; a retry would not change that)
         }
