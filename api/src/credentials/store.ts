@@ -4,7 +4,7 @@
  */
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Sql } from "postgres";
-import { pgArray, type Db } from "../db/client.ts";
+import { arrayParam, type Db } from "../db/client.ts";
 import { Group } from "../db/group.ts";
 import { apiKeys, merchants } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -103,7 +103,7 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
            (select json_object_agg(ms.chain_id, ms.address) from app.merchant_settlements ms
              where ms.merchant_id = k.merchant_id and ms.environment = k.environment) as settlements
       from app.api_keys k join app.merchants m on m.id = k.merchant_id
-     where k.key_hash = any((${pgArray(hashes)}::text)::text[])`;
+     where k.key_hash = any(${arrayParam(sql, hashes)})`;
   const byHash = new Map(rows.map((r) => [r.key_hash as string, r]));
   return hashes.map((hash) => {
     const row = byHash.get(hash);

@@ -1,5 +1,5 @@
 import net from "node:net";
-import postgres, { type Sql } from "postgres";
+import postgres, { type Sql, type TransactionSql } from "postgres";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import * as schema from "./schema.ts";
 import { DeadlineExceeded, requestScope } from "./deadline.ts";
@@ -112,11 +112,15 @@ export const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v 
 export const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
 
 /**
- * An array parameter for raw statements on the shared client, as Postgres's array text: drizzle's
- * serializers on that client do not handle arrays. Send it as text and cast in SQL:
- * `(${pgArray(ids)}::text)::text[]` (a bare `::text[]` would make postgres.js serialize again).
+ * An array parameter for raw statements on the shared client (drizzle's serializers on that
+ * client do not handle arrays): sent as Postgres's array text and cast in SQL, so the statement
+ * text is the same whatever the count (prepared once). `${arrayParam(q, ids)}` is a `text[]`.
  */
-export function pgArray(values: readonly (string | number | null)[]): string {
+export function arrayParam(q: Sql | TransactionSql, values: readonly (string | number | null)[], type: "text" | "bigint" | "int" | "jsonb" | "numeric" = "text") {
+  return q`(${pgArray(values)}::text)::${q.unsafe(type)}[]`;
+}
+
+function pgArray(values: readonly (string | number | null)[]): string {
   const item = (v: string | number | null) => (v === null ? "NULL" : `"${String(v).replace(/[\\"]/g, (c) => `\\${c}`)}"`);
   return `{${values.map(item).join(",")}}`;
 }

@@ -16,7 +16,7 @@ import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/w
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
-import { asDate, asJson, pgArray } from "../db/client.ts";
+import { arrayParam, asDate, asJson } from "../db/client.ts";
 
 export type Query = Sql | TransactionSql;
 
@@ -52,9 +52,7 @@ export async function insertSessions(q: Query, list: NewSession[]): Promise<Crea
   const col = <T>(f: (a: NewSession, i: number) => T) => list.map(f);
   const deposits = list.flatMap((a) => a.deposits.map((d) => ({ sessionId: a.id, d })));
   const dep = <T>(f: (d: PlannedDeposit) => T) => deposits.map((x) => f(x.d));
-  // Array parameters, sent as text (pgArray): one statement text whatever the count.
-  const arr = (type: "text" | "bigint" | "int" | "jsonb" | "numeric", values: (string | number | null)[]) =>
-    q`(${pgArray(values)}::text)::${q.unsafe(type)}[]`;
+  const arr = (type: Parameters<typeof arrayParam>[2], values: (string | number | null)[]) => arrayParam(q, values, type);
   const rows = await q`
     with x as (
       select * from unnest(
