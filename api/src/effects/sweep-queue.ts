@@ -1,8 +1,9 @@
 /**
  * How sweeps get queued. The session actor writes a row into app.sweeps in the transaction of
- * the transition that calls for it, then calls `notifySweeper(tx)` in that same transaction
- * (the NOTIFY is delivered on commit, and lost with a rollback like the row). `queueSweep`
- * does both. The sweeper also polls, so a missed NOTIFY only delays a sweep by the poll interval.
+ * the transition that calls for it, with a NOTIFY to the sweepers in the same statement
+ * (`queueSweep`, or `queueSweepStatement` in a Pipeline): the NOTIFY is delivered on commit and
+ * lost with a rollback like the row. The sweeper also polls, so a missed NOTIFY only delays a
+ * sweep by the poll interval.
  *
  * Row contract (app.sweeps):
  *   id                 any unique text (newSweepId(): "swp_…")
@@ -17,18 +18,13 @@
  * The sweeper moves it to 'sending' → 'confirmed' (swept_amount) | 'failed' (last_error) and
  * wakes the session (wakeSessions) in the transaction that records the outcome.
  */
-import type { Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { newId } from "../../../shared/ids.ts";
 
 export const SWEEP_CHANNEL = "paysession_sweeps";
 
 export const newSweepId = (): string => newId("sweep");
 export const newSweepTransactionId = (): string => newId("sweepTransaction");
-
-/** Wakes the sweepers once the caller's transaction commits. */
-export async function notifySweeper(tx: Sql | TransactionSql): Promise<void> {
-  await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
-}
 
 export interface NewSweep {
   sessionId: string;
@@ -44,10 +40,17 @@ export interface NewSweep {
 /** Inserts a queued sweep and notifies the sweepers, in the caller's transaction. Returns its id. */
 export async function queueSweep(tx: Sql | TransactionSql, s: NewSweep): Promise<string> {
   const id = s.id ?? newSweepId();
-  await tx`
-    insert into app.sweeps (id, session_id, chain_id, deposit_address, settlement_address, token_address, amount)
-    values (${id}, ${s.sessionId}, ${s.chainId}, ${s.depositAddress.toLowerCase()}, ${s.settlementAddress.toLowerCase()},
-            ${s.tokenAddress.toLowerCase()}, ${String(s.amount)}::numeric)`;
-  await notifySweeper(tx);
+  await queueSweepStatement(tx, { ...s, id });
   return id;
+}
+
+/** queueSweep's one statement (the row and the NOTIFY), to send in a Pipeline. */
+export function queueSweepStatement(tx: Sql | TransactionSql, s: NewSweep & { id: string }): PendingQuery<Row[]> {
+  return tx`
+    with w as (
+      insert into app.sweeps (id, session_id, chain_id, deposit_address, settlement_address, token_address, amount)
+      values (${s.id}, ${s.sessionId}, ${s.chainId}, ${s.depositAddress.toLowerCase()}, ${s.settlementAddress.toLowerCase()},
+              ${s.tokenAddress.toLowerCase()}, ${String(s.amount)}::numeric)
+      returning 1)
+    select pg_notify(${SWEEP_CHANNEL}, '') from w`;
 }

@@ -25,7 +25,7 @@
  * statement inside the transaction of the change it announces; they are never `waiting`
  * (no session, so nothing to be ordered behind) and are due at once.
  */
-import type { Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { sql as dsql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 
@@ -56,9 +56,12 @@ export const NEW_SESSION_DELIVERIES_CTE = `
     select pg_notify('${WEBHOOK_CHANNEL}', '') from (select 1 from wd limit 1) x
   )`;
 
-/** In the transaction that inserted `event`: its deliveries, and a NOTIFY on commit. Returns how many. */
-export async function enqueueEventDeliveries(tx: TransactionSql | Sql, event: EventRef): Promise<number> {
-  const rows = await tx`
+/**
+ * In the transaction that inserted `event`: its deliveries, and a NOTIFY on commit. The
+ * statement, to await or to send in a Pipeline after the event's insert (one row: `n`, how many).
+ */
+export function enqueueEventDeliveries(tx: TransactionSql | Sql, event: EventRef): PendingQuery<Row[]> {
+  return tx`
     with open as (
       select id, endpoint_id from app.webhook_deliveries
        where session_id = ${event.sessionId} and ordered and state in ('waiting', 'pending', 'sending')
@@ -76,7 +79,6 @@ export async function enqueueEventDeliveries(tx: TransactionSql | Sql, event: Ev
     select count(*)::int as n,
            (select count(*) from (select pg_notify(${WEBHOOK_CHANNEL}, '') from (select 1 from wd where state = 'pending' limit 1) x) y)::int as notified
       from wd`;
-  return rows[0]!.n as number;
 }
 
 /** Wakes every delivery worker (after redeliveries and the like). */

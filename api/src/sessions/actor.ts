@@ -10,10 +10,11 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { queueSweep } from "../effects/sweep-queue.ts";
-import { recordTransition } from "./repository.ts";
+import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
+import { Pipeline } from "../db/pipeline.ts";
+import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type Outflow, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
-import { reportMoneyMovements } from "./funds.ts";
+import { readReportedMovements, reportMoneyMovements } from "./funds.ts";
 import { forgetOnMissingTable, indexedPastExpiry, readIndexed, type IndexedOutflow } from "./indexed.ts";
 
 
@@ -63,27 +64,29 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
   return sql.begin(async (tx) => {
     // Sent together (postgres.js pipelines a transaction's queries): the server runs them in
     // the order sent, so the reads run after the lock statement, each seeing what committed
-    // before it; one round trip instead of four. The order is forced: postgres.js sends a query
+    // before it; one round trip instead of five. The order is forced: postgres.js sends a query
     // when it is first awaited, and the async readers below await theirs at once — without
     // execute() the lock would go last and the reads see a state from before it (a double
     // sweep: lifecycle.test.ts "two runners at once"). Locked elsewhere (skipLocked): reads unused.
     const locked = (
       opts.skipLocked
         ? tx`
-          select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
+          select id, merchant_id, environment, status, status_reason, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
             from app.payment_sessions where id = ${sessionId} for update skip locked`
         : tx`
-          select id, merchant_id, environment, status, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
+          select id, merchant_id, environment, status, status_reason, expires_at, funding_chain_id, funding_amount, sequence, now() as db_now
             from app.payment_sessions where id = ${sessionId} for update`
     ).execute();
     const depositRows = tx`
       select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
         from app.session_deposits where session_id = ${sessionId} order by chain_id`.execute();
-    const [[s], deposits, indexed, sweeps] = await Promise.all([
+    const reported = readReportedMovements(tx, sessionId).execute();
+    const [[s], deposits, indexed, sweeps, known] = await Promise.all([
       locked,
       depositRows as unknown as Promise<DepositFact[]>,
       readIndexed(tx, sessionId),
       readSweepRounds(tx, sessionId),
+      reported,
     ]);
     if (!s) return { found: false };
     if (indexed === "not_ready") {
@@ -116,25 +119,25 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     };
     const decision = decide(state, facts, now);
 
-    let status = state.status;
+    // The writes go out together too (db/pipeline.ts), in the order a step always wrote them:
+    // the transition, the money it moved, the sweeps it calls for, the next wake-up.
+    const writes = new Pipeline();
+    const session = lockedSessionFromSql(s);
     let transitionEventId: string | undefined;
     if (decision.transition) {
       const t = decision.transition;
-      const recorded = await recordTransition(tx, {
-        sessionId,
-        previous: state.status,
+      transitionEventId = recordTransition(writes, tx, session, {
         to: t.to,
         reason: t.reason,
         detail: t.detail,
         ...(t.funding ? { funding: { chainId: t.funding.chainId, amount: t.funding.amount.toString() } } : {}),
-      });
-      transitionEventId = recorded.eventId;
-      status = t.to;
+      }).eventId;
     }
+    const status = session.status;
     // Every movement of money is reported once: with the transition that it caused, or as
     // an event of its own (late or extra funds, a later sweep of them).
     if (status !== "PENDING") {
-      await reportMoneyMovements(tx, {
+      reportMoneyMovements(writes, tx, session, known, {
         sessionId,
         status,
         transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
@@ -148,16 +151,20 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     for (const effect of decision.effects) {
       const d = deposits.find((x) => x.chain_id === effect.chainId);
       if (!d) continue;
-      await queueSweep(tx, {
-        sessionId,
-        chainId: d.chain_id,
-        depositAddress: d.address,
-        settlementAddress: d.settlement_address,
-        tokenAddress: d.token_address,
-        amount: effect.amount,
-      });
+      writes.send(
+        queueSweepStatement(tx, {
+          id: newSweepId(),
+          sessionId,
+          chainId: d.chain_id,
+          depositAddress: d.address,
+          settlementAddress: d.settlement_address,
+          tokenAddress: d.token_address,
+          amount: effect.amount,
+        }),
+      );
     }
-    await tx`update app.payment_sessions set wake_at = ${decision.wakeAt?.toISOString() ?? null}::timestamptz where id = ${sessionId}`;
+    writes.send(tx`update app.payment_sessions set wake_at = ${decision.wakeAt?.toISOString() ?? null}::timestamptz where id = ${sessionId}`);
+    await writes.flush();
     return { found: true, status, decision };
   });
 }

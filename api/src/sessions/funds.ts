@@ -10,10 +10,11 @@
  * (e.g. the new sweep of the same money: `funds_settled`). Runs in the
  * actor's transaction, under the session's row lock, so two steps never report one movement.
  */
-import type { TransactionSql } from "postgres";
+import type { PendingQuery, Row, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
+import type { Pipeline } from "../db/pipeline.ts";
 import type { Outflow, Transfer } from "./decide.ts";
-import { recordMoneyEvent } from "./repository.ts";
+import { recordMoneyEvent, type LockedSession } from "./repository.ts";
 
 export interface Movements {
   sessionId: string;
@@ -39,9 +40,14 @@ export interface Movements {
 const EXPLAINS_INCOMING: readonly SessionStatus[] = ["FUNDED", "ERROR"];
 const EXPLAINS_OUTGOING: readonly SessionStatus[] = ["SUCCEEDED"];
 
-export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Promise<void> {
-  const known = await tx`
-    select chain_id, direction, tx_hash, log_index, amount::text as amount, reverted_at from app.session_funds where session_id = ${m.sessionId}`;
+/** The movements reported so far: read with the step's other facts, under its row lock. */
+export function readReportedMovements(tx: TransactionSql, sessionId: string): PendingQuery<Row[]> {
+  return tx`
+    select chain_id, direction, tx_hash, log_index, amount::text as amount, reverted_at from app.session_funds where session_id = ${sessionId}`;
+}
+
+/** Queues on `writes` the events and ledger rows of the movements not reported yet (`known`: readReportedMovements). */
+export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, session: LockedSession, known: readonly Row[], m: Movements): void {
   if (known.length === 0 && m.incoming.length === 0 && m.outgoing.length === 0) return;
   // Reported movements the chain took back: said once, and the row marked.
   for (const k of known) {
@@ -51,14 +57,13 @@ export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Pr
     const explained = t !== undefined && t.to === "ERROR" && t.chainId === k.chain_id && k.direction === "in";
     const eventId = explained
       ? t.eventId
-      : await recordMoneyEvent(tx, {
-          sessionId: m.sessionId,
+      : recordMoneyEvent(writes, tx, session, {
           reason: "funds_reverted",
           detail: { chainId: k.chain_id, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash, amountBaseUnits: k.amount },
         });
-    await tx`
+    writes.send(tx`
       update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
-       where session_id = ${m.sessionId} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`;
+       where session_id = ${m.sessionId} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`);
   }
   const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}:${k.log_index}`));
   const fresh = [
@@ -78,8 +83,7 @@ export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Pr
     if (!explained && f.direction === "out" && m.status === "FUNDED" && f.chainId === m.fundingChainId) continue;
     let eventId = t?.eventId;
     if (!explained) {
-      eventId = await recordMoneyEvent(tx, {
-        sessionId: m.sessionId,
+      eventId = recordMoneyEvent(writes, tx, session, {
         reason: f.direction === "in" ? "funds_received" : "funds_settled",
         detail:
           f.direction === "in"
@@ -94,10 +98,10 @@ export async function reportMoneyMovements(tx: TransactionSql, m: Movements): Pr
             : { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() },
       });
     }
-    await tx`
+    writes.send(tx`
       insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp, event_id)
       values (${m.sessionId}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric,
               ${f.blockTimestamp?.toISOString() ?? null}::timestamptz, ${eventId ?? null})
-      on conflict do nothing`;
+      on conflict do nothing`);
   }
 }

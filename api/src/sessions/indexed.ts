@@ -169,10 +169,11 @@ export async function indexedHeads(sql: Sql): Promise<IndexedHead[]> {
  * Wakes the sessions whose deposit addresses received or sent money in the blocks after
  * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — and moves
  * the runners' cursor to `head`, in one statement (one round trip, atomic: a crash before it
- * leaves both as they were). One indexed query over the new blocks only. `afterBlock` -1: every
+ * leaves both as they were). One indexed query over the new blocks only; returns the sessions it
+ * woke (one already due is left to the runners' due list). `afterBlock` -1: every
  * indexed transfer (a chain's first scan, not bound by the pool's request-sized statement timeout).
  */
-export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterBlock: bigint, head: { block: bigint; hash: string }): Promise<void> {
+export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterBlock: bigint, head: { block: bigint; hash: string }): Promise<string[]> {
   const statement = (q: Sql | TransactionSql) =>
     q.unsafe(
       `with woken as (
@@ -187,19 +188,22 @@ export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterB
                    join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
                   where t.chain_id = $1 and t.block_number > $2) x
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())
-         returning 1)
-       insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values ($1, $3, $4, now())
-       on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
+         returning s.id),
+       cursor as (
+         insert into app.runner_cursors (chain_id, block_number, block_hash, updated_at) values ($1, $3, $4, now())
+         on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now())
+       select id from woken`,
       [chainId, afterBlock.toString(), head.block.toString(), head.hash],
     );
   try {
-    if (afterBlock >= 0n) await statement(sql);
-    else {
-      await sql.begin(async (tx) => {
-        await tx`set local statement_timeout = '10min'`;
-        await statement(tx);
-      });
-    }
+    const rows =
+      afterBlock >= 0n
+        ? await statement(sql)
+        : await sql.begin(async (tx) => {
+            await tx`set local statement_timeout = '10min'`;
+            return statement(tx);
+          });
+    return rows.map((r) => r.id as string);
   } catch (e) {
     forgetOnMissingTable(e);
     throw e;

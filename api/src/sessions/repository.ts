@@ -4,7 +4,8 @@
  * together, for one create or a group of them; the rest goes through drizzle.
  */
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
-import type { Sql, TransactionSql } from "postgres";
+import type { Row, Sql, TransactionSql } from "postgres";
+import { Pipeline } from "../db/pipeline.ts";
 import type { Db } from "../db/client.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
@@ -179,72 +180,95 @@ export async function transitionSession(
   args: { sessionId: string; from: SessionStatus[]; to: SessionStatus; reason: TransitionReason; detail?: Record<string, unknown> },
 ): Promise<SessionRow | undefined> {
   return sql.begin(async (tx) => {
-    const [current] = await tx`select status from app.payment_sessions where id = ${args.sessionId} for update`;
+    const [current] = await tx`
+      select id, merchant_id, environment, status, status_reason, sequence from app.payment_sessions where id = ${args.sessionId} for update`;
     if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
-    return (await recordTransition(tx, { ...args, previous: current.status as SessionStatus })).row;
+    const writes = new Pipeline();
+    const { updated } = recordTransition(writes, tx, lockedSessionFromSql(current), args);
+    await writes.flush();
+    return sessionFromSql((await updated)[0]!);
   });
 }
 
 /**
- * In the caller's transaction, which holds the session's row lock: the new status, its
- * event, and the event's webhook deliveries (effects/webhook-outbox.ts). The one place a status
- * changes, for the actor and for transitionSession alike.
+ * A session under its row lock, as the writes a step has queued so far leave it. The sequence
+ * is counted here rather than read back from each write — exact, since nobody else can change
+ * the row while the lock is held — so that the writes go out together (db/pipeline.ts).
  */
-export async function recordTransition(
+export interface LockedSession {
+  id: string;
+  merchantId: string;
+  environment: string;
+  status: SessionStatus;
+  statusReason: string;
+  sequence: number;
+}
+
+/** From a row selected `for update` with id, merchant_id, environment, status, status_reason, sequence. */
+export function lockedSessionFromSql(r: Record<string, unknown>): LockedSession {
+  return {
+    id: r.id as string,
+    merchantId: r.merchant_id as string,
+    environment: r.environment as string,
+    status: r.status as SessionStatus,
+    statusReason: r.status_reason as string,
+    sequence: Number(r.sequence),
+  };
+}
+
+/**
+ * In the caller's transaction, which holds the session's row lock: the new status, its event,
+ * and the event's webhook deliveries (effects/webhook-outbox.ts), queued on `writes`. The one
+ * place a status changes, for the actor and for transitionSession alike. `updated`: the
+ * session row after it, once the writes are flushed.
+ */
+export function recordTransition(
+  writes: Pipeline,
   tx: TransactionSql,
-  args: {
-    sessionId: string;
-    previous: SessionStatus;
-    to: SessionStatus;
-    reason: TransitionReason;
-    detail?: Record<string, unknown>;
-    funding?: { chainId: number; amount: string };
-  },
-): Promise<{ row: SessionRow; eventId: string }> {
-  const [updated] = await tx`
+  session: LockedSession,
+  args: { to: SessionStatus; reason: TransitionReason; detail?: Record<string, unknown>; funding?: { chainId: number; amount: string } },
+): { eventId: string; updated: Promise<Row[]> } {
+  const previous = session.status;
+  session.status = args.to;
+  session.statusReason = args.reason;
+  session.sequence += 1;
+  const updated = writes.send(tx`
     update app.payment_sessions
-       set status = ${args.to}, status_reason = ${args.reason}, sequence = sequence + 1, updated_at = now(),
+       set status = ${args.to}, status_reason = ${args.reason}, sequence = ${session.sequence}, updated_at = now(),
            funding_chain_id = coalesce(${args.funding?.chainId ?? null}::int, funding_chain_id),
            funding_amount = coalesce(${args.funding?.amount ?? null}::numeric, funding_amount)
-     where id = ${args.sessionId}
-    returning *`;
-  const row = sessionFromSql(updated!);
+     where id = ${session.id}
+    returning *`);
   const eventId = newId("event");
-  await tx`
+  writes.send(tx`
     insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-    values (${eventId}, ${row.id}, ${row.merchantId}, ${row.environment}, ${row.sequence}, ${args.to},
-            ${args.previous}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`;
-  await enqueueEventDeliveries(tx, { id: eventId, sessionId: row.id, merchantId: row.merchantId, environment: row.environment, sequence: row.sequence });
-  return { row, eventId };
+    values (${eventId}, ${session.id}, ${session.merchantId}, ${session.environment}, ${session.sequence}, ${args.to},
+            ${previous}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`);
+  writes.send(enqueueEventDeliveries(tx, { id: eventId, sessionId: session.id, merchantId: session.merchantId, environment: session.environment, sequence: session.sequence }));
+  return { eventId, updated };
 }
 
 /**
  * In the caller's transaction (holding the session's row lock): an event that is no status
  * change — money moved (sessions/funds.ts) — with its webhook deliveries, in the session's
- * one sequence. The status and its reason stay as they are.
+ * one sequence, queued on `writes`. The status and its reason stay as they are.
  */
-export async function recordMoneyEvent(
+export function recordMoneyEvent(
+  writes: Pipeline,
   tx: TransactionSql,
-  args: { sessionId: string; reason: MoneyEventReason; detail: Record<string, unknown> },
-): Promise<string> {
-  const [row] = await tx`
-    update app.payment_sessions set sequence = sequence + 1, updated_at = now()
-     where id = ${args.sessionId}
-    returning id, merchant_id, environment, status, status_reason, sequence`;
+  session: LockedSession,
+  args: { reason: MoneyEventReason; detail: Record<string, unknown> },
+): string {
+  session.sequence += 1;
+  writes.send(tx`update app.payment_sessions set sequence = ${session.sequence}, updated_at = now() where id = ${session.id}`);
   const eventId = newId("event");
   // The status reason of the moment goes with the event, so its payload never changes later.
-  const detail = { ...args.detail, statusReason: row!.status_reason };
-  await tx`
+  const detail = { ...args.detail, statusReason: session.statusReason };
+  writes.send(tx`
     insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-    values (${eventId}, ${row!.id}, ${row!.merchant_id}, ${row!.environment}, ${row!.sequence}, ${row!.status},
-            ${row!.status}, ${args.reason}, ${JSON.stringify(detail)}::jsonb, now())`;
-  await enqueueEventDeliveries(tx, {
-    id: eventId,
-    sessionId: row!.id as string,
-    merchantId: row!.merchant_id as string,
-    environment: row!.environment as string,
-    sequence: row!.sequence as number,
-  });
+    values (${eventId}, ${session.id}, ${session.merchantId}, ${session.environment}, ${session.sequence}, ${session.status},
+            ${session.status}, ${args.reason}, ${JSON.stringify(detail)}::jsonb, now())`);
+  writes.send(enqueueEventDeliveries(tx, { id: eventId, sessionId: session.id, merchantId: session.merchantId, environment: session.environment, sequence: session.sequence }));
   return eventId;
 }
 

@@ -91,44 +91,58 @@ export class SessionRunner {
   }
 
   private async pumpOnce(): Promise<void> {
-    await this.scanNewBlocks().catch((e) => {
+    // The sessions new blocks concern are stepped first, at once: no round trip to find them
+    // due again (block → FUNDED is what payers wait on). Then whatever else is due.
+    let queue = await this.scanNewBlocks().catch((e) => {
       // The indexer's schema dropped under us (a rebuild): nothing to scan until it is back.
       if ((e as { code?: string })?.code !== "42P01") throw e;
+      return [] as string[];
     });
+    let woken = queue.length > 0;
     for (;;) {
       if (this.stopping) return;
-      const due = await this.sql`
-        select id from app.payment_sessions where wake_at <= now() order by wake_at limit ${this.settings.concurrency * 8}`;
-      if (due.length === 0) return;
-      let stepped = 0;
-      const queue = due.map((r) => r.id as string);
-      await Promise.all(
-        Array.from({ length: Math.min(this.settings.concurrency, queue.length) }, async () => {
-          for (let id = queue.shift(); id && !this.stopping; id = queue.shift()) {
-            try {
-              const r = await stepSession(this.sql, id, {}, { skipLocked: true, networks: this.networks });
-              if (!r.found) continue;
-              stepped++;
-              this.stats.steps++;
-              if (r.decision?.transition) this.stats.transitions++;
-            } catch (e) {
-              // The database is away: no session can be stepped; the pass ends (logged once by the pump).
-              if (isDatabaseUnavailable(e)) throw e;
-              this.stats.errors++;
-              this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
-              // Back off this one session; the others go on.
-              await this.sql`update app.payment_sessions set wake_at = now() + interval '5 seconds' where id = ${id}`.catch(() => {});
-            }
-          }
-        }),
-      );
-      if (stepped === 0) return; // all due ones are being stepped elsewhere
+      if (!woken) {
+        const due = await this.sql`
+          select id from app.payment_sessions where wake_at <= now() order by wake_at limit ${this.settings.concurrency * 8}`;
+        if (due.length === 0) return;
+        queue = due.map((r) => r.id as string);
+      }
+      const stepped = await this.stepAll(queue);
+      if (stepped === 0 && !woken) return; // all due ones are being stepped elsewhere
+      woken = false;
     }
   }
 
-  /** Wake the sessions that new indexed blocks concern; then remember how far we looked. */
-  private async scanNewBlocks(): Promise<void> {
+  /** Steps the sessions of `queue` (emptied), `concurrency` at a time; how many were stepped here. */
+  private async stepAll(queue: string[]): Promise<number> {
+    let stepped = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(this.settings.concurrency, queue.length) }, async () => {
+        for (let id = queue.shift(); id && !this.stopping; id = queue.shift()) {
+          try {
+            const r = await stepSession(this.sql, id, {}, { skipLocked: true, networks: this.networks });
+            if (!r.found) continue;
+            stepped++;
+            this.stats.steps++;
+            if (r.decision?.transition) this.stats.transitions++;
+          } catch (e) {
+            // The database is away: no session can be stepped; the pass ends (logged once by the pump).
+            if (isDatabaseUnavailable(e)) throw e;
+            this.stats.errors++;
+            this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
+            // Back off this one session; the others go on.
+            await this.sql`update app.payment_sessions set wake_at = now() + interval '5 seconds' where id = ${id}`.catch(() => {});
+          }
+        }
+      }),
+    );
+    return stepped;
+  }
+
+  /** Wake the sessions that new indexed blocks concern; then remember how far we looked. Returns the woken. */
+  private async scanNewBlocks(): Promise<string[]> {
     const now = Date.now();
+    const woken: string[] = [];
     for (const h of await indexedHeads(this.sql)) {
       const { chainId, head, seen } = h;
       // A head lower than before, or the same height with another hash: blocks were replaced.
@@ -153,7 +167,8 @@ export class SessionRunner {
       const depth = BigInt(this.networks.find((n) => n.chainId === chainId)?.confirmations ?? 1);
       // Never looked at this chain: every indexed transfer into a deposit address counts (a
       // payment may have been indexed before any runner ran); after that, only new blocks.
-      await wakeSessionsTouchedAfter(this.sql, chainId, seen === null ? -1n : (seen < head ? seen : head) - depth, { block: head, hash: h.hash });
+      woken.push(...(await wakeSessionsTouchedAfter(this.sql, chainId, seen === null ? -1n : (seen < head ? seen : head) - depth, { block: head, hash: h.hash })));
     }
+    return woken;
   }
 }
