@@ -6,6 +6,7 @@
  */
 import postgres from "postgres";
 import type { WatchedLookup } from "./watched.ts";
+import { CUSTOM_PLANS } from "../shared/postgres-settings.ts";
 
 /**
  * The one statement of the lookup. Each branch of the view is one table read by its address
@@ -15,7 +16,8 @@ import type { WatchedLookup } from "./watched.ts";
 export const WATCHED_LOOKUP_SQL = "select distinct address from app.watched_addresses where address = any($1::text[])";
 
 export function postgresWatchedLookup(databaseUrl: string): WatchedLookup & { end(): Promise<void> } {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, idle_timeout: 30 });
+  // Planned each time (shared/postgres-settings.ts): no plan made while the tables were empty survives their growth.
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, idle_timeout: 30, connection: CUSTOM_PLANS });
   let warned = false;
   const lookup = async (addresses: string[]) => {
     try {

@@ -94,6 +94,7 @@ export async function startService(config: Config, log: (line: string) => void =
     log(`embedded Postgres on 127.0.0.1:${config.embeddedPgPort}, data in ${join(config.dataDir, "pg")}`);
   }
   let database: Database | undefined;
+  let groupedDatabase: Database | undefined;
   let worker: WebhookWorker | undefined;
   let runner: SessionRunner | undefined;
   let runnerDatabase: Database | undefined;
@@ -119,6 +120,15 @@ export async function startService(config: Config, log: (line: string) => void =
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
     });
+    // The grouped creates and key lookups on a few connections of their own whose statements
+    // keep their plans (db/client.ts, PoolOptions.plans): at most four batches are out at once
+    // (creates 1, keyed creates 1, key lookups 2).
+    groupedDatabase = connect(databaseUrl, {
+      max: 4,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+      plans: "cached",
+    });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
     const networks = options.networks ?? [];
@@ -137,9 +147,9 @@ export async function startService(config: Config, log: (line: string) => void =
       faucet: new Faucet(),
       limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
       keyTouchedAt: new Map(),
-      apiKeys: apiKeyLookups(database.sql),
-      creates: createGroup(database.sql),
-      keyedCreates: keyedCreateGroup(database.sql),
+      apiKeys: apiKeyLookups(groupedDatabase.sql),
+      creates: createGroup(groupedDatabase.sql),
+      keyedCreates: keyedCreateGroup(groupedDatabase.sql),
     };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
@@ -225,6 +235,7 @@ export async function startService(config: Config, log: (line: string) => void =
         await runnerThread?.stop();
         await sweeper?.stop();
         await worker?.stop();
+        await groupedDatabase?.close();
         await database!.close();
         await embedded?.stop();
       },
@@ -236,6 +247,7 @@ export async function startService(config: Config, log: (line: string) => void =
     await runnerThread?.stop().catch(() => {});
     await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
+    await groupedDatabase?.close().catch(() => {});
     await database?.close().catch(() => {});
     await embedded?.stop().catch(() => {});
     throw err;

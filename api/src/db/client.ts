@@ -1,4 +1,5 @@
 import net from "node:net";
+import { CUSTOM_PLANS } from "../../../shared/postgres-settings.ts";
 import postgres, { type Sql, type TransactionSql } from "postgres";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import * as schema from "./schema.ts";
@@ -22,6 +23,14 @@ export interface PoolOptions {
    * connection; default 5000 ms. 0: none (the migration runner lifts it for itself).
    */
   statementTimeoutMs?: number;
+  /**
+   * "custom" (default): every statement planned for its parameters and the tables as they are
+   * now (shared/postgres-settings.ts). "cached": Postgres's default, a statement's plan may be
+   * kept — only for statements whose plan cannot go stale: the grouped creates and key
+   * lookups (inserts and unique-key probes), where planning each time cost a quarter of the
+   * creates a second (bench/api-create.ts: 2,450 → 1,790/s).
+   */
+  plans?: "custom" | "cached";
 }
 
 /**
@@ -47,6 +56,7 @@ class PoolSocket extends net.Socket {
  * Bounded everywhere: connect timeout, statement timeout, and — for transactions started on
  * behalf of a request — the request deadline's fence before COMMIT (deadline.ts).
  */
+
 export function connect(url: string, opts: PoolOptions = {}): Database {
   const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
   let next = 0;
@@ -57,9 +67,10 @@ export function connect(url: string, opts: PoolOptions = {}): Database {
     types: { bigint: postgres.BigInt },
     connect_timeout: (opts.connectTimeoutMs ?? 2000) / 1000,
     keep_alive: 10,
-    ...(statementTimeoutMs > 0
-      ? { connection: { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: Math.max(statementTimeoutMs, 10_000) } }
-      : {}),
+    connection: {
+      ...(opts.plans === "cached" ? {} : CUSTOM_PLANS),
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: Math.max(statementTimeoutMs, 10_000) } : {}),
+    },
     socket: (o: { host: string[]; port: number[]; path?: string }) => {
       const s = new PoolSocket();
       if (o.path) s.connect(o.path);
