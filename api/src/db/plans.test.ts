@@ -4,6 +4,7 @@
  * ("cached", for the grouped inserts only) would go on scanning the whole table.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Sql, TransactionSql } from "postgres";
 import { createTestDatabase } from "../../../testing/database.ts";
 import { connect, type Database } from "./client.ts";
 
@@ -22,12 +23,12 @@ async function lookupAfterGrowth(pool: Database, table: string): Promise<{ seq: 
   await sql.unsafe(`insert into ${table} select 'k' || i, i from generate_series(1, 10) i`);
   await sql.unsafe(`analyze ${table}`);
   // A prepared statement run often enough for Postgres to consider keeping one plan for it.
-  const lookup = (q: typeof sql, id: string) => q`select v from ${q(table)} where id = ${id}`;
+  const lookup = (q: Sql | TransactionSql, id: string) => q`select v from ${q(table)} where id = ${id}`;
   for (let i = 1; i <= 10; i++) await lookup(sql, `k${i}`);
   await sql.unsafe(`insert into ${table} select 'k' || i, i from generate_series(11, 100000) i`);
   // The backend's scan counters not yet flushed to the statistics (they include earlier
   // statements of this connection): read before and after the one lookup.
-  const counters = async (q: typeof sql) => {
+  const counters = async (q: Sql | TransactionSql) => {
     const [r] = await q.unsafe(`select pg_stat_get_xact_numscans('${table}'::regclass)::int as seq, pg_stat_get_xact_numscans('${table}_pkey'::regclass)::int as index`);
     return { seq: r!.seq as number, index: r!.index as number };
   };
