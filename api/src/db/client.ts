@@ -56,7 +56,6 @@ class PoolSocket extends net.Socket {
  * Bounded everywhere: connect timeout, statement timeout, and — for transactions started on
  * behalf of a request — the request deadline's fence before COMMIT (deadline.ts).
  */
-
 export function connect(url: string, opts: PoolOptions = {}): Database {
   const statementTimeoutMs = opts.statementTimeoutMs ?? 5000;
   let next = 0;

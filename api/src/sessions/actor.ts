@@ -138,7 +138,6 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     // an event of its own (late or extra funds, a later sweep of them).
     if (status !== "PENDING") {
       reportMoneyMovements(writes, tx, session, known, {
-        sessionId,
         status,
         transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
         incoming: facts.transfers.filter((t) => t.value > 0n && t.confirmations >= (state.networks.find((n) => n.chainId === t.chainId)?.confirmationsRequired ?? Infinity)),

@@ -17,7 +17,6 @@ import type { Outflow, Transfer } from "./decide.ts";
 import { recordMoneyEvent, type LockedSession } from "./repository.ts";
 
 export interface Movements {
-  sessionId: string;
   /** The status after this step. */
   status: SessionStatus;
   /** The transition of this step, if any: its event explains the movements on its network. */
@@ -63,7 +62,7 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
         });
     writes.send(tx`
       update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
-       where session_id = ${m.sessionId} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`);
+       where session_id = ${session.id} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`);
   }
   const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}:${k.log_index}`));
   const fresh = [
@@ -100,7 +99,7 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
     }
     writes.send(tx`
       insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp, event_id)
-      values (${m.sessionId}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric,
+      values (${session.id}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric,
               ${f.blockTimestamp?.toISOString() ?? null}::timestamptz, ${eventId ?? null})
       on conflict do nothing`);
   }
