@@ -55,6 +55,22 @@ describe("Group (group commit)", () => {
     expect(await Promise.all(all)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
+  test("the next batch leaves before the members of the finished one are answered", async () => {
+    const { sent, send } = manualSend<number>();
+    const group = new Group(send, { maxBatch: 100, maxInFlight: 1, writes: false });
+    const order: string[] = [];
+    const first = group.submit(1).then((v) => order.push(`answered ${v} (batches sent: ${sent.length})`));
+    await tick();
+    const second = group.submit(2);
+    await tick();
+    sent[0]!.finish();
+    await first;
+    // Member 1 learnt its outcome only once batch [2] was with send already.
+    expect(order).toEqual(["answered 1 (batches sent: 2)"]);
+    sent[1]!.finish();
+    expect(await second).toBe(2);
+  });
+
   test("a failed batch rejects every member; the group goes on", async () => {
     const { sent, send } = manualSend<number>();
     const group = new Group(send, { maxBatch: 10, maxInFlight: 1, writes: false });

@@ -90,14 +90,24 @@ export class Group<I, O> {
       this.inFlight++;
       this.stats.batches++;
       this.stats.items += batch.length;
+      // Members are settled only after the next batch has left: answering them (their handlers
+      // resume, build and write responses) takes the event loop for a while, and the creates
+      // queued meanwhile should already be on their way to Postgres.
+      const settle: (() => void)[] = [];
+      const held: Member<I, O>[] = batch.map((m) => ({
+        item: m.item,
+        resolve: (v) => void settle.push(() => m.resolve(v)),
+        reject: (e) => void settle.push(() => m.reject(e)),
+      }));
       requestScope
-        .exit(() => this.send(batch))
+        .exit(() => this.send(held))
         .catch((error: unknown) => {
-          for (const m of batch) m.reject(error);
+          for (const m of batch) settle.push(() => m.reject(error));
         })
         .finally(() => {
           this.inFlight--;
           this.flush();
+          for (const f of settle) f();
         });
     }
   }

@@ -8,10 +8,13 @@ import type { Environment } from "../../../shared/environment.ts";
 import type { EventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import type { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
-import { getAddress } from "viem";
+import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 
-/** Addresses leave the API in EIP-55 checksum form; they are stored lowercase. */
-export const checksummed = (address: string): string => getAddress(address);
+/**
+ * Addresses leave the API in EIP-55 checksum form; they are stored lowercase. Not viem's
+ * getAddress: its cache only churns on deposit addresses, each seen once (keccak.ts).
+ */
+export const checksummed = (address: string): string => checksumAddress(address);
 
 /**
  * The same, remembered: for the few addresses every session repeats (its network's token, the
@@ -21,7 +24,7 @@ const remembered = new Map<string, string>();
 function checksummedKnown(address: string): string {
   let c = remembered.get(address);
   if (c === undefined) {
-    c = getAddress(address);
+    c = checksumAddress(address);
     if (remembered.size >= 10_000) remembered.clear();
     remembered.set(address, c);
   }
