@@ -189,3 +189,24 @@ test("at least 1,000 malformed requests: each a documented 4xx, nothing written"
   expect(failures).toEqual([]);
   expect(await counts()).toEqual(before);
 }, 60_000);
+
+test("a body over 64 KB is refused with 413 whether its length is declared or it arrives chunked; a chunked JSON body within it is read", async () => {
+  const big = JSON.stringify({ amount: "10.00", currency: "USD", metadata: { a: "x".repeat(70_000) } });
+  const chunked = (text: string) => {
+    const bytes = new TextEncoder().encode(text);
+    return new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += 8_000) c.enqueue(bytes.subarray(i, i + 8_000));
+        c.close();
+      },
+    });
+  };
+  const post = async (body: string | ReadableStream<Uint8Array>) => {
+    const res = await fetch(`${svc.url}/payment-sessions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+    return { status: res.status, code: ((await res.json()) as { error?: { code: string } }).error?.code };
+  };
+  expect(await post(big)).toEqual({ status: 413, code: "body_too_large" });
+  expect(await post(chunked(big))).toEqual({ status: 413, code: "body_too_large" });
+  const small = await post(chunked(JSON.stringify({ amount: "10.00", currency: "USD", metadata: { a: "x".repeat(400) } })));
+  expect(small).toEqual({ status: 201, code: undefined });
+});

@@ -30,6 +30,10 @@ export async function readJsonBody(request: Request): Promise<unknown> {
 
 async function readCapped(request: Request): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
+  // A declared length (checked above) bounds the body: HTTP/1.1 framing ends it there. Read it
+  // whole, in one wait instead of one per chunk plus one for the end (under load each wait is a
+  // turn of a busy event loop).
+  if (request.headers.get("content-length") !== null) return new Uint8Array(await request.arrayBuffer());
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
