@@ -5,7 +5,8 @@
  * HTTP, at the same concurrency, one statement per create; and a bare single-row insert
  * (autocommit) at the same concurrency; and creates with an Idempotency-Key each (as sdk/server
  * sends them). Prints JSON, with how many creates and key lookups shared
- * a statement under group commit (api/src/db/group.ts; from the service's /metrics). Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
+ * a statement under group commit (api/src/db/group.ts; from the service's /metrics) and the CPU
+ * each process spent per create (cpuPerCreateUs: service, Postgres, and this driver). Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
  *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50); SERVICE_DB_POOL_SIZE is passed
  *   on to the service (its Postgres pool; default 20) and printed as servicePool.
  */
@@ -23,7 +24,7 @@ import { DEFAULT_SANDBOX_SETTLEMENT } from "../api/src/config.ts";
 import { loadChainsConfig } from "../shared/chains/config.ts";
 import { freePort } from "../testing/ports.ts";
 import { startTestChain } from "../testing/indexer-stack.ts";
-import { closedLoop, round } from "./lib.ts";
+import { closedLoop, cpuSeconds, postgresCpu, round } from "./lib.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -77,8 +78,14 @@ try {
     return (group: string) => ({ batches: read("paysession_group_batches_total", group), items: read("paysession_group_items_total", group) });
   };
   const g0 = await grouped();
+  // CPU per create by process: steadier than the rate on a shared machine, where what else runs
+  // moves the rate by a quarter from run to run.
+  const cpu = () => ({ service: cpuSeconds(server.pid), postgres: pg.pid ? postgresCpu(pg.pid) : NaN, driver: cpuSeconds(process.pid) });
+  const c0 = cpu();
   const http = await closedLoop(concurrency, seconds, post);
+  const c1 = cpu();
   const g1 = await grouped();
+  const cpuPerCreateUs = Object.fromEntries(Object.entries(c0).map(([k, v]) => [k, Math.round((((c1 as Record<string, number>)[k]! - v) / http.ops) * 1e6)]));
   // The same with an Idempotency-Key on every create, as the typed server client (sdk/server)
   // sends: grouped too, in their own group (key claims, sessions and sealed answers per batch).
   const keyed = async () => {
@@ -122,6 +129,7 @@ try {
       seconds,
       servicePool: Number(process.env.SERVICE_DB_POOL_SIZE ?? 20),
       http,
+      cpuPerCreateUs,
       grouping,
       httpIdempotent: { ...httpIdempotent, createsPerTransaction: keyedPerStatement },
       floor,

@@ -20,7 +20,7 @@
  * much again; BENCH_RATE_LIMIT overrides). The driver counts answers by status code, so a
  * refusal can never pass for what the machine sustains.
  */
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "node:child_process";
@@ -36,7 +36,7 @@ import { localClients } from "../shared/devchain/clients.ts";
 import { freePort } from "../testing/ports.ts";
 import { startIndexer, type IndexerProcess } from "../indexer/process.ts";
 import { INDEXED_HEAD_CHANNEL } from "../api/src/sessions/indexed.ts";
-import { percentile, round } from "./lib.ts";
+import { cpuSeconds, percentile, postgresCpu, round } from "./lib.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const RATES = (process.env.BENCH_RATES ?? "0,100,1000").split(",").map(Number);
@@ -116,28 +116,7 @@ const rssMb = (pid: number) => {
     return null;
   }
 };
-/** CPU seconds (user + system) a process has used so far; for Postgres, its postmaster and every backend. */
-const cpuSeconds = (pid: number): number => {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-  } catch {
-    return 0;
-  }
-};
-const postgresCpuSeconds = (): number => {
-  const postmaster = Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
-  let total = cpuSeconds(postmaster);
-  for (const p of readdirSync("/proc")) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      if (readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ")[1] === String(postmaster)) total += cpuSeconds(Number(p));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-};
+const postgresCpuSeconds = () => postgresCpu(Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]));
 /** What each process has used so far (CPU seconds), to say how many cores each had during a phase. */
 const cpuNow = (driverPid?: number) => ({
   api: cpuSeconds(serviceProcess.pid),

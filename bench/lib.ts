@@ -1,4 +1,5 @@
-/** Shared bits of the benchmark scripts: percentiles and a bounded closed-loop load. */
+/** Shared bits of the benchmark scripts: percentiles, a bounded closed-loop load, CPU used by a process. */
+import { readdirSync, readFileSync } from "node:fs";
 
 export function percentile(sortedMs: number[], p: number): number {
   if (sortedMs.length === 0) return NaN;
@@ -36,4 +37,28 @@ export async function closedLoop(concurrency: number, seconds: number, op: () =>
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
   };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of a Postgres server so far: its postmaster and every backend and helper it started. */
+export function postgresCpu(postmaster: number): number {
+  let total = cpuSeconds(postmaster);
+  for (const p of readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1]!.split(" ")[1] === String(postmaster)) total += cpuSeconds(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
