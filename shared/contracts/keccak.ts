@@ -20,11 +20,14 @@ export function keccak256Hex(data: Uint8Array | string): string {
   return keccak.hex(data);
 }
 
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
 /**
  * EIP-55 form of an address given as 0x and 40 hex digits (any case): a letter is upper case
  * where the matching nibble of keccak-256(lowercase digits as ASCII) is 8 or more.
  */
 export function checksumAddress(address: string): `0x${string}` {
+  if (!ADDRESS.test(address)) throw new Error(`not an address: ${JSON.stringify(address.slice(0, 50))}`);
   const digits = address.slice(2).toLowerCase();
   const hash = keccak.hex(digits);
   let out = "0x";

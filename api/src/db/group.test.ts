@@ -71,6 +71,23 @@ describe("Group (group commit)", () => {
     expect(await second).toBe(2);
   });
 
+  test("a member that send settles along the way is answered then, not when the whole send ends", async () => {
+    let finishSecond!: () => void;
+    const group = new Group<number, number>(
+      async (batch) => {
+        batch[0]!.resolve(batch[0]!.item); // as a one-by-one retry answers each create once it is written
+        await new Promise<void>((r) => (finishSecond = r));
+        batch[1]!.resolve(batch[1]!.item);
+      },
+      { maxBatch: 10, maxInFlight: 1, writes: false },
+    );
+    const first = group.submit(1);
+    const second = group.submit(2);
+    expect(await first).toBe(1); // would hang until finishSecond() if held to the end of send
+    finishSecond();
+    expect(await second).toBe(2);
+  });
+
   test("a failed batch rejects every member; the group goes on", async () => {
     const { sent, send } = manualSend<number>();
     const group = new Group(send, { maxBatch: 10, maxInFlight: 1, writes: false });

@@ -90,24 +90,42 @@ export class Group<I, O> {
       this.inFlight++;
       this.stats.batches++;
       this.stats.items += batch.length;
-      // Members are settled only after the next batch has left: answering them (their handlers
-      // resume, build and write responses) takes the event loop for a while, and the creates
-      // queued meanwhile should already be on their way to Postgres.
-      const settle: (() => void)[] = [];
-      const held: Member<I, O>[] = batch.map((m) => ({
+      // Members are answered only after the next batch has left: answering them (their handlers
+      // resume, build and write responses) holds the event loop for a while, and the items queued
+      // meanwhile should already be on their way to Postgres. A settlement is held until this
+      // batch's send is over (then the next batch is flushed first), or until the next turn of
+      // the event loop if send settles members along the way (a one-by-one retry must answer each
+      // as it is written, not with the slowest) or after it ended.
+      const held: (() => void)[] = [];
+      let drainScheduled = false;
+      const drain = () => {
+        drainScheduled = false;
+        for (const f of held.splice(0)) f();
+      };
+      const hold = (f: () => void) => {
+        held.push(f);
+        if (!drainScheduled) {
+          drainScheduled = true;
+          setImmediate(drain);
+        }
+      };
+      const members: Member<I, O>[] = batch.map((m) => ({
         item: m.item,
-        resolve: (v) => void settle.push(() => m.resolve(v)),
-        reject: (e) => void settle.push(() => m.reject(e)),
+        resolve: (v) => hold(() => m.resolve(v)),
+        reject: (e) => hold(() => m.reject(e)),
       }));
       requestScope
-        .exit(() => this.send(held))
+        .exit(() => this.send(members))
         .catch((error: unknown) => {
-          for (const m of batch) settle.push(() => m.reject(error));
+          for (const m of batch) hold(() => m.reject(error));
         })
         .finally(() => {
           this.inFlight--;
-          this.flush();
-          for (const f of settle) f();
+          try {
+            this.flush();
+          } finally {
+            drain();
+          }
         });
     }
   }

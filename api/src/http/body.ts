@@ -30,10 +30,17 @@ export async function readJsonBody(request: Request): Promise<unknown> {
 
 async function readCapped(request: Request): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
-  // A declared length (checked above) bounds the body: HTTP/1.1 framing ends it there. Read it
+  // A declared length within the cap bounds the body: HTTP/1.1 framing ends it there. Read it
   // whole, in one wait instead of one per chunk plus one for the end (under load each wait is a
-  // turn of a busy event loop).
-  if (request.headers.get("content-length") !== null) return new Uint8Array(await request.arrayBuffer());
+  // turn of a busy event loop). Only a plain count qualifies: repeated Content-Length headers
+  // arrive joined ("5000000, 5000000"), which Number() reads as NaN; those, and chunked bodies,
+  // go through the capped reader below.
+  const declared = request.headers.get("content-length");
+  if (declared !== null && /^\d{1,6}$/.test(declared) && Number(declared) <= MAX_BODY_BYTES) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > MAX_BODY_BYTES) throw new ApiError("body_too_large");
+    return bytes;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
