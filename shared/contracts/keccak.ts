@@ -10,12 +10,10 @@
  */
 import { keccak256 as keccak } from "js-sha3";
 
-/** keccak-256 of bytes (Ethereum's hash: the original Keccak padding, not SHA3-256's). */
-export function keccak256Bytes(data: Uint8Array): Uint8Array {
-  return new Uint8Array(keccak.arrayBuffer(data));
-}
-
-/** keccak-256 of bytes, as 64 lowercase hex digits without 0x. */
+/**
+ * keccak-256 (Ethereum's hash: the original Keccak padding, not SHA3-256's) of bytes or of a
+ * string's UTF-8, as 64 lowercase hex digits without 0x.
+ */
 export function keccak256Hex(data: Uint8Array | string): string {
   return keccak.hex(data);
 }

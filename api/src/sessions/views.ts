@@ -14,7 +14,7 @@ import { checksumAddress } from "../../../shared/contracts/keccak.ts";
  * Addresses leave the API in EIP-55 checksum form; they are stored lowercase. Not viem's
  * getAddress: its cache only churns on deposit addresses, each seen once (keccak.ts).
  */
-export const checksummed = (address: string): string => checksumAddress(address);
+export const checksummed: (address: string) => string = checksumAddress;
 
 /**
  * The same, remembered: for the few addresses every session repeats (its network's token, the
