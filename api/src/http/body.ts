@@ -9,9 +9,9 @@ import { ApiError } from "../errors.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export async function readJsonBody(request: Request): Promise<unknown> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw new ApiError("body_too_large");
-  const bytes = await readCapped(request);
+  const declared = declaredLength(request.headers);
+  if (declared !== undefined && declared > MAX_BODY_BYTES) throw new ApiError("body_too_large");
+  const bytes = await readCapped(request, declared);
   if (bytes.length === 0) return {};
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json") throw new ApiError("content_type_unsupported");
@@ -28,15 +28,22 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
 }
 
-async function readCapped(request: Request): Promise<Uint8Array> {
+/**
+ * Content-Length as a count, or undefined: absent, or not a plain count — repeated headers
+ * arrive joined ("5000000, 5000000"), and such a body is read through the capped reader.
+ */
+function declaredLength(headers: Headers): number | undefined {
+  const value = headers.get("content-length");
+  return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
+/** `declared`: declaredLength, already checked to be within the cap. */
+async function readCapped(request: Request, declared: number | undefined): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
-  // A declared length within the cap bounds the body: HTTP/1.1 framing ends it there. Read it
-  // whole, in one wait instead of one per chunk plus one for the end (under load each wait is a
-  // turn of a busy event loop). Only a plain count qualifies: repeated Content-Length headers
-  // arrive joined ("5000000, 5000000"), which Number() reads as NaN; those, and chunked bodies,
-  // go through the capped reader below.
-  const declared = request.headers.get("content-length");
-  if (declared !== null && /^\d{1,6}$/.test(declared) && Number(declared) <= MAX_BODY_BYTES) {
+  // A declared length bounds the body: HTTP/1.1 framing ends it there. Read it whole, in one
+  // wait instead of one per chunk plus one for the end (under load each wait is a turn of a busy
+  // event loop). Without one (chunked), the capped reader below.
+  if (declared !== undefined) {
     const bytes = new Uint8Array(await request.arrayBuffer());
     if (bytes.byteLength > MAX_BODY_BYTES) throw new ApiError("body_too_large");
     return bytes;
