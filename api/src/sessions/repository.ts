@@ -239,12 +239,7 @@ export function recordTransition(
            funding_amount = coalesce(${args.funding?.amount ?? null}::numeric, funding_amount)
      where id = ${session.id}
     returning *`);
-  const eventId = newId("event");
-  writes.send(tx`
-    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-    values (${eventId}, ${session.id}, ${session.merchantId}, ${session.environment}, ${session.sequence}, ${args.to},
-            ${previous}, ${args.reason}, ${JSON.stringify(args.detail ?? {})}::jsonb, now())`);
-  writes.send(enqueueEventDeliveries(tx, { id: eventId, sessionId: session.id, merchantId: session.merchantId, environment: session.environment, sequence: session.sequence }));
+  const eventId = queueEvent(writes, tx, session, { previous, reason: args.reason, detail: args.detail ?? {} });
   return { eventId, updated };
 }
 
@@ -261,13 +256,25 @@ export function recordMoneyEvent(
 ): string {
   session.sequence += 1;
   writes.send(tx`update app.payment_sessions set sequence = ${session.sequence}, updated_at = now() where id = ${session.id}`);
-  const eventId = newId("event");
   // The status reason of the moment goes with the event, so its payload never changes later.
-  const detail = { ...args.detail, statusReason: session.statusReason };
+  return queueEvent(writes, tx, session, { previous: session.status, reason: args.reason, detail: { ...args.detail, statusReason: session.statusReason } });
+}
+
+/**
+ * The session's event at its current sequence and status (the caller has counted both), and
+ * the event's webhook deliveries, queued on `writes`. Returns the event's id.
+ */
+function queueEvent(
+  writes: Pipeline,
+  tx: TransactionSql,
+  session: LockedSession,
+  event: { previous: SessionStatus; reason: TransitionReason | MoneyEventReason; detail: Record<string, unknown> },
+): string {
+  const eventId = newId("event");
   writes.send(tx`
     insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
     values (${eventId}, ${session.id}, ${session.merchantId}, ${session.environment}, ${session.sequence}, ${session.status},
-            ${session.status}, ${args.reason}, ${JSON.stringify(detail)}::jsonb, now())`);
+            ${event.previous}, ${event.reason}, ${JSON.stringify(event.detail)}::jsonb, now())`);
   writes.send(enqueueEventDeliveries(tx, { id: eventId, sessionId: session.id, merchantId: session.merchantId, environment: session.environment, sequence: session.sequence }));
   return eventId;
 }
