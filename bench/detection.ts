@@ -116,7 +116,7 @@ const rssMb = (pid: number) => {
     return null;
   }
 };
-const postgresCpuSeconds = () => postgresCpu(Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]));
+const postgresCpuSeconds = () => (pg.pid ? postgresCpu(pg.pid) : NaN);
 /** What each process has used so far (CPU seconds), to say how many cores each had during a phase. */
 const cpuNow = (driverPid?: number) => ({
   api: cpuSeconds(serviceProcess.pid),
