@@ -122,11 +122,12 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
 export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
   return new Group<string, KeyLookup | undefined>(
     async (batch) => {
-      const found = await lookupApiKeys(
-        sql,
-        batch.map((m) => hashSecret(m.item)),
-      );
-      batch.forEach((m, i) => m.resolve(found[i]));
+      // A merchant's server sends most of its requests with one key: each distinct key is
+      // hashed and asked for once, and its members share the answer (read-only).
+      const secrets = [...new Set(batch.map((m) => m.item))];
+      const found = await lookupApiKeys(sql, secrets.map(hashSecret));
+      const bySecret = new Map(secrets.map((secret, i) => [secret, found[i]]));
+      for (const m of batch) m.resolve(bySecret.get(m.item));
     },
     { maxBatch: 64, maxInFlight: 2, writes: false },
   );

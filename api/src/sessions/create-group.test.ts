@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { newId } from "../../../shared/ids.ts";
 import { CREATE_GROUP_LIMITS, createGroup } from "./create-group.ts";
-import type { NewSession } from "./repository.ts";
-import { revokeApiKey } from "../credentials/store.ts";
+import { findSessionById, insertSessions, type NewSession } from "./repository.ts";
+import { apiKeyLookups, revokeApiKey } from "../credentials/store.ts";
 
 let svc: TestService;
 let key: string;
@@ -53,6 +53,50 @@ describe("creates with group commit", () => {
              (select count(*)::int from app.session_events where session_id = any(${ids}) and sequence = 1 and reason = 'created') as events,
              (select count(*)::int from app.webhook_deliveries where session_id = any(${ids}) and endpoint_id = ${endpoint.body.id}) as deliveries`;
     expect(rows).toEqual({ sessions: n, deposits: n, events: n, deliveries: n });
+  });
+
+  test("the row a create answers with is the row stored (only the id, created_at and metadata come back from the insert)", async () => {
+    const sql = svc.services.database.sql;
+    const deposit = (i: number) => ({
+      chainId: 31337,
+      address: `0x${String(i).padStart(40, "a")}`,
+      settlementAddress: `0x${"b".repeat(40)}`,
+      tokenAddress: `0x${"c".repeat(40)}`,
+      decimals: 6,
+      requiredBaseUnits: 1_234_000n,
+      confirmations: 1,
+    });
+    const inputs: { metadata: Record<string, string>; referenceId: string | null; expiresInSeconds: number }[] = [
+      // jsonb stores keys shorter first, then by bytes: the answer must show them as stored.
+      { metadata: { zeta: "1", a: "2", "ünï": "3", bb: "" }, referenceId: "ref-1", expiresInSeconds: 900 },
+      { metadata: {}, referenceId: null, expiresInSeconds: 86_400 },
+      { metadata: { orderId: "x\"y\\z" }, referenceId: "ref-3", expiresInSeconds: 60 },
+    ];
+    const list: NewSession[] = inputs.map((x, i) => ({
+      id: newId("paymentSession"),
+      merchantId,
+      environment: "sandbox" as const,
+      input: { amountMinor: BigInt(1000 + i), currency: "USD" as const, ...x },
+      tokenGraceSeconds: 3600,
+      deposits: [deposit(i)],
+    }));
+    const created = await insertSessions(sql, list);
+    expect(created.map((c) => c.row.id)).toEqual(list.map((a) => a.id));
+    for (const c of created) {
+      const stored = await findSessionById(svc.services.database.db, c.row.id);
+      expect(c.row).toEqual(stored!);
+      expect(Object.keys(c.row.metadata)).toEqual(Object.keys(stored!.metadata));
+    }
+    expect(Object.keys(created[0]!.row.metadata)).toEqual(["a", "bb", "zeta", "ünï"]);
+    // And through the API: the create's answer is what a retrieve shows.
+    const made = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "5.00", currency: "USD", metadata: { long: "1", s: "2" }, expiresInSeconds: 1200 } });
+    expect(made.status).toBe(201);
+    const read = await svc.call("GET", `/payment-sessions/${made.body.paymentSessionId}`, { auth: key });
+    const { paymentSessionToken, tokenExpiresAt, ...answer } = made.body;
+    const { history, ...retrieved } = read.body;
+    expect(answer).toEqual(retrieved);
+    expect(typeof paymentSessionToken).toBe("string");
+    expect(Date.parse(tokenExpiresAt) - Date.parse(answer.expiresAt)).toBe(3600 * 1000);
   });
 
   test("one create refused by a constraint or an unstorable value does not fail the others in its batch", async () => {
@@ -118,6 +162,19 @@ describe("creates with group commit", () => {
       }
     }
     expect(hooks.every((h) => h.status === 201)).toBe(true);
+  });
+
+  test("key lookups in one batch, some asking for the same key (asked once): each request gets its own key's answer", async () => {
+    const a = await svc.merchant("Lookup A");
+    const b = await svc.merchant("Lookup B");
+    const group = apiKeyLookups(svc.services.database.sql);
+    const asked = [a.sandboxKey, b.sandboxKey, a.sandboxKey, "sk_test_nosuchkey0000000000000000", b.sandboxKey, a.sandboxKey];
+    const found = await Promise.all(asked.map((k) => group.submit(k))); // one turn: one batch
+    expect(group.stats).toEqual({ batches: 1, items: asked.length });
+    expect(found.map((f) => f?.merchant.id)).toEqual([a.merchant.id, b.merchant.id, a.merchant.id, undefined, b.merchant.id, a.merchant.id]);
+    expect(found[0]!.key.id).toBe(found[2]!.key.id);
+    expect(found[1]!.key.id).toBe(found[4]!.key.id);
+    expect(found[0]!.key.id).not.toBe(found[1]!.key.id);
   });
 
   test("a revoked key is refused from the next request on, grouped lookups or not", async () => {
