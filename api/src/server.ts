@@ -121,9 +121,8 @@ export async function startService(config: Config, log: (line: string) => void =
       statementTimeoutMs: config.dbStatementTimeoutMs,
     });
     // The grouped creates and key lookups on a few connections of their own whose statements
-    // keep their plans (db/client.ts, PoolOptions.plans): at most three batches are out at once
-    // (creates 1, keyed creates 1, key lookups 1), and one connection more for the one-by-one
-    // retry of a create batch refused for its content (sessions/create-group.ts).
+    // keep their plans (db/client.ts, PoolOptions.plans): at most four batches are out at once
+    // (creates 1, keyed creates 1, key lookups 2).
     groupedDatabase = connect(databaseUrl, {
       max: 4,
       connectTimeoutMs: config.dbConnectTimeoutMs,

@@ -129,10 +129,10 @@ export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
       const bySecret = new Map(secrets.map((secret, i) => [secret, found[i]]));
       for (const m of batch) m.resolve(bySecret.get(m.item));
     },
-    // One batch out, as for creates: at 50 connections ≈ 11 lookups share a statement instead of
-    // ≈ 7.5 with two out, and Postgres spent ≈ 9 % less CPU per create (bench/api-create.ts, five
-    // alternating pairs). An idle server still sends each lookup alone, at once.
-    { maxBatch: 64, maxInFlight: 1, writes: false },
+    // Two out: with one (≈ 11 lookups a statement instead of ≈ 7.5) Postgres's CPU per create was
+    // lower in one series of alternating runs and not in the next, and p99 was higher in both —
+    // a lookup arriving while one is out waits for it (README, "Create figures").
+    { maxBatch: 64, maxInFlight: 2, writes: false },
   );
 }
 
