@@ -411,9 +411,10 @@ async function getTestTokens() {
   await withBusy(async () => {
     try {
       const r = await api!.faucet(wallet!.account, n.chainId);
-      notice(`Test tokens sent: ${formatUnits(BigInt(r.amountBaseUnits), n.decimals)} ${n.tokenSymbol} to your wallet.`);
       clearProblem();
+      // The new balance first, then the notice: the payer never reads "sent" beside the old balance.
       await refreshBalance();
+      notice(`Test tokens sent: ${formatUnits(BigInt(r.amountBaseUnits), n.decimals)} ${n.tokenSymbol} to your wallet.`);
     } catch (err) {
       showProblem({ kind: "faucet", message: err instanceof ApiFailure ? err.message : String(err) }, []);
     }
