@@ -76,11 +76,12 @@ export async function revokeApiKey(db: Db, merchantId: string, keyId: string): P
   return row ? summarize(row) : undefined;
 }
 
+/** Shared by the requests of a lookup batch that presented the same key (apiKeyLookups): read-only, and frozen. */
 export interface KeyLookup {
-  key: ApiKeySummary;
-  merchant: Merchant;
+  readonly key: Readonly<ApiKeySummary>;
+  readonly merchant: Readonly<Merchant>;
   /** The merchant's settlement addresses in the key's environment, by chain id (read here to save a query per create). */
-  settlements: Map<number, string>;
+  readonly settlements: ReadonlyMap<number, string>;
 }
 
 /**
@@ -138,8 +139,8 @@ export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
 
 function keyLookupFromRow(row: Record<string, unknown>): KeyLookup {
   const date = (v: unknown) => (v === null ? null : new Date(v as string));
-  return {
-    key: {
+  return Object.freeze({
+    key: Object.freeze({
       id: row.id as string,
       merchantId: row.merchant_id as string,
       environment: row.environment as Environment,
@@ -148,18 +149,18 @@ function keyLookupFromRow(row: Record<string, unknown>): KeyLookup {
       createdAt: date(row.created_at)!,
       lastUsedAt: date(row.last_used_at),
       revokedAt: date(row.revoked_at),
-    },
-    merchant: {
+    }),
+    merchant: Object.freeze({
       id: row.merchant_id as string,
       name: row.merchant_name as string,
       sandboxPublicId: row.sandbox_public_id as string,
       livePublicId: row.live_public_id as string,
       createdAt: date(row.merchant_created_at)!,
-    },
+    }),
     settlements: new Map(
       Object.entries((typeof row.settlements === "string" ? JSON.parse(row.settlements) : row.settlements) ?? {}).map(([k, v]) => [Number(k), v as string]),
     ),
-  };
+  });
 }
 
 export async function touchApiKey(db: Db, keyId: string, at: Date): Promise<void> {

@@ -51,11 +51,13 @@ export async function startEmbeddedPostgres(opts: {
     password: "postgres",
     persistent: opts.persistent ?? true,
     createPostgresUser: true,
-    // UTF-8, and text compared byte by byte (codepoint order, as libc's C.UTF-8 sorts, with
-    // Unicode case mapping): every id, key hash and address is a text key, and a libc collation
-    // makes each comparison in an index a strcoll() call, then a strcmp() when equal (perf on
-    // the create batch's backend, README "Create figures"). A cluster made before keeps its own.
-    initdbFlags: ["--encoding=UTF8", "--locale-provider=builtin", "--builtin-locale=C.UTF-8"],
+    // UTF-8, and text compared byte by byte (codepoint order, with Unicode case mapping): every
+    // id, key hash and address is a text key, and a libc collation makes each comparison in an
+    // index a strcoll() call, then a strcmp() when equal (perf on the create batch's backend,
+    // README "Create figures"). The rest of the locale is C, so neither depends on the
+    // environment's LANG (a locale it names but the machine lacks made initdb fail). A cluster
+    // made before keeps the collation it was made with.
+    initdbFlags: ["--encoding=UTF8", "--locale=C", "--locale-provider=builtin", "--builtin-locale=C.UTF-8"],
     // More connections than the default 100: tests and benchmarks open several pools.
     postgresFlags: ["-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1"],
     onLog: (m) => {

@@ -19,7 +19,7 @@ export interface ApiKeyAuth {
   merchant: Merchant;
   key: ApiKeySummary;
   /** The merchant's settlement addresses in this environment, by chain id. */
-  settlements: Map<number, string>;
+  settlements: ReadonlyMap<number, string>;
   /** Delegated requests only (dashboard/api.ts): the signed-in person acting, for the security history and announcements. */
   person?: Actor;
 }

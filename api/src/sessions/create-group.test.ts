@@ -97,6 +97,18 @@ describe("creates with group commit", () => {
     expect(answer).toEqual(retrieved);
     expect(typeof paymentSessionToken).toBe("string");
     expect(Date.parse(tokenExpiresAt) - Date.parse(answer.expiresAt)).toBe(3600 * 1000);
+    // With an Idempotency-Key (its own group, its answer stored): the answer, then its replay,
+    // are what a retrieve shows.
+    const keyed = { auth: key, body: { amount: "6.00", currency: "USD", metadata: { second: "1", first: "2" } }, headers: { "idempotency-key": `row-test-${newId("event")}` } };
+    const k1 = await svc.call("POST", "/payment-sessions", keyed);
+    const k2 = await svc.call("POST", "/payment-sessions", keyed);
+    expect([k1.status, k2.status, k2.headers.get("idempotent-replayed")]).toEqual([201, 201, "true"]);
+    expect(k2.body).toEqual(k1.body);
+    const kRead = await svc.call("GET", `/payment-sessions/${k1.body.paymentSessionId}`, { auth: key });
+    const { paymentSessionToken: _t, tokenExpiresAt: _e, ...kAnswer } = k1.body;
+    const { history: _h, ...kRetrieved } = kRead.body;
+    expect(kAnswer).toEqual(kRetrieved);
+    expect(Object.keys(kAnswer.metadata)).toEqual(["first", "second"]);
   });
 
   test("one create refused by a constraint or an unstorable value does not fail the others in its batch", async () => {
@@ -175,6 +187,8 @@ describe("creates with group commit", () => {
     expect(found[0]!.key.id).toBe(found[2]!.key.id);
     expect(found[1]!.key.id).toBe(found[4]!.key.id);
     expect(found[0]!.key.id).not.toBe(found[1]!.key.id);
+    // Requests with the same key share one answer: it cannot be changed by any of them.
+    expect(Object.isFrozen(found[0]) && Object.isFrozen(found[0]!.key) && Object.isFrozen(found[0]!.merchant)).toBe(true);
   });
 
   test("a revoked key is refused from the next request on, grouped lookups or not", async () => {

@@ -99,7 +99,7 @@ export async function insertSessions(q: Query, list: NewSession[]): Promise<Crea
 /**
  * A new session's row as insertSessions wrote it, from what it sent and what came back: the
  * times from the database's created_at (the same now() that set them), metadata as stored.
- * repository.test.ts checks it against the row read back.
+ * create-group.test.ts checks it against the row read back, and the API's answer against a retrieve.
  */
 function createdRow(a: NewSession, tokenHash: string, r: Record<string, unknown>): SessionRow {
   const createdAt = asDate(r.created_at);
