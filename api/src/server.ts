@@ -121,13 +121,13 @@ export async function startService(config: Config, log: (line: string) => void =
       statementTimeoutMs: config.dbStatementTimeoutMs,
     });
     // The grouped creates and key lookups on a few connections of their own whose statements
-    // keep their plans (shared/postgres-settings.ts, KEPT_PLANS): at most four batches are out
-    // at once (creates 1, keyed creates 1, key lookups 2).
+    // keep their plans (db/client.ts, PoolOptions.plans): at most four batches are out at once
+    // (creates 1, keyed creates 1, key lookups 2).
     groupedDatabase = connect(databaseUrl, {
       max: 4,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
-      plans: "kept",
+      plans: "cached",
     });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
