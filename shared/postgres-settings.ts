@@ -6,6 +6,8 @@
  * the runner's due list, a step's reads and the bench's own poll at 4–7 ms each a minute into
  * 1,000 creates/s, where an index scan takes 0.05). Planning each time costs ≈ 0.1 ms of
  * Postgres CPU per statement; group commit shares it among a batch's creates. Used by every
- * pool of the service (api/src/db/client.ts) and by the indexer's bounded-mode lookup.
+ * pool of the service (api/src/db/client.ts) but the grouped statements' (server.ts, which is left
+ * to Postgres's default and in practice re-plans them on every run too: README "Create figures",
+ * session 8) and by the indexer's bounded-mode lookup.
  */
 export const CUSTOM_PLANS = { plan_cache_mode: "force_custom_plan" } as const;

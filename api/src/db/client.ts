@@ -28,7 +28,9 @@ export interface PoolOptions {
    * now (shared/postgres-settings.ts). "cached": Postgres's default, a statement's plan may be
    * kept — only for statements whose plan cannot go stale: the grouped creates and key
    * lookups (inserts and unique-key probes), where planning each time cost a quarter of the
-   * creates a second (bench/api-create.ts: 2,450 → 1,790/s).
+   * creates a second (bench/api-create.ts: 2,450 → 1,790/s). Since then Postgres chooses custom
+   * plans for both on every run (pg_prepared_statements); forcing generic ones is not safe as
+   * the statements are written (README "Create figures", session 8).
    */
   plans?: "custom" | "cached";
 }
