@@ -52,26 +52,3 @@ test("a migration edited after it was applied is refused", async () => {
   await expect(migrate(sql, edited)).rejects.toThrow(/changed after it was applied/);
   await sql.end();
 });
-
-test.skipIf(Boolean(process.env.DATABASE_URL))("the embedded cluster stores UTF-8 and compares text byte by byte (builtin C.UTF-8), with Unicode case mapping", async () => {
-  const tdb = await createTestDatabase();
-  dbs.push(tdb);
-  const sql = postgres(tdb.url, { max: 1, onnotice: () => {} });
-  const [r] = await sql`
-    select pg_encoding_to_char(encoding) as encoding, datlocprovider::text as provider, datlocale as locale,
-           lower('ÄÖ É') as lowered,
-           (select array_agg(x order by x) from unnest(array['b', 'B', 'a', '_', 'Z', 'é', 'e']) x) as sorted
-      from pg_database where datname = current_database()`;
-  expect(r).toEqual({ encoding: "UTF8", provider: "b", locale: "C.UTF-8", lowered: "äö é", sorted: ["B", "Z", "_", "a", "b", "e", "é"] });
-  await sql.end();
-});
-
-test.skipIf(Boolean(process.env.DATABASE_URL))("the embedded cluster makes a new WAL segment without zero-filling it inside a commit (wal_init_zero off)", async () => {
-  const tdb = await createTestDatabase();
-  dbs.push(tdb);
-  const sql = postgres(tdb.url, { max: 1, onnotice: () => {} });
-  const [r] = await sql`select current_setting('wal_init_zero') as zero, current_setting('wal_recycle') as recycle, current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync`;
-  // Only the zero-filling is off: commits are still flushed and synced, and old segments recycled.
-  expect(r).toEqual({ zero: "off", recycle: "on", fsync: "on", sync: "on" });
-  await sql.end();
-});
