@@ -120,14 +120,13 @@ export async function startService(config: Config, log: (line: string) => void =
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
     });
-    // The grouped creates and key lookups on a few connections of their own whose statements
-    // keep their plans (db/client.ts, PoolOptions.plans): at most four batches are out at once
-    // (creates 1, keyed creates 1, key lookups 2).
+    // The grouped statements on connections of their own, one per batch that can be out (creates
+    // 1, keyed creates 1, key lookups 2), which keep one plan per statement (shared/postgres-settings.ts, KEPT_PLANS).
     groupedDatabase = connect(databaseUrl, {
       max: 4,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
-      plans: "cached",
+      plans: "kept",
     });
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);

@@ -95,16 +95,21 @@ export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | 
 /**
  * The keys with these hashes (hashSecret), in the order asked; undefined where none. One
  * prepared raw statement for any count, not a drizzle query built anew each time: it runs on
- * every authenticated request, grouped with the others waiting (apiKeyLookups).
+ * every authenticated request, grouped with the others waiting (apiKeyLookups), on connections
+ * that keep one plan per statement (shared/postgres-settings.ts, KEPT_PLANS). So it is written
+ * to have one plan only, right at any table size: for each hash asked, one probe of each
+ * table's unique index (a LATERAL subquery per table, `offset 0` keeping it a probe per row
+ * rather than a join the planner could turn into reading a table or an index whole).
  */
 export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLookup | undefined)[]> {
   const rows = await sql`
     select k.id, k.merchant_id, k.environment, k.name, k.prefix, k.key_hash, k.created_at, k.last_used_at, k.revoked_at,
-           m.name as merchant_name, m.sandbox_public_id, m.live_public_id, m.created_at as merchant_created_at,
-           (select json_object_agg(ms.chain_id, ms.address) from app.merchant_settlements ms
-             where ms.merchant_id = k.merchant_id and ms.environment = k.environment) as settlements
-      from app.api_keys k join app.merchants m on m.id = k.merchant_id
-     where k.key_hash = any(${arrayParam(sql, hashes)})`;
+           m.name as merchant_name, m.sandbox_public_id, m.live_public_id, m.created_at as merchant_created_at, st.settlements
+      from unnest(${arrayParam(sql, hashes)}) as h(key_hash)
+      cross join lateral (select * from app.api_keys k where k.key_hash = h.key_hash offset 0) k
+      cross join lateral (select * from app.merchants m where m.id = k.merchant_id offset 0) m
+      cross join lateral (select json_object_agg(ms.chain_id, ms.address) as settlements from app.merchant_settlements ms
+                           where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st`;
   const byHash = new Map(rows.map((r) => [r.key_hash as string, r]));
   return hashes.map((hash) => {
     const row = byHash.get(hash);

@@ -1,5 +1,5 @@
 import net from "node:net";
-import { CUSTOM_PLANS } from "../../../shared/postgres-settings.ts";
+import { CUSTOM_PLANS, KEPT_PLANS } from "../../../shared/postgres-settings.ts";
 import postgres, { type Sql, type TransactionSql } from "postgres";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import * as schema from "./schema.ts";
@@ -25,14 +25,11 @@ export interface PoolOptions {
   statementTimeoutMs?: number;
   /**
    * "custom" (default): every statement planned for its parameters and the tables as they are
-   * now (shared/postgres-settings.ts). "cached": Postgres's default, a statement's plan may be
-   * kept — only for statements whose plan cannot go stale: the grouped creates and key
-   * lookups (inserts and unique-key probes), where planning each time cost a quarter of the
-   * creates a second (bench/api-create.ts: 2,450 → 1,790/s). Since then Postgres chooses custom
-   * plans for both on every run (pg_prepared_statements); forcing generic ones is not safe as
-   * the statements are written (README "Create figures", session 8).
+   * now (shared/postgres-settings.ts, CUSTOM_PLANS). "kept": each statement planned once per
+   * connection, never with a sequential scan (KEPT_PLANS) — only for statements written to have
+   * one right plan at any table size: the grouped creates, keyed creates and key lookups.
    */
-  plans?: "custom" | "cached";
+  plans?: "custom" | "kept";
 }
 
 /**
@@ -69,7 +66,7 @@ export function connect(url: string, opts: PoolOptions = {}): Database {
     connect_timeout: (opts.connectTimeoutMs ?? 2000) / 1000,
     keep_alive: 10,
     connection: {
-      ...(opts.plans === "cached" ? {} : CUSTOM_PLANS),
+      ...(opts.plans === "kept" ? KEPT_PLANS : CUSTOM_PLANS),
       ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: Math.max(statementTimeoutMs, 10_000) } : {}),
     },
     socket: (o: { host: string[]; port: number[]; path?: string }) => {

@@ -43,14 +43,18 @@ export interface EventRef {
  * For insertSession's one statement. Expects a preceding CTE `e` that inserted the event
  * and returned (id, session_id, merchant_id, environment, sequence); adds CTEs `wd`
  * (the deliveries) and `wn` (the NOTIFY, when any was written). The final SELECT must
- * reference `wn`, e.g. `(select count(*) from wn)`, or Postgres skips it.
+ * reference `wn`, e.g. `(select count(*) from wn)`, or Postgres skips it. The endpoints are
+ * probed by index once per event (LATERAL, `offset 0`): the grouped creates keep one plan per
+ * statement (shared/postgres-settings.ts, KEPT_PLANS), which must stay right as the table grows.
  */
 export const NEW_SESSION_DELIVERIES_CTE = `
   wd as (
     insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
     select e.id, ep.id, e.session_id, e.sequence, true, 'pending', now()
-      from e join app.webhook_endpoints ep
-        on ep.merchant_id = e.merchant_id and ep.environment = e.environment and ep.enabled and ep.deleted_at is null
+      from e cross join lateral (
+        select ep.id from app.webhook_endpoints ep
+         where ep.merchant_id = e.merchant_id and ep.environment = e.environment and ep.enabled and ep.deleted_at is null
+        offset 0) ep
     returning 1
   ), wn as (
     select pg_notify('${WEBHOOK_CHANNEL}', '') from (select 1 from wd limit 1) x

@@ -187,21 +187,31 @@ export async function claimKeys(tx: TransactionSql, claims: KeyClaim[]): Promise
   // Both forms of each key as rows of their own: an `in (a, b)` here would probe the primary key
   // by merchant and environment only and filter all their keys (≈ 20 ms per key at 20,000).
   const both = rows.flatMap((r) => [r, { ...r, keyHash: r.legacyHash }]);
+  // Each key reached by one probe of the primary key (LATERAL, `offset 0`), and rows deleted by
+  // their tuple ids: statements of the grouped creates keep one plan, which must be right at any
+  // table size (shared/postgres-settings.ts, KEPT_PLANS; db/plans.test.ts).
   await tx`
-    delete from app.idempotency_keys k
-     using unnest(${arr(both.map((r) => r.merchantId))}, ${arr(both.map((r) => r.environment))}, ${arr(both.map((r) => r.keyHash))})
-           as x(merchant_id, environment, key_hash)
-     where k.merchant_id = x.merchant_id and k.environment = x.environment and k.key_hash = x.key_hash
-       and k.created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`;
+    delete from app.idempotency_keys
+     where ctid = any(array(
+       select l.ctid
+         from unnest(${arr(both.map((r) => r.merchantId))}, ${arr(both.map((r) => r.environment))}, ${arr(both.map((r) => r.keyHash))})
+              as x(merchant_id, environment, key_hash)
+        cross join lateral (
+          select l.ctid from app.idempotency_keys l
+           where l.merchant_id = x.merchant_id and l.environment = x.environment and l.key_hash = x.key_hash
+             and l.created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})
+          offset 0) l))`;
   const claimed = await tx`
     insert into app.idempotency_keys (merchant_id, environment, key_hash, endpoint, request_hash, response_status, response_sealed)
     select x.merchant_id, x.environment, x.key_hash, x.endpoint, x.request_hash, 0, ''
       from unnest(${col((r) => r.merchantId)}, ${col((r) => r.environment)}, ${col((r) => r.keyHash)}, ${col((r) => r.legacyHash)},
                   ${col((r) => r.endpoint)}, ${col((r) => r.requestMac)})
            as x(merchant_id, environment, key_hash, legacy_hash, endpoint, request_hash)
-     where not exists (
-       select 1 from app.idempotency_keys l
-        where l.merchant_id = x.merchant_id and l.environment = x.environment and l.key_hash = x.legacy_hash)
+      left join lateral (
+        select true as found from app.idempotency_keys l
+         where l.merchant_id = x.merchant_id and l.environment = x.environment and l.key_hash = x.legacy_hash
+        offset 0) legacy on true
+     where legacy.found is null
      order by x.merchant_id, x.environment, x.key_hash
     on conflict do nothing
     returning merchant_id, environment, key_hash`;
@@ -225,12 +235,23 @@ export async function storeResponses(tx: TransactionSql, answered: { claim: KeyC
     sealed: seal(derive(claim.ctx, "seal", claim.key), JSON.stringify(response.body)),
   }));
   const col = (f: (r: (typeof rows)[number]) => string) => arrayParam(tx, rows.map(f));
+  // The rows (claimed by this transaction) reached by one primary-key probe each and updated by
+  // tuple id, each taking its values from the batch's arrays: one plan, right at any table size
+  // (see claimKeys).
   await tx`
     update app.idempotency_keys k
-       set response_status = x.status::int, response_sealed = x.sealed
-      from unnest(${col((r) => r.merchantId)}, ${col((r) => r.environment)}, ${col((r) => r.keyHash)}, ${col((r) => r.status)}, ${col((r) => r.sealed)})
-           as x(merchant_id, environment, key_hash, status, sealed)
-     where k.merchant_id = x.merchant_id and k.environment = x.environment and k.key_hash = x.key_hash`;
+       set (response_status, response_sealed) = (
+             select x.status::int, x.sealed
+               from unnest(${col((r) => r.merchantId)}, ${col((r) => r.environment)}, ${col((r) => r.keyHash)}, ${col((r) => r.status)}, ${col((r) => r.sealed)})
+                    as x(merchant_id, environment, key_hash, status, sealed)
+              where x.merchant_id = k.merchant_id and x.environment = k.environment and x.key_hash = k.key_hash)
+     where k.ctid = any(array(
+       select l.ctid
+         from unnest(${col((r) => r.merchantId)}, ${col((r) => r.environment)}, ${col((r) => r.keyHash)}) as y(merchant_id, environment, key_hash)
+        cross join lateral (
+          select l.ctid from app.idempotency_keys l
+           where l.merchant_id = y.merchant_id and l.environment = y.environment and l.key_hash = y.key_hash
+          offset 0) l))`;
 }
 
 /** Housekeeping: forget keys older than the window. Safe to run anywhere, any time. */
