@@ -30,6 +30,7 @@ import { serveApp } from "./http/serve.ts";
 import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
 import { Outage } from "./db/outage.ts";
 import { createGroup } from "./sessions/create-group.ts";
+import { KeyMemo } from "./credentials/key-memo.ts";
 import { keyedCreateGroup } from "./http/idempotent-creates.ts";
 import { apiKeyLookups } from "./credentials/store.ts";
 
@@ -147,6 +148,7 @@ export async function startService(config: Config, log: (line: string) => void =
       limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
       keyTouchedAt: new Map(),
       apiKeys: apiKeyLookups(groupedDatabase.sql),
+      keyMemo: new KeyMemo(),
       creates: createGroup(groupedDatabase.sql),
       keyedCreates: keyedCreateGroup(groupedDatabase.sql),
     };

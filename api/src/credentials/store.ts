@@ -66,7 +66,10 @@ export async function listApiKeys(db: Db, merchantId: string): Promise<ApiKeySum
   return rows.map(summarize);
 }
 
-/** Revocation takes effect on the next request: keys are looked up on every request, never cached. */
+/**
+ * Revocation takes effect on the next request: every request looks its key up, but a plain
+ * create, which may reuse an earlier lookup, checks the key in the statement that writes it.
+ */
 export async function revokeApiKey(db: Db, merchantId: string, keyId: string): Promise<ApiKeySummary | undefined> {
   const [row] = await db
     .update(apiKeys)
@@ -82,11 +85,34 @@ export interface KeyLookup {
   readonly merchant: Readonly<Merchant>;
   /** The merchant's settlement addresses in the key's environment, by chain id (read here to save a query per create). */
   readonly settlements: ReadonlyMap<number, string>;
+  /** What a create checks again in its own statement (sessions/repository.ts insertSessions): this key and these settlements. */
+  readonly check: KeyCheck;
 }
 
 /**
+ * A key as one lookup read it: its hash and id, and the merchant's settlement addresses in its
+ * environment as SETTLEMENTS_TEXT wrote them. A create carries it to its statement, which writes
+ * the session only if the key is still there unrevoked and the settlements are still these —
+ * so a create can be prepared from an earlier lookup (credentials/key-memo.ts) and still never
+ * be written with a revoked key or for a settlement address replaced meanwhile.
+ */
+export interface KeyCheck {
+  readonly keyHash: string;
+  readonly keyId: string;
+  /** null: no settlement address set in that environment. */
+  readonly settlements: string | null;
+}
+
+/**
+ * The merchant's settlement addresses of one environment as one text, in chain order: the
+ * lookup and the create's check (insertSessions) both write it with this expression, so equal
+ * texts mean the same addresses. `ms` is app.merchant_settlements.
+ */
+export const SETTLEMENTS_TEXT = "json_object_agg(ms.chain_id, ms.address order by ms.chain_id)::text";
+
+/**
  * The key and its merchant for a presented secret, or undefined when no key has that hash.
- * Runs on every authenticated request: see lookupApiKeys.
+ * Runs on every authenticated request but plain creates that reuse an earlier one: see lookupApiKeys.
  */
 export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | undefined> {
   return (await lookupApiKeys(db.$client, [hashSecret(secret)]))[0];
@@ -95,7 +121,7 @@ export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | 
 /**
  * The keys with these hashes (hashSecret), in the order asked; undefined where none. One
  * prepared raw statement for any count, not a drizzle query built anew each time: it runs on
- * every authenticated request, grouped with the others waiting (apiKeyLookups), on connections
+ * nearly every authenticated request, grouped with the others waiting (apiKeyLookups), on connections
  * that keep one plan per statement (shared/postgres-settings.ts, KEPT_PLANS). So it is written
  * to have one plan only, right at any table size: for each hash asked, one probe of each
  * table's unique index (a LATERAL subquery per table, `offset 0` keeping it a probe per row
@@ -108,7 +134,7 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
       from unnest(${arrayParam(sql, hashes)}) as h(key_hash)
       cross join lateral (select * from app.api_keys k where k.key_hash = h.key_hash offset 0) k
       cross join lateral (select * from app.merchants m where m.id = k.merchant_id offset 0) m
-      cross join lateral (select json_object_agg(ms.chain_id, ms.address) as settlements from app.merchant_settlements ms
+      cross join lateral (select ${sql.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
                            where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st`;
   const byHash = new Map(rows.map((r) => [r.key_hash as string, r]));
   return hashes.map((hash) => {
@@ -123,7 +149,8 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
  * API-key lookups with group commit's read side (db/group.ts): the lookups of requests that
  * arrive while others are out go as one statement. Each request still reads the key after it
  * arrived — a batch leaves after its members joined it — so a revocation holds from the next
- * request on, as with a lookup of its own; nothing is cached.
+ * request on, as with a lookup of its own. (Plain creates may skip the lookup: their own
+ * statement checks the key, see KeyCheck.)
  */
 export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
   return new Group<string, KeyLookup | undefined>(
@@ -162,9 +189,8 @@ function keyLookupFromRow(row: Record<string, unknown>): KeyLookup {
       livePublicId: row.live_public_id as string,
       createdAt: date(row.merchant_created_at)!,
     }),
-    settlements: new Map(
-      Object.entries((typeof row.settlements === "string" ? JSON.parse(row.settlements) : row.settlements) ?? {}).map(([k, v]) => [Number(k), v as string]),
-    ),
+    settlements: new Map(Object.entries(row.settlements === null ? {} : (JSON.parse(row.settlements as string) as Record<string, string>)).map(([k, v]) => [Number(k), v])),
+    check: Object.freeze({ keyHash: row.key_hash as string, keyId: row.id as string, settlements: row.settlements as string | null }),
   });
 }
 

@@ -1,14 +1,15 @@
 /**
  * The two ways in (spec §5): a secret API key for merchant servers, a session token for
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
- * (README, "Errors"). Keys and tokens are looked up on every request, never cached (a key's lookup
- * may share a statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a
- * revocation holds from the next request on.
+ * (README, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
+ * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
+ * holds from the next request on. The one exception, a plain create, may reuse its key's last
+ * lookup because its own statement checks the key again (credentials/key-memo.ts).
  */
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import { bearer, parseCredential, type ParsedCredential } from "../credentials/format.ts";
-import { touchApiKey, type ApiKeySummary, type Merchant } from "../credentials/store.ts";
+import { bearer, hashSecret, parseCredential, type ParsedCredential } from "../credentials/format.ts";
+import { touchApiKey, type ApiKeySummary, type KeyCheck, type Merchant } from "../credentials/store.ts";
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
@@ -20,6 +21,10 @@ export interface ApiKeyAuth {
   key: ApiKeySummary;
   /** The merchant's settlement addresses in this environment, by chain id. */
   settlements: ReadonlyMap<number, string>;
+  /** A presented key's check, for a create's statement to hold it to (absent for delegated requests). */
+  check?: KeyCheck;
+  /** Read from the process's last lookup of the key, not now (requireApiKey's `reuse`). */
+  reused?: boolean;
   /** Delegated requests only (dashboard/api.ts): the signed-in person acting, for the security history and announcements. */
   person?: Actor;
 }
@@ -80,7 +85,13 @@ const TOUCH_EVERY_MS = 60_000;
  */
 export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
 
-export async function requireApiKey(services: Services, request: Request): Promise<ApiKeyAuth> {
+/**
+ * The request's API key, looked up — or, with `reuse` (plain creates only, whose statement checks
+ * the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
+ * `again`: the same request's key looked up once more (its create's key check failed); the
+ * request was counted against the rate limit the first time.
+ */
+export async function requireApiKey(services: Services, request: Request, opts: { reuse?: boolean; again?: boolean } = {}): Promise<ApiKeyAuth> {
   const delegated = delegatedAuth.get(request);
   if (delegated) {
     limit(services, delegated.key.id);
@@ -88,21 +99,27 @@ export async function requireApiKey(services: Services, request: Request): Promi
   }
   const cred = presented(services, request);
   if (cred.kind !== "api_key") throw new ApiError("api_key_required");
-  const found = await services.apiKeys.submit(cred.raw);
+  const keyHash = hashSecret(cred.raw);
+  let found = opts.reuse ? services.keyMemo.get(keyHash) : undefined;
+  const reused = found !== undefined;
+  if (!found) {
+    found = await services.apiKeys.submit(cred.raw);
+    services.keyMemo.remember(keyHash, found);
+  }
   if (!found) throw new ApiError("api_key_invalid");
   if (found.key.revokedAt) throw new ApiError("api_key_revoked");
   // The stored row decides the environment, not the prefix the caller presented: the prefix
   // is only a hint for an early "wrong base address" answer.
   const environment = found.key.environment;
   if (environment !== cred.environment) checkHost(services, request, environment);
-  limit(services, found.key.id);
+  if (!opts.again) limit(services, found.key.id);
   const now = Date.now();
   if ((services.keyTouchedAt.get(found.key.id) ?? 0) + TOUCH_EVERY_MS <= now) {
     services.keyTouchedAt.set(found.key.id, now);
     // Not awaited: bookkeeping must not slow or fail the request.
     touchApiKey(services.database.db, found.key.id, new Date(now)).catch(() => services.keyTouchedAt.delete(found.key.id));
   }
-  return { environment, merchant: found.merchant, key: found.key, settlements: found.settlements };
+  return { environment, merchant: found.merchant, key: found.key, settlements: found.settlements, check: found.check, reused };
 }
 
 export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {

@@ -80,13 +80,31 @@ export function paymentSessionRoutes(services: Services) {
   }
 
   /**
-   * Plain creates go through the group commit (services.creates). A create with an
+   * A plain create, through the group commit. Its statement writes it only if its key and the
+   * merchant's settlement addresses are still those `auth` read (insertSessions; `auth` may be
+   * this process's last lookup of the key: credentials/key-memo.ts). If they are not, nothing was
+   * written: the key is looked up again — a revoked key is refused there — and the create is
+   * prepared anew from what was read (deposit addresses for the new settlement addresses).
+   */
+  async function createPlain(request: Request, auth: ApiKeyAuth, body: CreateBody, prepared: Awaited<ReturnType<typeof prepare>>): Promise<StoredResponse> {
+    for (let attempt = 1; ; attempt++) {
+      const created = await services.creates.submit({ ...prepared.session, keyCheck: auth.check });
+      if (created) return prepared.respond(created);
+      // Only a key or settlement change between the lookup and the insert, twice in a row, gets here.
+      if (attempt === 3) throw new ApiError("service_unavailable", "The API key or the account's settlement addresses changed while the session was being created; nothing was created. Retry.");
+      auth = await requireApiKey(services, request, { again: true });
+      prepared = await prepare(auth, body);
+    }
+  }
+
+  /**
+   * Plain creates go through the group commit (createPlain). A create with an
    * Idempotency-Key goes through its own group (http/idempotent-creates.ts) when its key is
    * free, else through withIdempotency alone (replay, wait for the first, or refuse). A create
    * that cannot be prepared (a bad amount, no ready network) with a key still asks
    * withIdempotency first, so that a retry of an answered create replays its answer.
    */
-  async function create(auth: ApiKeyAuth, body: CreateBody, raw: unknown, key: string | undefined): Promise<StoredResponse & { replayed: boolean }> {
+  async function create(request: Request, auth: ApiKeyAuth, body: CreateBody, raw: unknown, key: string | undefined): Promise<StoredResponse & { replayed: boolean }> {
     const ctx = { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" };
     let prepared: Awaited<ReturnType<typeof prepare>>;
     try {
@@ -97,7 +115,7 @@ export function paymentSessionRoutes(services: Services) {
         throw e;
       });
     }
-    if (key === undefined) return { ...prepared.respond(await services.creates.submit(prepared.session)), replayed: false };
+    if (key === undefined) return { ...(await createPlain(request, auth, body, prepared)), replayed: false };
     const claim = { ctx, key, hash: requestHash(raw) };
     const grouped = await services.keyedCreates.submit({ claim, ...prepared });
     if (grouped.claimed) return { ...grouped.response, replayed: false };
@@ -119,11 +137,24 @@ export function paymentSessionRoutes(services: Services) {
     .post(
       "/payment-sessions",
       async ({ request, set }) => {
-        const auth = await requireApiKey(services, request);
-        const key = readIdempotencyKey(request.headers);
-        const raw = await readJsonBody(request);
-        const body = validateBody<CreateBody>(CreateSessionBody, raw);
-        const result = await create(auth, body, raw, key);
+        // A plain create may reuse its key's last lookup (its statement checks the key: createPlain).
+        let auth = await requireApiKey(services, request, { reuse: !request.headers.has("idempotency-key") });
+        let parsed: { key: string | undefined; raw: unknown; body: CreateBody } | undefined;
+        let result: Awaited<ReturnType<typeof create>>;
+        try {
+          const key = readIdempotencyKey(request.headers);
+          const raw = await readJsonBody(request);
+          parsed = { key, raw, body: validateBody<CreateBody>(CreateSessionBody, raw) };
+          result = await create(request, auth, parsed.body, parsed.raw, parsed.key);
+        } catch (e) {
+          // Refused before its insert could check the key: with a reused lookup the refusal may
+          // come from what that lookup read (no settlement address then), and a key revoked since
+          // must be answered 401 whatever else is wrong. So the answer comes from a fresh lookup.
+          if (!auth.reused || !(e instanceof ApiError)) throw e;
+          auth = await requireApiKey(services, request, { again: true });
+          if (!parsed) throw e; // the request itself is at fault, whatever its key
+          result = await create(request, auth, parsed.body, parsed.raw, parsed.key);
+        }
         set.status = result.status;
         if (result.replayed) set.headers["idempotent-replayed"] = "true";
         return result.body;
@@ -148,6 +179,7 @@ export function paymentSessionRoutes(services: Services) {
             "idempotency_key_reused",
             "settlement_address_missing",
             "network_unavailable",
+            "service_unavailable",
           ],
         }),
       },

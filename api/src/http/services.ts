@@ -8,6 +8,7 @@ import type { NetworkReadiness } from "../onchain/network-status.ts";
 import type { MetricsRegistry } from "./metrics.ts";
 import type { Group } from "../db/group.ts";
 import type { KeyLookup } from "../credentials/store.ts";
+import type { KeyMemo } from "../credentials/key-memo.ts";
 import type { CreatedSession, NewSession } from "../sessions/repository.ts";
 import type { KeyedCreate, KeyedOutcome } from "./idempotent-creates.ts";
 
@@ -28,10 +29,12 @@ export interface Services {
   networks: NetworkConfig[];
   /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
   readiness: NetworkReadiness;
-  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request, never cached. */
+  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request but plain creates. */
   apiKeys: Group<string, KeyLookup | undefined>;
-  /** Plain creates, written with group commit (sessions/create-group.ts). */
-  creates: Group<NewSession, CreatedSession>;
+  /** Each key's last lookup, which plain creates may reuse (credentials/key-memo.ts). */
+  keyMemo: KeyMemo;
+  /** Plain creates, written with group commit (sessions/create-group.ts); null: its key check failed, not written. */
+  creates: Group<NewSession, CreatedSession | null>;
   /** Creates with an Idempotency-Key whose key is free, grouped (http/idempotent-creates.ts). */
   keyedCreates: Group<KeyedCreate, KeyedOutcome>;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */

@@ -80,7 +80,7 @@ describe("creates with group commit", () => {
       tokenGraceSeconds: 3600,
       deposits: [deposit(i)],
     }));
-    const created = await insertSessions(sql, list);
+    const created = (await insertSessions(sql, list)).map((c) => c!);
     expect(created.map((c) => c.row.id)).toEqual(list.map((a) => a.id));
     for (const c of created) {
       const stored = await findSessionById(svc.services.database.db, c.row.id);
@@ -198,6 +198,9 @@ describe("creates with group commit", () => {
     expect(await revokeApiKey(svc.services.database.db, m.merchant.id, keyRow!.id)).toBeDefined();
     const after = await Promise.all(Array.from({ length: 40 }, () => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } })));
     expect(after.map((a) => a.body.error?.code)).toEqual(Array(40).fill("api_key_revoked"));
+    // Refused before anything was written (the creates reused the key's last lookup: their insert checked the key).
+    const [written] = await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where merchant_id = ${m.merchant.id}`;
+    expect(written!.n).toBe(20);
   });
 });
 

@@ -12,7 +12,7 @@
  */
 import type { Sql } from "postgres";
 import { Group, refusedForContent, type Member } from "../db/group.ts";
-import { insertSession, insertSessions, type CreatedSession, type NewSession } from "./repository.ts";
+import { insertSessions, type CreatedSession, type NewSession } from "./repository.ts";
 
 /**
  * One batch out at a time by default: the creates that arrive meanwhile all share the next
@@ -22,8 +22,9 @@ import { insertSession, insertSessions, type CreatedSession, type NewSession } f
  */
 export const CREATE_GROUP_LIMITS = { maxBatch: 64, maxInFlight: 1 };
 
-export function createGroup(sql: Sql, limits: { maxBatch: number; maxInFlight: number } = CREATE_GROUP_LIMITS): Group<NewSession, CreatedSession> {
-  const send = async (batch: Member<NewSession, CreatedSession>[]) => {
+/** Each create's answer: its session, or null when its key check failed (insertSessions) and nothing of it was written. */
+export function createGroup(sql: Sql, limits: { maxBatch: number; maxInFlight: number } = CREATE_GROUP_LIMITS): Group<NewSession, CreatedSession | null> {
+  const send = async (batch: Member<NewSession, CreatedSession | null>[]) => {
     try {
       const created = await insertSessions(
         sql,
@@ -32,7 +33,7 @@ export function createGroup(sql: Sql, limits: { maxBatch: number; maxInFlight: n
       batch.forEach((m, i) => m.resolve(created[i]!));
     } catch (e) {
       if (batch.length === 1 || !refusedForContent(e)) throw e;
-      await Promise.all(batch.map((m) => insertSession(sql, m.item).then(m.resolve, m.reject)));
+      await Promise.all(batch.map((m) => insertSessions(sql, [m.item]).then(([c]) => m.resolve(c!), m.reject)));
     }
   };
   return new Group(send, { ...limits, writes: true });

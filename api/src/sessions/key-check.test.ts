@@ -1,0 +1,206 @@
+/**
+ * A plain create may be prepared from its key's last lookup (credentials/key-memo.ts); its insert
+ * then checks that lookup again (sessions/repository.ts insertSessions, credentials/store.ts
+ * KeyCheck). These tests hold the check to what a fresh lookup per create promised: a revoked key
+ * creates nothing, and deposits commit to the settlement addresses in force when they are written.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestService, type TestService } from "../../../testing/service.ts";
+import { newId } from "../../../shared/ids.ts";
+import { insertSessions, type NewSession } from "./repository.ts";
+import { createApiKey, createMerchant, lookupApiKeys, revokeApiKey, type KeyCheck } from "../credentials/store.ts";
+import { hashSecret } from "../credentials/format.ts";
+import { setSettlement } from "./settlements.ts";
+import { KeyMemo } from "../credentials/key-memo.ts";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc.close();
+});
+
+const sandboxChain = () => svc.services.networks.find((n) => n.environment === "sandbox")!.chainId;
+const lookUp = async (secret: string) => (await lookupApiKeys(svc.services.database.sql, [hashSecret(secret)]))[0]!;
+
+/** Everything a create writes, for these session ids. */
+async function written(ids: string[]) {
+  const [r] = await svc.services.database.sql`
+    select (select count(*)::int from app.payment_sessions where id = any(${ids})) as sessions,
+           (select count(*)::int from app.session_deposits where session_id = any(${ids})) as deposits,
+           (select count(*)::int from app.session_events where session_id = any(${ids})) as events,
+           (select count(*)::int from app.webhook_deliveries where session_id = any(${ids})) as deliveries`;
+  return r;
+}
+
+describe("a create's statement checks the key lookup it was prepared from", () => {
+  test("written while the key and the settlement addresses are as read; otherwise null and nothing of it written", async () => {
+    const m = await svc.merchant("Checked");
+    const hook = await svc.call("POST", "/webhook-endpoints", { auth: m.sandboxKey, body: { url: "http://127.0.0.1:9/hook" } });
+    expect(hook.status).toBe(201);
+    const chainId = sandboxChain();
+    const session = (check: KeyCheck | undefined, settlement: string): NewSession => {
+      const id = newId("paymentSession");
+      return {
+        id,
+        merchantId: m.merchant.id,
+        environment: "sandbox",
+        input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
+        tokenGraceSeconds: 60,
+        deposits: [{ chainId, address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
+        keyCheck: check,
+      };
+    };
+    const first = await lookUp(m.sandboxKey);
+    expect(first.check).toEqual({ keyHash: hashSecret(m.sandboxKey), keyId: first.key.id, settlements: null }); // none set in sandbox
+    const fine = session(first.check, `0x${"1".repeat(40)}`);
+    expect((await insertSessions(svc.services.database.sql, [fine]))[0]?.row.id).toBe(fine.id);
+    expect(await written([fine.id])).toEqual({ sessions: 1, deposits: 1, events: 1, deliveries: 1 });
+
+    // A settlement address set since the lookup: that create is not written, the one without a check is.
+    const newSettlement = `0x${"5".repeat(40)}`;
+    await setSettlement(svc.services.database.db, m.merchant.id, "sandbox", chainId, newSettlement);
+    const stale = session(first.check, `0x${"1".repeat(40)}`);
+    const unchecked = session(undefined, newSettlement);
+    const answers = await insertSessions(svc.services.database.sql, [stale, unchecked]);
+    expect(answers.map((a) => a?.row.id ?? null)).toEqual([null, unchecked.id]);
+    expect(await written([stale.id])).toEqual({ sessions: 0, deposits: 0, events: 0, deliveries: 0 });
+    expect(await written([unchecked.id])).toEqual({ sessions: 1, deposits: 1, events: 1, deliveries: 1 });
+
+    // A fresh lookup reads the new address and holds; the same hash under another key's id does not.
+    const second = await lookUp(m.sandboxKey);
+    expect(second.settlements.get(chainId)).toBe(newSettlement);
+    const again = session(second.check, newSettlement);
+    const otherKey = await createApiKey(svc.services.database.db, m.merchant.id, "sandbox", "other");
+    const borrowed = session({ ...second.check, keyId: otherKey.key.id }, newSettlement);
+    const pair = await insertSessions(svc.services.database.sql, [again, borrowed]);
+    expect(pair.map((a) => a?.row.id ?? null)).toEqual([again.id, null]);
+
+    // The key must be the session's merchant's: another merchant's session under this key is not written.
+    const stranger = await svc.merchant("Stranger");
+    const foreign = { ...session(second.check, newSettlement), merchantId: stranger.merchant.id };
+    expect(await insertSessions(svc.services.database.sql, [foreign])).toEqual([null]);
+    expect(await written([foreign.id])).toEqual({ sessions: 0, deposits: 0, events: 0, deliveries: 0 });
+
+    // Revoked: nothing more with that key, whatever it was prepared from.
+    expect(await revokeApiKey(svc.services.database.db, m.merchant.id, second.key.id)).toBeDefined();
+    const revoked = session(second.check, newSettlement);
+    expect(await insertSessions(svc.services.database.sql, [revoked])).toEqual([null]);
+    expect(await written([revoked.id, borrowed.id])).toEqual({ sessions: 0, deposits: 0, events: 0, deliveries: 0 });
+  });
+
+  test("one batch with two merchants' keys: each create is held to its own key's check", async () => {
+    const a = await svc.merchant("Batch A");
+    const b = await svc.merchant("Batch B");
+    const chainId = sandboxChain();
+    const [la, lb] = [await lookUp(a.sandboxKey), await lookUp(b.sandboxKey)];
+    await setSettlement(svc.services.database.db, b.merchant.id, "sandbox", chainId, `0x${"6".repeat(40)}`); // b's lookup is now stale
+    const mk = (merchantId: string, check: KeyCheck): NewSession => {
+      const id = newId("paymentSession");
+      return {
+        id,
+        merchantId,
+        environment: "sandbox",
+        input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
+        tokenGraceSeconds: 60,
+        deposits: [{ chainId, address: `0x${id.slice(-20).padStart(40, "b").toLowerCase()}`, settlementAddress: `0x${"1".repeat(40)}`, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
+        keyCheck: check,
+      };
+    };
+    const list = [mk(a.merchant.id, la.check), mk(b.merchant.id, lb.check), mk(a.merchant.id, la.check), mk(b.merchant.id, lb.check)];
+    const answers = await insertSessions(svc.services.database.sql, list);
+    expect(answers.map((x) => x !== null)).toEqual([true, false, true, false]);
+    expect(await written(list.map((s) => s.id))).toEqual({ sessions: 2, deposits: 2, events: 2, deliveries: 0 });
+  });
+});
+
+describe("plain creates reuse their key's last lookup", () => {
+  test("no lookup after the first; a settlement address set meanwhile is used from the next create on, and the refused attempt wrote nothing", async () => {
+    const m = await svc.merchant("Reuse");
+    const chainId = sandboxChain();
+    const create = () => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "3.00", currency: "USD" } });
+    const lookups = () => svc.services.apiKeys.stats.items;
+    expect((await create()).status).toBe(201);
+    const afterFirst = lookups();
+    for (let i = 0; i < 5; i++) expect((await create()).status).toBe(201);
+    expect(lookups()).toBe(afterFirst); // five creates, no lookup
+
+    const newSettlement = "0x7777777777777777777777777777777777777777";
+    const put = await svc.call("PUT", `/settlement-addresses/${chainId}`, { auth: m.sandboxKey, body: { address: newSettlement } });
+    expect(put.status).toBe(200);
+    const made = await create();
+    expect(made.status).toBe(201);
+    const [deposit] = await svc.services.database.sql`select settlement_address, address from app.session_deposits where session_id = ${made.body.paymentSessionId}`;
+    expect(deposit!.settlement_address).toBe(newSettlement);
+    expect(made.body.networks[0].depositAddress.toLowerCase()).toBe(deposit!.address);
+    // The PUT looked the key up (before its change); the create's check refused that lookup and looked it up again.
+    expect(lookups()).toBe(afterFirst + 2);
+    const [{ n }] = (await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where merchant_id = ${m.merchant.id}`) as unknown as [{ n: number }];
+    expect(n).toBe(7);
+
+    // Creates with an Idempotency-Key look their key up every time.
+    for (let i = 0; i < 2; i++) {
+      const keyed = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "3.00", currency: "USD" }, headers: { "idempotency-key": newId("event") } });
+      expect(keyed.status).toBe(201);
+    }
+    expect(lookups()).toBe(afterFirst + 4);
+  });
+
+  test("a production merchant who sets its first settlement address can create at once (the refusal before came from the reused lookup)", async () => {
+    const merchant = await createMerchant(svc.services.database.db, "Onboarding");
+    const live = (await createApiKey(svc.services.database.db, merchant.id, "production", "live")).secret;
+    const create = () => svc.call("POST", "/payment-sessions", { auth: live, body: { amount: "3.00", currency: "USD" } });
+    const first = await create();
+    expect([first.status, first.body.error?.code]).toEqual([409, "settlement_address_missing"]);
+    expect(svc.services.keyMemo.get(hashSecret(live))?.settlements.size).toBe(0); // remembered without an address
+    const chainId = svc.services.networks.find((n) => n.environment === "production")!.chainId;
+    const put = await svc.call("PUT", `/settlement-addresses/${chainId}`, { auth: live, body: { address: "0x8888888888888888888888888888888888888888" } });
+    expect(put.status).toBe(200);
+    const made = await create();
+    expect(made.status).toBe(201);
+    expect(made.body.networks.map((n: { chainId: number }) => n.chainId)).toEqual([chainId]);
+  });
+
+  test("a key revoked after its lookup was remembered is answered 401 whatever else is wrong with the create, and nothing is written", async () => {
+    const m = await svc.merchant("Revoked, bad body");
+    expect((await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } })).status).toBe(201);
+    expect(svc.services.keyMemo.get(hashSecret(m.sandboxKey))).toBeDefined();
+    const [keyRow] = await svc.services.database.sql`select id from app.api_keys where merchant_id = ${m.merchant.id} and environment = 'sandbox'`;
+    await revokeApiKey(svc.services.database.db, m.merchant.id, keyRow!.id);
+    for (const body of [{ amount: "-1", currency: "USD" }, { amount: "1.00", currency: "XYZ" }, { amount: "1.00" }, { amount: "1.00", currency: "USD" }]) {
+      const r = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body });
+      expect([r.status, r.body.error?.code]).toEqual([401, "api_key_revoked"]);
+    }
+    expect(svc.services.keyMemo.get(hashSecret(m.sandboxKey))).toBeUndefined();
+    const [{ n }] = (await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where merchant_id = ${m.merchant.id}`) as unknown as [{ n: number }];
+    expect(n).toBe(1);
+  });
+
+  test("an unknown key is refused every time, and is not remembered", async () => {
+    const bogus = "sk_test_" + "x".repeat(40);
+    for (let i = 0; i < 3; i++) {
+      const r = await svc.call("POST", "/payment-sessions", { auth: bogus, body: { amount: "3.00", currency: "USD" } });
+      expect([r.status, r.body.error?.code]).toEqual([401, "api_key_invalid"]);
+    }
+    expect(svc.services.keyMemo.get(hashSecret(bogus))).toBeUndefined();
+  });
+});
+
+describe("KeyMemo", () => {
+  const lookup = (id: string, revoked = false) =>
+    ({ key: { id, revokedAt: revoked ? new Date() : null }, check: { keyHash: id, keyId: id, settlements: null } }) as never;
+
+  test("keeps the last lookup per hash, forgets keys found gone or revoked, and holds at most its capacity (oldest out)", () => {
+    const memo = new KeyMemo(2);
+    memo.remember("h1", lookup("k1"));
+    memo.remember("h2", lookup("k2"));
+    expect(memo.get("h1")).toBeDefined();
+    memo.remember("h3", lookup("k3"));
+    expect([memo.get("h1"), memo.size]).toEqual([undefined, 2]);
+    memo.remember("h2", undefined);
+    expect(memo.get("h2")).toBeUndefined();
+    memo.remember("h3", lookup("k3", true));
+    expect([memo.get("h3"), memo.size]).toEqual([undefined, 0]);
+  });
+});
