@@ -112,6 +112,8 @@ test("the grouped statements keep one plan each, made on one-row tables, which r
       // Plain creates carry their key's check (insertSessions): one probe of the key, one of the settlements per distinct check.
       const written = await insertSessions(tx, [session(), session()].map((s) => ({ ...s, keyCheck: found!.check })));
       expect(written.every((c) => c !== null)).toBe(true);
+      // Keyed creates carry no check: the statement without the check's parts.
+      expect(await insertSessions(tx, [session()])).toHaveLength(1);
       const claims = [0, 1].map(() => ({ ctx, key: crypto.randomUUID(), hash: "0".repeat(64) }));
       expect(await claimKeys(tx, claims)).toEqual([true, true]);
       await storeResponses(tx, claims.map((claim, i) => ({ claim, response: { status: 201, body: { i } } })));
@@ -149,7 +151,7 @@ test("the grouped statements keep one plan each, made on one-row tables, which r
       return { seqScans, entries };
     });
     expect(read.seqScans).toBe(0);
-    // Two hashes looked up (one unknown), two sessions created, two keys claimed and answered:
+    // Two hashes looked up (one unknown), three sessions created, two keys claimed and answered:
     // each row probes an index once (the merchant twice more: the sessions' foreign-key checks;
     // each endpoint once more: the delivery's foreign-key check; the keys' probes before the
     // claim find nothing, those storing the answers find the two claimed; the creates' one
@@ -157,10 +159,10 @@ test("the grouped statements keep one plan each, made on one-row tables, which r
     expect(read.entries).toEqual({
       api_keys_key_hash_unique: 2,
       idempotency_keys_merchant_id_environment_key_hash_pk: 2,
-      merchants_pkey: 3,
+      merchants_pkey: 4,
       merchant_settlements_merchant_id_environment_chain_id_pk: 2,
-      webhook_endpoints_merchant_idx: 2,
-      webhook_endpoints_pkey: 2,
+      webhook_endpoints_merchant_idx: 3,
+      webhook_endpoints_pkey: 3,
     });
     // Planned once and kept (Postgres's default re-planned the creates and lookups on every run).
     const prepared = await pool.sql`
@@ -173,10 +175,11 @@ test("the grouped statements keep one plan each, made on one-row tables, which r
       { statement: "select k.id, k.merchant_id, k.", generic: 9, custom: 0 },
       { statement: "update app.idempotency_keys k ", generic: 9, custom: 0 },
       { statement: "with c as ( select c.n, coales", generic: 9, custom: 0 },
+      { statement: "with x as ( select x.* from un", generic: 9, custom: 0 },
     ]);
     expect(await answersStored()).toBe(18);
     const [deliveries] = await setup.sql`select count(*)::int as n from app.webhook_deliveries`;
-    expect(deliveries!.n).toBe(18);
+    expect(deliveries!.n).toBe(27);
   } finally {
     await pool.close();
     await setup.close();

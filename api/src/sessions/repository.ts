@@ -88,8 +88,11 @@ export async function insertSessions(q: Query, list: NewSession[]): Promise<(Cre
   const deposits = list.flatMap((a) => a.deposits.map((d) => ({ sessionId: a.id, d })));
   const dep = <T>(f: (d: PlannedDeposit) => T) => deposits.map((x) => f(x.d));
   const arr = (type: Parameters<typeof arrayParam>[2], values: (string | number | null)[]) => arrayParam(q, values, type);
-  const rows = await q`
-    with c as (
+  // Only a batch with key checks has the check's parts: a batch without (keyed creates, the
+  // dashboard's) runs the statement it ran before there were checks (a second prepared statement).
+  const checked = checks.length > 0;
+  const checkCte = checked
+    ? q`c as (
       select c.n, coalesce(k.id = c.key_id and k.revoked_at is null and k.merchant_id = c.merchant_id and k.environment = c.environment, false)
                   and st.settlements is not distinct from c.settlements as ok
         from unnest(${arr("text", checks.map((c) => c.keyHash))}, ${arr("text", checks.map((c) => c.keyId))}, ${arr("text", checks.map((c) => c.merchantId))},
@@ -98,15 +101,18 @@ export async function insertSessions(q: Query, list: NewSession[]): Promise<(Cre
         left join lateral (select k.id, k.merchant_id, k.environment, k.revoked_at from app.api_keys k where k.key_hash = c.key_hash offset 0) k on true
         left join lateral (select ${q.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
                             where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st on true
-    ), x as (
+    ),`
+    : q``;
+  const rows = await q`
+    with ${checkCte} x as (
       select x.* from unnest(
         ${arr("text", col((a) => a.id))}, ${arr("text", col((a) => a.merchantId))}, ${arr("text", col((a) => a.environment))},
         ${arr("bigint", col((a) => a.input.amountMinor.toString()))}, ${arr("text", col((a) => a.input.currency))},
         ${arr("text", col((a) => a.input.referenceId))}, ${arr("jsonb", col((a) => JSON.stringify(a.input.metadata)))},
         ${arr("int", col((a) => a.input.expiresInSeconds))}, ${arr("int", col((a) => a.input.expiresInSeconds + a.tokenGraceSeconds))},
-        ${arr("text", hashes)}, ${arr("text", col(() => newId("event")))}, ${arr("int", checkNo)}
-      ) as x(id, merchant_id, environment, amount_minor, currency, reference_id, metadata, expires_in, token_expires_in, token_hash, event_id, check_no)
-       where x.check_no is null or exists (select from c where c.n = x.check_no and c.ok)
+        ${arr("text", hashes)}, ${arr("text", col(() => newId("event")))}${checked ? q`, ${arr("int", checkNo)}` : q``}
+      ) as x(id, merchant_id, environment, amount_minor, currency, reference_id, metadata, expires_in, token_expires_in, token_hash, event_id${checked ? q`, check_no` : q``})
+      ${checked ? q`where x.check_no is null or exists (select from c where c.n = x.check_no and c.ok)` : q``}
     ), s as (
       insert into app.payment_sessions
         (id, merchant_id, environment, status, status_reason, amount_minor, currency, reference_id, metadata,
@@ -124,7 +130,7 @@ export async function insertSessions(q: Query, list: NewSession[]): Promise<(Cre
         ${arr("text", dep((d) => d.settlementAddress))}, ${arr("text", dep((d) => d.tokenAddress))}, ${arr("int", dep((d) => d.decimals))},
         ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))})
         as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
-       where exists (select from x where x.id = dd.session_id)
+      ${checked ? q`where exists (select from x where x.id = dd.session_id)` : q``}
     ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
       select x.event_id, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at
