@@ -3,7 +3,7 @@
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
  * (README, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
- * holds from the next request on. The one exception, a plain create, may reuse its key's last
+ * holds from the next request on. The one exception, a create, may reuse its key's last
  * lookup because its own statement checks the key again (credentials/key-memo.ts).
  */
 import { ApiError } from "../errors.ts";
@@ -86,7 +86,7 @@ const TOUCH_EVERY_MS = 60_000;
 export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
 
 /**
- * The request's API key, looked up — or, with `reuse` (plain creates only, whose statement checks
+ * The request's API key, looked up — or, with `reuse` (creates only, whose insert checks
  * the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
  * `again`: the same request's key looked up once more (its create's key check failed); the
  * request was counted against the rate limit the first time.

@@ -10,6 +10,11 @@
  * being written), and its request goes through withIdempotency alone, which replays the stored
  * answer, waits for the one being written, or refuses a different body. So does every create of
  * a batch refused for its content (the transaction rolled back: nothing of it was claimed).
+ *
+ * Creates carry their key check (sessions/repository.ts insertSessions; credentials/key-memo.ts).
+ * A batch in which a create failed it is rolled back whole — no claim is left without an answer —
+ * and its creates come back to be sent again: the stale ones after a fresh lookup
+ * (http/payment-sessions.ts createKeyed).
  */
 import type { Sql } from "postgres";
 import { Group, refusedForContent, type Member } from "../db/group.ts";
@@ -23,8 +28,20 @@ export interface KeyedCreate {
   respond: (created: CreatedSession) => StoredResponse;
 }
 
-/** `claimed: false`: do it with withIdempotency, alone. */
-export type KeyedOutcome = { claimed: true; response: StoredResponse } | { claimed: false };
+/**
+ * Not claimed, and nothing of it written: `alone`, its key is another request's (or its batch was
+ * refused for its content): do it with withIdempotency, alone; `stale`, its key check failed
+ * (sessions/repository.ts insertSessions): look the key up again and prepare it anew; `again`,
+ * another create's check failed and the batch's transaction was rolled back: send it again.
+ */
+export type KeyedOutcome = { claimed: true; response: StoredResponse } | { claimed: false; why: "alone" | "stale" | "again" };
+
+/** Thrown inside a batch's transaction to roll it back when creates of it failed their key check. */
+class StaleChecks extends Error {
+  constructor(readonly items: ReadonlySet<KeyedCreate>) {
+    super("key checks failed");
+  }
+}
 
 export const KEYED_CREATE_GROUP_LIMITS = { maxBatch: 64, maxInFlight: 1 };
 
@@ -42,16 +59,21 @@ export function keyedCreateGroup(sql: Sql, limits = KEYED_CREATE_GROUP_LIMITS): 
           tx,
           mine.map((c) => c.session),
         );
+        // A create whose key check failed was not written, but its key is claimed: the whole batch
+        // rolls back (claims and sessions), rather than leave a claim with no answer behind.
+        const stale = new Set(mine.filter((_, i) => created[i] === null));
+        if (stale.size > 0) throw new StaleChecks(stale);
         const responses = new Map(mine.map((c, i) => [c, c.respond(created[i]!)]));
         await storeResponses(
           tx,
           mine.map((c) => ({ claim: c.claim, response: responses.get(c)! })),
         );
-        return batch.map((m): KeyedOutcome => (responses.has(m.item) ? { claimed: true, response: responses.get(m.item)! } : { claimed: false }));
+        return batch.map((m): KeyedOutcome => (responses.has(m.item) ? { claimed: true, response: responses.get(m.item)! } : { claimed: false, why: "alone" }));
       })) as KeyedOutcome[];
     } catch (e) {
-      if (batch.length === 1 || !refusedForContent(e)) throw e;
-      outcomes = batch.map(() => ({ claimed: false }));
+      if (e instanceof StaleChecks) outcomes = batch.map((m) => ({ claimed: false, why: e.items.has(m.item) ? "stale" : "again" }));
+      else if (batch.length === 1 || !refusedForContent(e)) throw e;
+      else outcomes = batch.map(() => ({ claimed: false, why: "alone" }));
     }
     batch.forEach((m, i) => m.resolve(outcomes[i]!));
   };

@@ -19,6 +19,9 @@ import { validateBody } from "./validate.ts";
 
 const TAG = "Payment sessions (server, API key)";
 
+/** A create's key check failed three times running (createPlain, createKeyed): nothing was created. */
+const CHANGED_MEANWHILE = "The API key or the account's settlement addresses changed while the session was being created; nothing was created. Retry.";
+
 export function paymentSessionRoutes(services: Services) {
   const { config, database } = services;
   const limits = {
@@ -91,35 +94,59 @@ export function paymentSessionRoutes(services: Services) {
       const created = await services.creates.submit({ ...prepared.session, keyCheck: auth.check });
       if (created) return prepared.respond(created);
       // Only a key or settlement change between the lookup and the insert, twice in a row, gets here.
-      if (attempt === 3) throw new ApiError("service_unavailable", "The API key or the account's settlement addresses changed while the session was being created; nothing was created. Retry.");
+      if (attempt === 3) throw new ApiError("service_unavailable", CHANGED_MEANWHILE);
       auth = await requireApiKey(services, request, { again: true });
       prepared = await prepare(auth, body);
     }
   }
 
   /**
-   * Plain creates go through the group commit (createPlain). A create with an
-   * Idempotency-Key goes through its own group (http/idempotent-creates.ts) when its key is
-   * free, else through withIdempotency alone (replay, wait for the first, or refuse). A create
-   * that cannot be prepared (a bad amount, no ready network) with a key still asks
-   * withIdempotency first, so that a retry of an answered create replays its answer.
+   * A create with an Idempotency-Key, through its own group (http/idempotent-creates.ts) while its
+   * key is free, checked as a plain create is (createPlain): a create whose check failed is looked
+   * up and prepared anew ("stale"); one whose batch was rolled back for another create's failed
+   * check is sent again as it is ("again"); nothing of either was claimed or written. A key the
+   * group cannot claim is another request's: the create goes through withIdempotency alone
+   * (replay, wait for the first, or refuse), which writes without a check — so from a fresh lookup.
+   */
+  async function createKeyed(request: Request, auth: ApiKeyAuth, body: CreateBody, key: string, hash: string, prepared: Awaited<ReturnType<typeof prepare>>) {
+    for (let attempt = 1; ; attempt++) {
+      const claim = { ctx: idempotencyContext(auth), key, hash };
+      const grouped = await services.keyedCreates.submit({ claim, ...prepared, session: { ...prepared.session, keyCheck: auth.check } });
+      if (grouped.claimed) return { ...grouped.response, replayed: false };
+      if (grouped.why === "alone" && !auth.reused) {
+        const { session, respond } = prepared;
+        return withIdempotency(database.sql, claim.ctx, key, hash, async (tx) => respond(await insertSession(tx, session)));
+      }
+      if (attempt === 3) throw new ApiError("service_unavailable", CHANGED_MEANWHILE);
+      if (grouped.why !== "again") {
+        auth = await requireApiKey(services, request, { again: true });
+        prepared = await prepare(auth, body);
+      }
+    }
+  }
+
+  function idempotencyContext(auth: ApiKeyAuth) {
+    return { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" };
+  }
+
+  /**
+   * Plain creates go through the group commit (createPlain), creates with an Idempotency-Key
+   * through theirs (createKeyed). A create that cannot be prepared (a bad amount, no ready network)
+   * with a key still asks withIdempotency first, so that a retry of an answered create replays its
+   * answer (a refusal is not stored: withIdempotency's transaction rolls back).
    */
   async function create(request: Request, auth: ApiKeyAuth, body: CreateBody, raw: unknown, key: string | undefined): Promise<StoredResponse & { replayed: boolean }> {
-    const ctx = { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /payment-sessions" };
     let prepared: Awaited<ReturnType<typeof prepare>>;
     try {
       prepared = await prepare(auth, body);
     } catch (e) {
       if (key === undefined) throw e;
-      return withIdempotency(database.sql, ctx, key, requestHash(raw), async () => {
+      return withIdempotency(database.sql, idempotencyContext(auth), key, requestHash(raw), async () => {
         throw e;
       });
     }
     if (key === undefined) return { ...(await createPlain(request, auth, body, prepared)), replayed: false };
-    const claim = { ctx, key, hash: requestHash(raw) };
-    const grouped = await services.keyedCreates.submit({ claim, ...prepared });
-    if (grouped.claimed) return { ...grouped.response, replayed: false };
-    return withIdempotency(database.sql, ctx, key, claim.hash, async (tx) => prepared.respond(await insertSession(tx, prepared.session)));
+    return createKeyed(request, auth, body, key, requestHash(raw), prepared);
   }
 
   /** The merchant's view with networks and history, as retrieve and cancel answer. */
@@ -137,8 +164,8 @@ export function paymentSessionRoutes(services: Services) {
     .post(
       "/payment-sessions",
       async ({ request, set }) => {
-        // A plain create may reuse its key's last lookup (its statement checks the key: createPlain).
-        let auth = await requireApiKey(services, request, { reuse: !request.headers.has("idempotency-key") });
+        // A create may reuse its key's last lookup: its insert checks the key (createPlain, createKeyed).
+        let auth = await requireApiKey(services, request, { reuse: true });
         let parsed: { key: string | undefined; raw: unknown; body: CreateBody } | undefined;
         let result: Awaited<ReturnType<typeof create>>;
         try {

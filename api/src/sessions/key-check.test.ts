@@ -12,6 +12,7 @@ import { createApiKey, createMerchant, lookupApiKeys, revokeApiKey, type KeyChec
 import { hashSecret } from "../credentials/format.ts";
 import { setSettlement } from "./settlements.ts";
 import { KeyMemo } from "../credentials/key-memo.ts";
+import { keyedCreateGroup, type KeyedCreate } from "../http/idempotent-creates.ts";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -115,7 +116,7 @@ describe("a create's statement checks the key lookup it was prepared from", () =
   });
 });
 
-describe("plain creates reuse their key's last lookup", () => {
+describe("creates reuse their key's last lookup", () => {
   test("no lookup after the first; a settlement address set meanwhile is used from the next create on, and the refused attempt wrote nothing", async () => {
     const m = await svc.merchant("Reuse");
     const chainId = sandboxChain();
@@ -139,12 +140,66 @@ describe("plain creates reuse their key's last lookup", () => {
     const [{ n }] = (await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where merchant_id = ${m.merchant.id}`) as unknown as [{ n: number }];
     expect(n).toBe(7);
 
-    // Creates with an Idempotency-Key look their key up every time.
-    for (let i = 0; i < 2; i++) {
-      const keyed = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "3.00", currency: "USD" }, headers: { "idempotency-key": newId("event") } });
-      expect(keyed.status).toBe(201);
-    }
-    expect(lookups()).toBe(afterFirst + 4);
+  });
+
+  test("creates with an Idempotency-Key too: no lookup, a settlement address set meanwhile used by the next, nothing claimed by the refused attempt, the answer replayed", async () => {
+    const m = await svc.merchant("Reuse, keyed");
+    const chainId = sandboxChain();
+    const create = (key: string) => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "4.00", currency: "USD" }, headers: { "idempotency-key": key } });
+    const lookups = () => svc.services.apiKeys.stats.items;
+    expect((await create(newId("event"))).status).toBe(201);
+    const afterFirst = lookups();
+    expect((await create(newId("event"))).status).toBe(201);
+    expect(lookups()).toBe(afterFirst);
+    const newSettlement = "0x9999999999999999999999999999999999999999";
+    expect((await svc.call("PUT", `/settlement-addresses/${chainId}`, { auth: m.sandboxKey, body: { address: newSettlement } })).status).toBe(200);
+    const key = newId("event");
+    const made = await create(key);
+    expect(made.status).toBe(201);
+    const [deposit] = await svc.services.database.sql`select settlement_address from app.session_deposits where session_id = ${made.body.paymentSessionId}`;
+    expect(deposit!.settlement_address).toBe(newSettlement);
+    expect(lookups()).toBe(afterFirst + 2); // the PUT's, and the one after the refused check
+    const replay = await create(key);
+    expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body.paymentSessionId]).toEqual([201, "true", made.body.paymentSessionId]);
+    const [counts] = await svc.services.database.sql`
+      select (select count(*)::int from app.payment_sessions where merchant_id = ${m.merchant.id}) as sessions,
+             (select count(*)::int from app.idempotency_keys where merchant_id = ${m.merchant.id}) as keys,
+             (select count(*)::int from app.idempotency_keys where merchant_id = ${m.merchant.id} and response_status = 201) as answered`;
+    expect(counts).toEqual({ sessions: 3, keys: 3, answered: 3 });
+  });
+
+  test("a keyed batch with a failed check is rolled back whole: the stale create and its batch-mate come back to be sent again, nothing claimed or written", async () => {
+    const a = await svc.merchant("Keyed batch A");
+    const b = await svc.merchant("Keyed batch B");
+    const chainId = sandboxChain();
+    const [la, lb] = [await lookUp(a.sandboxKey), await lookUp(b.sandboxKey)];
+    await setSettlement(svc.services.database.db, b.merchant.id, "sandbox", chainId, `0x${"4".repeat(40)}`);
+    const group = keyedCreateGroup(svc.services.database.sql);
+    const item = (merchantId: string, check: KeyCheck): KeyedCreate => {
+      const id = newId("paymentSession");
+      return {
+        claim: { ctx: { secret: Buffer.alloc(32, 3), merchantId, environment: "sandbox", endpoint: "POST /payment-sessions" }, key: newId("event"), hash: "0".repeat(64) },
+        session: {
+          id,
+          merchantId,
+          environment: "sandbox",
+          input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
+          tokenGraceSeconds: 60,
+          deposits: [{ chainId, address: `0x${id.slice(-20).padStart(40, "d").toLowerCase()}`, settlementAddress: `0x${"1".repeat(40)}`, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
+          keyCheck: check,
+        },
+        respond: (c) => ({ status: 201, body: { id: c.row.id } }),
+      };
+    };
+    const [fine, stale] = [item(a.merchant.id, la.check), item(b.merchant.id, lb.check)];
+    const outcomes = await Promise.all([group.submit(fine), group.submit(stale)]); // one turn: one batch
+    expect(group.stats).toEqual({ batches: 1, items: 2 });
+    expect(outcomes).toEqual([{ claimed: false, why: "again" }, { claimed: false, why: "stale" }]);
+    const [counts] = await svc.services.database.sql`
+      select (select count(*)::int from app.payment_sessions where id = any(${[fine.session.id, stale.session.id]})) as sessions,
+             (select count(*)::int from app.idempotency_keys where merchant_id = any(${[a.merchant.id, b.merchant.id]})) as keys`;
+    expect(counts).toEqual({ sessions: 0, keys: 0 });
+    expect(await group.submit(fine)).toEqual({ claimed: true, response: { status: 201, body: { id: fine.session.id } } });
   });
 
   test("a production merchant who sets its first settlement address can create at once (the refusal before came from the reused lookup)", async () => {
@@ -160,6 +215,14 @@ describe("plain creates reuse their key's last lookup", () => {
     const made = await create();
     expect(made.status).toBe(201);
     expect(made.body.networks.map((n: { chainId: number }) => n.chainId)).toEqual([chainId]);
+    // With an Idempotency-Key as well (the lookup remembered without an address was replaced by the PUT's, before its change).
+    const again = await createApiKey(svc.services.database.db, merchant.id, "production", "second");
+    const keyed = () => svc.call("POST", "/payment-sessions", { auth: again.secret, body: { amount: "3.00", currency: "USD" }, headers: { "idempotency-key": newId("event") } });
+    await setSettlement(svc.services.database.db, merchant.id, "production", 999_999, "0x8888888888888888888888888888888888888888"); // a network this server lacks: nothing offered there
+    expect((await keyed()).status).toBe(201); // looked up (first use of the key) and remembered
+    await svc.services.database.sql`delete from app.merchant_settlements where merchant_id = ${merchant.id} and chain_id = ${chainId}`;
+    const refused = await keyed(); // the remembered lookup still has the address; the fresh one does not
+    expect([refused.status, refused.body.error?.code]).toEqual([409, "settlement_address_missing"]);
   });
 
   test("a key revoked after its lookup was remembered is answered 401 whatever else is wrong with the create, and nothing is written", async () => {
@@ -172,9 +235,20 @@ describe("plain creates reuse their key's last lookup", () => {
       const r = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body });
       expect([r.status, r.body.error?.code]).toEqual([401, "api_key_revoked"]);
     }
+    // With an Idempotency-Key: the same, and no key claimed.
+    const [keyRow2] = await svc.services.database.sql`select id from app.api_keys where merchant_id = ${m.merchant.id} and environment = 'production'`;
+    const live = svc.call("POST", "/payment-sessions", { auth: m.liveKey, body: { amount: "1.00", currency: "USD" }, headers: { "idempotency-key": newId("event") } });
+    expect((await live).status).toBe(201);
+    await revokeApiKey(svc.services.database.db, m.merchant.id, keyRow2!.id);
+    for (const body of [{ amount: "-1", currency: "USD" }, { amount: "1.00", currency: "USD" }]) {
+      const r = await svc.call("POST", "/payment-sessions", { auth: m.liveKey, body, headers: { "idempotency-key": newId("event") } });
+      expect([r.status, r.body.error?.code]).toEqual([401, "api_key_revoked"]);
+    }
+    const [{ keys }] = (await svc.services.database.sql`select count(*)::int as keys from app.idempotency_keys where merchant_id = ${m.merchant.id}`) as unknown as [{ keys: number }];
+    expect(keys).toBe(1);
     expect(svc.services.keyMemo.get(hashSecret(m.sandboxKey))).toBeUndefined();
     const [{ n }] = (await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where merchant_id = ${m.merchant.id}`) as unknown as [{ n: number }];
-    expect(n).toBe(1);
+    expect(n).toBe(2);
   });
 
   test("an unknown key is refused every time, and is not remembered", async () => {
