@@ -112,7 +112,7 @@ export const SETTLEMENTS_TEXT = "json_object_agg(ms.chain_id, ms.address order b
 
 /**
  * The key and its merchant for a presented secret, or undefined when no key has that hash.
- * Runs on every authenticated request but creates that reuse an earlier one: see lookupApiKeys.
+ * Runs on every authenticated request but plain creates that reuse an earlier one: see lookupApiKeys.
  */
 export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | undefined> {
   return (await lookupApiKeys(db.$client, [hashSecret(secret)]))[0];
@@ -149,7 +149,7 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
  * API-key lookups with group commit's read side (db/group.ts): the lookups of requests that
  * arrive while others are out go as one statement. Each request still reads the key after it
  * arrived — a batch leaves after its members joined it — so a revocation holds from the next
- * request on, as with a lookup of its own. (Creates may skip the lookup: their own
+ * request on, as with a lookup of its own. (Plain creates may skip the lookup: their own
  * statement checks the key, see KeyCheck.)
  */
 export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {

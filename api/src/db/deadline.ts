@@ -14,7 +14,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
 export interface RequestScope {
-  /** The deadline passed and a 503 was (or is being) answered: nothing may commit any more. */
+  /**
+   * The deadline passed: nothing new may start or commit any more. Only a COMMIT already on the
+   * wire (`committing`) is waited for, within a grace, and decides the answer; else 503.
+   */
   expired: boolean;
   /** Transactions of this request between their fence and the end of their COMMIT. */
   committing: number;

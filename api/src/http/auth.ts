@@ -3,7 +3,7 @@
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
  * (README, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
- * holds from the next request on. The one exception, a create, may reuse its key's last
+ * holds from the next request on. The one exception, a plain create, may reuse its key's last
  * lookup because its own statement checks the key again (credentials/key-memo.ts).
  */
 import { ApiError } from "../errors.ts";
@@ -86,7 +86,7 @@ const TOUCH_EVERY_MS = 60_000;
 export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
 
 /**
- * The request's API key, looked up — or, with `reuse` (creates only, whose insert checks
+ * The request's API key, looked up — or, with `reuse` (plain creates only, whose insert checks
  * the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
  * `again`: the same request's key looked up once more (its create's key check failed); the
  * request was counted against the rate limit the first time.
@@ -112,7 +112,19 @@ export async function requireApiKey(services: Services, request: Request, opts: 
   // is only a hint for an early "wrong base address" answer.
   const environment = found.key.environment;
   if (environment !== cred.environment) checkHost(services, request, environment);
-  if (!opts.again) limit(services, found.key.id);
+  if (!opts.again) {
+    try {
+      limit(services, found.key.id);
+    } catch (e) {
+      // Refused with a reused lookup: a key revoked since is answered 401, not 429.
+      if (!reused) throw e;
+      const fresh = await services.apiKeys.submit(cred.raw);
+      services.keyMemo.remember(keyHash, fresh);
+      if (!fresh) throw new ApiError("api_key_invalid");
+      if (fresh.key.revokedAt) throw new ApiError("api_key_revoked");
+      throw e;
+    }
+  }
   const now = Date.now();
   if ((services.keyTouchedAt.get(found.key.id) ?? 0) + TOUCH_EVERY_MS <= now) {
     services.keyTouchedAt.set(found.key.id, now);

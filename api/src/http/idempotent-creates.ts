@@ -11,8 +11,9 @@
  * answer, waits for the one being written, or refuses a different body. So does every create of
  * a batch refused for its content (the transaction rolled back: nothing of it was claimed).
  *
- * Creates carry their key check (sessions/repository.ts insertSessions; credentials/key-memo.ts).
- * A batch in which a create failed it is rolled back whole — no claim is left without an answer —
+ * Creates carry their key lookup's check (sessions/repository.ts insertSessions), which fails
+ * only when the key or the settlement addresses changed since that lookup. A batch in which a
+ * create failed it is rolled back whole — no claim is left without an answer —
  * and its creates come back to be sent again: the stale ones after a fresh lookup
  * (http/payment-sessions.ts createKeyed).
  */

@@ -70,12 +70,17 @@ export function serveApp(
         const handled = requestScope.run(scope, () => app.handle(request));
         const late = (ms: number) => new Promise<"late">((r) => (timer = setTimeout(() => r("late"), ms)));
         let res: Response | "late" = await Promise.race([handled, late(opts.requestTimeoutMs)]);
-        if (res === "late" && scope.committing > 0) {
-          clearTimeout(timer);
-          res = await Promise.race([handled, late(COMMIT_GRACE_MS)]);
+        if (res === "late") {
+          // From the deadline on nothing new of this request may start or commit: only a COMMIT
+          // already on the wire is waited for (a retry inside the handler — a create whose key
+          // check failed — must not begin a write that could commit after a 503).
+          scope.expired = true;
+          if (scope.committing > 0) {
+            clearTimeout(timer);
+            res = await Promise.race([handled, late(COMMIT_GRACE_MS)]);
+          }
         }
         if (res === "late") {
-          scope.expired = true;
           handled.catch(() => {});
           res = errorResponse(new ApiError("service_unavailable", `No answer within ${opts.requestTimeoutMs} ms (the database is slow or away). Retry shortly; a create retried with the same Idempotency-Key is never made twice.`), request);
         }

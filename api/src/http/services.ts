@@ -29,9 +29,9 @@ export interface Services {
   networks: NetworkConfig[];
   /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
   readiness: NetworkReadiness;
-  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request but creates. */
+  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request but plain creates. */
   apiKeys: Group<string, KeyLookup | undefined>;
-  /** Each key's last lookup, which creates may reuse (credentials/key-memo.ts). */
+  /** Each key's last lookup, which plain creates may reuse (credentials/key-memo.ts). */
   keyMemo: KeyMemo;
   /** Plain creates, written with group commit (sessions/create-group.ts); null: its key check failed, not written. */
   creates: Group<NewSession, CreatedSession | null>;

@@ -142,7 +142,7 @@ describe("creates reuse their key's last lookup", () => {
 
   });
 
-  test("creates with an Idempotency-Key too: no lookup, a settlement address set meanwhile used by the next, nothing claimed by the refused attempt, the answer replayed", async () => {
+  test("creates with an Idempotency-Key look their key up each time, use a settlement address set meanwhile, and replay their answer", async () => {
     const m = await svc.merchant("Reuse, keyed");
     const chainId = sandboxChain();
     const create = (key: string) => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "4.00", currency: "USD" }, headers: { "idempotency-key": key } });
@@ -150,7 +150,7 @@ describe("creates reuse their key's last lookup", () => {
     expect((await create(newId("event"))).status).toBe(201);
     const afterFirst = lookups();
     expect((await create(newId("event"))).status).toBe(201);
-    expect(lookups()).toBe(afterFirst);
+    expect(lookups()).toBe(afterFirst + 1);
     const newSettlement = "0x9999999999999999999999999999999999999999";
     expect((await svc.call("PUT", `/settlement-addresses/${chainId}`, { auth: m.sandboxKey, body: { address: newSettlement } })).status).toBe(200);
     const key = newId("event");
@@ -158,7 +158,7 @@ describe("creates reuse their key's last lookup", () => {
     expect(made.status).toBe(201);
     const [deposit] = await svc.services.database.sql`select settlement_address from app.session_deposits where session_id = ${made.body.paymentSessionId}`;
     expect(deposit!.settlement_address).toBe(newSettlement);
-    expect(lookups()).toBe(afterFirst + 2); // the PUT's, and the one after the refused check
+    expect(lookups()).toBe(afterFirst + 3); // the PUT's and the create's
     const replay = await create(key);
     expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body.paymentSessionId]).toEqual([201, "true", made.body.paymentSessionId]);
     const [counts] = await svc.services.database.sql`
@@ -219,9 +219,9 @@ describe("creates reuse their key's last lookup", () => {
     const again = await createApiKey(svc.services.database.db, merchant.id, "production", "second");
     const keyed = () => svc.call("POST", "/payment-sessions", { auth: again.secret, body: { amount: "3.00", currency: "USD" }, headers: { "idempotency-key": newId("event") } });
     await setSettlement(svc.services.database.db, merchant.id, "production", 999_999, "0x8888888888888888888888888888888888888888"); // a network this server lacks: nothing offered there
-    expect((await keyed()).status).toBe(201); // looked up (first use of the key) and remembered
+    expect((await keyed()).status).toBe(201);
     await svc.services.database.sql`delete from app.merchant_settlements where merchant_id = ${merchant.id} and chain_id = ${chainId}`;
-    const refused = await keyed(); // the remembered lookup still has the address; the fresh one does not
+    const refused = await keyed(); // the address is gone: refused, not created for the old one
     expect([refused.status, refused.body.error?.code]).toEqual([409, "settlement_address_missing"]);
   });
 
@@ -278,3 +278,60 @@ describe("KeyMemo", () => {
     expect([memo.get("h3"), memo.size]).toEqual([undefined, 0]);
   });
 });
+
+describe("retries of a reused lookup within the request's limits", () => {
+  let limited: TestService | undefined;
+  let slow: TestService | undefined;
+  afterAll(async () => {
+    await limited?.close();
+    await slow?.close();
+  });
+
+  test("a key revoked after its lookup was remembered is answered 401, not 429, when over its rate limit", async () => {
+    limited = await startTestService({ SERVICE_RATE_LIMIT_PER_SECOND: "1", SERVICE_RATE_LIMIT_BURST: "2" });
+    const m = await limited.merchant("Limited");
+    const create = () => limited!.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } });
+    expect([(await create()).status, (await create()).status]).toEqual([201, 201]);
+    const over = await create();
+    expect([over.status, over.body.error?.code]).toEqual([429, "rate_limited"]);
+    const [keyRow] = await limited.services.database.sql`select id from app.api_keys where merchant_id = ${m.merchant.id} and environment = 'sandbox'`;
+    await revokeApiKey(limited.services.database.db, m.merchant.id, keyRow!.id);
+    const revoked = await create();
+    expect([revoked.status, revoked.body.error?.code]).toEqual([401, "api_key_revoked"]);
+  });
+
+  test("past the deadline a create whose check failed starts no new insert: its 503 means nothing was created", async () => {
+    slow = await startTestService({ SERVICE_REQUEST_TIMEOUT_MS: "300" });
+    const m = await slow.merchant("Late retry");
+    const sql = slow.services.database.sql;
+    const create = () => slow!.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } });
+    expect((await create()).status).toBe(201); // the key's lookup is remembered
+    await setSettlement(slow.services.database.db, m.merchant.id, "sandbox", slow.services.networks.find((n) => n.environment === "sandbox")!.chainId, `0x${"3".repeat(40)}`);
+    // The first insert waits for a table lock past the deadline (on the wire: the grace applies);
+    // a second insert, if one were started, would wait for the merchant row past the grace.
+    const hold = (statement: string) => {
+      let release!: () => void;
+      let held!: () => void;
+      const isHeld = new Promise<void>((r) => (held = r));
+      const done = sql.begin(async (tx) => {
+        await tx.unsafe(statement);
+        held();
+        await new Promise<void>((r) => (release = r));
+      });
+      return { isHeld, release: () => (release(), done) };
+    };
+    const table = hold("lock table app.payment_sessions in exclusive mode");
+    const merchantRow = hold(`select 1 from app.merchants where id = '${m.merchant.id}' for update`);
+    await Promise.all([table.isHeld, merchantRow.isHeld]);
+    const answer = create();
+    await Bun.sleep(700);
+    await table.release(); // the first insert runs now, and its check fails (settlement replaced)
+    const late = await answer;
+    expect([late.status, late.body.error?.code]).toEqual([503, "service_unavailable"]);
+    await merchantRow.release();
+    await Bun.sleep(300);
+    const [{ n }] = (await sql`select count(*)::int as n from app.payment_sessions where merchant_id = ${m.merchant.id}`) as unknown as [{ n: number }];
+    expect(n).toBe(1); // the first create only
+  }, 20_000);
+});
+
