@@ -25,6 +25,20 @@ afterAll(async () => {
 const sandboxChain = () => svc.services.networks.find((n) => n.environment === "sandbox")!.chainId;
 const lookUp = async (secret: string) => (await lookupApiKeys(svc.services.database.sql, [hashSecret(secret)]))[0]!;
 
+/** A sandbox session of this merchant, with one deposit committing to `settlement`, carrying `check`. */
+function checkedSession(merchantId: string, check: KeyCheck | undefined, settlement = `0x${"1".repeat(40)}`): NewSession {
+  const id = newId("paymentSession");
+  return {
+    id,
+    merchantId,
+    environment: "sandbox",
+    input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
+    tokenGraceSeconds: 60,
+    deposits: [{ chainId: sandboxChain(), address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
+    keyCheck: check,
+  };
+}
+
 /** Everything a create writes, for these session ids. */
 async function written(ids: string[]) {
   const [r] = await svc.services.database.sql`
@@ -41,18 +55,7 @@ describe("a create's statement checks the key lookup it was prepared from", () =
     const hook = await svc.call("POST", "/webhook-endpoints", { auth: m.sandboxKey, body: { url: "http://127.0.0.1:9/hook" } });
     expect(hook.status).toBe(201);
     const chainId = sandboxChain();
-    const session = (check: KeyCheck | undefined, settlement: string): NewSession => {
-      const id = newId("paymentSession");
-      return {
-        id,
-        merchantId: m.merchant.id,
-        environment: "sandbox",
-        input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
-        tokenGraceSeconds: 60,
-        deposits: [{ chainId, address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
-        keyCheck: check,
-      };
-    };
+    const session = (check: KeyCheck | undefined, settlement: string) => checkedSession(m.merchant.id, check, settlement);
     const first = await lookUp(m.sandboxKey);
     expect(first.check).toEqual({ keyHash: hashSecret(m.sandboxKey), keyId: first.key.id, settlements: null }); // none set in sandbox
     const fine = session(first.check, `0x${"1".repeat(40)}`);
@@ -97,19 +100,7 @@ describe("a create's statement checks the key lookup it was prepared from", () =
     const chainId = sandboxChain();
     const [la, lb] = [await lookUp(a.sandboxKey), await lookUp(b.sandboxKey)];
     await setSettlement(svc.services.database.db, b.merchant.id, "sandbox", chainId, `0x${"6".repeat(40)}`); // b's lookup is now stale
-    const mk = (merchantId: string, check: KeyCheck): NewSession => {
-      const id = newId("paymentSession");
-      return {
-        id,
-        merchantId,
-        environment: "sandbox",
-        input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
-        tokenGraceSeconds: 60,
-        deposits: [{ chainId, address: `0x${id.slice(-20).padStart(40, "b").toLowerCase()}`, settlementAddress: `0x${"1".repeat(40)}`, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
-        keyCheck: check,
-      };
-    };
-    const list = [mk(a.merchant.id, la.check), mk(b.merchant.id, lb.check), mk(a.merchant.id, la.check), mk(b.merchant.id, lb.check)];
+    const list = [checkedSession(a.merchant.id, la.check), checkedSession(b.merchant.id, lb.check), checkedSession(a.merchant.id, la.check), checkedSession(b.merchant.id, lb.check)];
     const answers = await insertSessions(svc.services.database.sql, list);
     expect(answers.map((x) => x !== null)).toEqual([true, false, true, false]);
     expect(await written(list.map((s) => s.id))).toEqual({ sessions: 2, deposits: 2, events: 2, deliveries: 0 });
@@ -175,22 +166,11 @@ describe("creates reuse their key's last lookup", () => {
     const [la, lb] = [await lookUp(a.sandboxKey), await lookUp(b.sandboxKey)];
     await setSettlement(svc.services.database.db, b.merchant.id, "sandbox", chainId, `0x${"4".repeat(40)}`);
     const group = keyedCreateGroup(svc.services.database.sql);
-    const item = (merchantId: string, check: KeyCheck): KeyedCreate => {
-      const id = newId("paymentSession");
-      return {
-        claim: { ctx: { secret: Buffer.alloc(32, 3), merchantId, environment: "sandbox", endpoint: "POST /payment-sessions" }, key: newId("event"), hash: "0".repeat(64) },
-        session: {
-          id,
-          merchantId,
-          environment: "sandbox",
-          input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
-          tokenGraceSeconds: 60,
-          deposits: [{ chainId, address: `0x${id.slice(-20).padStart(40, "d").toLowerCase()}`, settlementAddress: `0x${"1".repeat(40)}`, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
-          keyCheck: check,
-        },
-        respond: (c) => ({ status: 201, body: { id: c.row.id } }),
-      };
-    };
+    const item = (merchantId: string, check: KeyCheck): KeyedCreate => ({
+      claim: { ctx: { secret: Buffer.alloc(32, 3), merchantId, environment: "sandbox", endpoint: "POST /payment-sessions" }, key: newId("event"), hash: "0".repeat(64) },
+      session: checkedSession(merchantId, check),
+      respond: (c) => ({ status: 201, body: { id: c.row.id } }),
+    });
     const [fine, stale] = [item(a.merchant.id, la.check), item(b.merchant.id, lb.check)];
     const outcomes = await Promise.all([group.submit(fine), group.submit(stale)]); // one turn: one batch
     expect(group.stats).toEqual({ batches: 1, items: 2 });
