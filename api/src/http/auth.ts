@@ -100,14 +100,16 @@ export async function requireApiKey(services: Services, request: Request, opts: 
   const cred = presented(services, request);
   if (cred.kind !== "api_key") throw new ApiError("api_key_required");
   const keyHash = hashSecret(cred.raw);
-  let found = opts.reuse ? services.keyMemo.get(keyHash) : undefined;
-  const reused = found !== undefined;
-  if (!found) {
-    found = await services.apiKeys.submit(cred.raw);
-    services.keyMemo.remember(keyHash, found);
-  }
-  if (!found) throw new ApiError("api_key_invalid");
-  if (found.key.revokedAt) throw new ApiError("api_key_revoked");
+  const lookUp = async () => {
+    const f = await services.apiKeys.submit(keyHash);
+    services.keyMemo.remember(keyHash, f);
+    if (!f) throw new ApiError("api_key_invalid");
+    if (f.key.revokedAt) throw new ApiError("api_key_revoked");
+    return f;
+  };
+  const remembered = opts.reuse ? services.keyMemo.get(keyHash) : undefined;
+  const reused = remembered !== undefined;
+  const found = remembered ?? (await lookUp());
   // The stored row decides the environment, not the prefix the caller presented: the prefix
   // is only a hint for an early "wrong base address" answer.
   const environment = found.key.environment;
@@ -117,11 +119,7 @@ export async function requireApiKey(services: Services, request: Request, opts: 
       limit(services, found.key.id);
     } catch (e) {
       // Refused with a reused lookup: a key revoked since is answered 401, not 429.
-      if (!reused) throw e;
-      const fresh = await services.apiKeys.submit(cred.raw);
-      services.keyMemo.remember(keyHash, fresh);
-      if (!fresh) throw new ApiError("api_key_invalid");
-      if (fresh.key.revokedAt) throw new ApiError("api_key_revoked");
+      if (reused) await lookUp();
       throw e;
     }
   }

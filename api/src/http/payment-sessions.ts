@@ -102,24 +102,25 @@ export function paymentSessionRoutes(services: Services) {
 
   /**
    * A create with an Idempotency-Key, through its own group (http/idempotent-creates.ts) while its
-   * key is free, its lookup checked as a plain create's is (createPlain; keyed creates do not reuse
-   * an earlier lookup, so this fails only on a change between lookup and insert): a create whose check failed is looked
-   * up and prepared anew ("stale"); one whose batch was rolled back for another create's failed
-   * check is sent again as it is ("again"); nothing of either was claimed or written. A key the
-   * group cannot claim is another request's: the create goes through withIdempotency alone
-   * (replay, wait for the first, or refuse), which writes without a check — so from a fresh lookup.
+   * key is free, its lookup checked as a plain create's is (createPlain). Keyed creates never reuse
+   * an earlier lookup (the route asks for a fresh one), so the check fails only on a change between
+   * lookup and insert: a create whose check failed is looked up and prepared anew ("stale"); one
+   * whose batch was rolled back for another create's failed check is sent again as it is
+   * ("again"); nothing of either was claimed or written. A key the group cannot claim is another
+   * request's: the create goes through withIdempotency alone (replay, wait for the first, or
+   * refuse), whose insert has no check — fine, as its lookup is fresh.
    */
   async function createKeyed(request: Request, auth: ApiKeyAuth, body: CreateBody, key: string, hash: string, prepared: Awaited<ReturnType<typeof prepare>>) {
     for (let attempt = 1; ; attempt++) {
       const claim = { ctx: idempotencyContext(auth), key, hash };
       const grouped = await services.keyedCreates.submit({ claim, ...prepared, session: { ...prepared.session, keyCheck: auth.check } });
       if (grouped.claimed) return { ...grouped.response, replayed: false };
-      if (grouped.why === "alone" && !auth.reused) {
+      if (grouped.why === "alone") {
         const { session, respond } = prepared;
         return withIdempotency(database.sql, claim.ctx, key, hash, async (tx) => respond(await insertSession(tx, session)));
       }
       if (attempt === 3) throw new ApiError("service_unavailable", CHANGED_MEANWHILE);
-      if (grouped.why !== "again") {
+      if (grouped.why === "stale") {
         auth = await requireApiKey(services, request, { again: true });
         prepared = await prepare(auth, body);
       }
@@ -179,8 +180,9 @@ export function paymentSessionRoutes(services: Services) {
           // Refused before its insert could check the key: with a reused lookup the refusal may
           // come from what that lookup read (no settlement address then), and a key revoked since
           // must be answered 401 whatever else is wrong. So the answer comes from a fresh lookup.
-          // (Not after a create's own retries gave up: they looked the key up already.)
-          if (!auth.reused || !(e instanceof ApiError) || e.message === CHANGED_MEANWHILE) throw e;
+          // (Not after a create's own retries gave up — service_unavailable, which nothing before
+          // the insert throws: they looked the key up already.)
+          if (!auth.reused || !(e instanceof ApiError) || e.code === "service_unavailable") throw e;
           auth = await requireApiKey(services, request, { again: true });
           if (!parsed) throw e; // the request itself is at fault, whatever its key
           result = await create(request, auth, parsed.body, parsed.raw, parsed.key);

@@ -4,6 +4,7 @@ import { newId } from "../../../shared/ids.ts";
 import { CREATE_GROUP_LIMITS, createGroup } from "./create-group.ts";
 import { findSessionById, insertSessions, type NewSession } from "./repository.ts";
 import { apiKeyLookups, revokeApiKey } from "../credentials/store.ts";
+import { hashSecret } from "../credentials/format.ts";
 
 let svc: TestService;
 let key: string;
@@ -180,7 +181,7 @@ describe("creates with group commit", () => {
     const b = await svc.merchant("Lookup B");
     const group = apiKeyLookups(svc.services.database.sql);
     const asked = [a.sandboxKey, b.sandboxKey, a.sandboxKey, "sk_test_nosuchkey0000000000000000", b.sandboxKey, a.sandboxKey];
-    const found = await Promise.all(asked.map((k) => group.submit(k))); // one turn: one batch
+    const found = await Promise.all(asked.map((k) => group.submit(hashSecret(k)))); // one turn: one batch
     expect(group.stats).toEqual({ batches: 1, items: asked.length });
     expect(found.map((f) => f?.merchant.id)).toEqual([a.merchant.id, b.merchant.id, a.merchant.id, undefined, b.merchant.id, a.merchant.id]);
     expect(found[0]!.key.id).toBe(found[2]!.key.id);

@@ -69,9 +69,9 @@ export async function insertSession(q: Query, args: Omit<NewSession, "keyCheck">
  */
 export async function insertSessions(q: Query, list: NewSession[]): Promise<(CreatedSession | null)[]> {
   if (list.length === 0) return [];
-  // The batch's distinct key checks (a merchant's server sends most creates with one key), and
-  // each create's number in that list (null: none).
-  // The key must also be the session's merchant's, in the session's environment.
+  // The batch's distinct key checks (a merchant's server sends most creates with one key), each
+  // with the merchant and environment its key must belong to, and each create's number in that
+  // list (null: none).
   const checks: (KeyCheck & { merchantId: string; environment: string })[] = [];
   const checkNumbers = new Map<string, number>();
   const checkNo = list.map((a) => {
