@@ -5,10 +5,13 @@ import { createUser } from "../api/src/dashboard/users.ts";
 export const TEST_PASSWORD = "correct horse battery staple";
 
 export interface Browser {
-  cookie: string;
+  /** The Cookie header this browser sends: its login, and whatever the pages set since (a flash). */
+  readonly cookie: string;
   csrf: string;
   get(path: string): Promise<Response>;
   post(path: string, fields?: Record<string, string>, opts?: { csrf?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  /** The page a 303 points to, as a browser follows it (with the cookies it set). */
+  follow(res: Response): Promise<Response>;
 }
 
 const cookieOf = (res: Response, name: string) =>
@@ -22,22 +25,45 @@ export const csrfIn = (page: string) => /name="_csrf" value="([^"]+)"/.exec(page
 /** Signs in through the form, as a browser would. Throws unless the sign-in succeeded. */
 export async function signIn(svc: TestService, email: string, password = TEST_PASSWORD): Promise<Browser> {
   const res = await signInAttempt(svc, email, password);
-  const cookie = cookieOf(res, "ps_dashboard");
-  if (res.status !== 303 || !cookie) throw new Error(`sign-in failed: ${res.status}`);
+  const login = cookieOf(res, "ps_dashboard");
+  if (res.status !== 303 || !login) throw new Error(`sign-in failed: ${res.status}`);
+  // A small cookie jar: what a response sets is sent from then on; Max-Age=0 removes it. The
+  // login cookie stays as signed in, so a test can see the server refuse it after sign-out.
+  const jar = new Map<string, string>([login.split("=", 2) as [string, string]]);
+  const keep = (res: Response) => {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(";");
+      const i = pair!.indexOf("=");
+      const [name, value] = [pair!.slice(0, i), pair!.slice(i + 1)];
+      if (name === "ps_dashboard") continue;
+      if (/Max-Age=0\b/i.test(c) || value === "") jar.delete(name);
+      else jar.set(name, value);
+    }
+    return res;
+  };
   const b: Browser = {
-    cookie,
+    get cookie() {
+      return [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+    },
     csrf: "",
-    get: (path) => fetch(`${svc.url}${path}`, { headers: { cookie: b.cookie }, redirect: "manual" }),
-    post: (path, fields = {}, opts = {}) => {
+    get: async (path) => keep(await fetch(`${svc.url}${path}`, { headers: { cookie: b.cookie }, redirect: "manual" })),
+    post: async (path, fields = {}, opts = {}) => {
       const body = new URLSearchParams(fields);
       const csrf = opts.csrf === undefined ? b.csrf : opts.csrf;
       if (csrf !== null) body.set("_csrf", csrf);
-      return fetch(`${svc.url}${path}`, {
-        method: "POST",
-        headers: { cookie: b.cookie, "content-type": "application/x-www-form-urlencoded", ...(opts.headers ?? {}) },
-        body,
-        redirect: "manual",
-      });
+      return keep(
+        await fetch(`${svc.url}${path}`, {
+          method: "POST",
+          headers: { cookie: b.cookie, "content-type": "application/x-www-form-urlencoded", ...(opts.headers ?? {}) },
+          body,
+          redirect: "manual",
+        }),
+      );
+    },
+    follow: (res) => {
+      const to = res.headers.get("location");
+      if (res.status !== 303 || !to) throw new Error(`expected a 303 with a location, got ${res.status}`);
+      return b.get(to);
     },
   };
   b.csrf = csrfIn(await (await b.get("/dashboard/sandbox/settings/api-keys")).text()) ?? "";

@@ -1,7 +1,7 @@
 /** The README and .env.example are part of the contract: they must name every error code and setting. */
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { ERROR_CATALOGUE } from "./errors.ts";
 
 const root = resolve(import.meta.dir, "../..");
@@ -22,4 +22,19 @@ test("every setting read by config.ts is in the README and .env.example", () => 
     expect(readme).toContain(`\`${name}\``);
     expect(envExample).toContain(name);
   }
+});
+
+test("every variable the service or the example shop reads from the environment has a row in a README configuration table", () => {
+  const sources = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [join(dir, e.name)] : [],
+    );
+  const names = new Set(
+    [resolve(root, "api/src"), resolve(root, "examples")]
+      .flatMap(sources)
+      .flatMap((file) => [...readFileSync(file, "utf8").matchAll(/process\.env(?:\.([A-Z][A-Z0-9_]+)|\[\s*"([A-Z][A-Z0-9_]+)"\s*\])/g)].map((m) => m[1] ?? m[2]!)),
+  );
+  expect(names).toContain("MERCHANT_EXAMPLE_PORT");
+  const missing = [...names].filter((name) => !readme.includes(`\n| \`${name}\` |`));
+  expect(missing).toEqual([]);
 });

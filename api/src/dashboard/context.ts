@@ -14,6 +14,8 @@ import type { Login } from "./logins.ts";
 import { clientIp, csrfProblem, currentLogin, FormError, page, parseEnvironment, readForm, redirect } from "./request.ts";
 import type { Actor } from "../credentials/security-history.ts";
 import { callApi, type ApiResult, type Dispatch } from "./api.ts";
+import { clearFlashCookie, flashCookie, readFlash, type Flash } from "./flash.ts";
+import { secureCookies } from "./logins.ts";
 
 export interface PageContext {
   services: Services;
@@ -22,8 +24,12 @@ export interface PageContext {
   env: Environment;
   params: Record<string, string>;
   query: Record<string, string | undefined>;
-  /** The page in the shared layout. */
+  /** The page in the shared layout (clearing a flash the page took). */
   render(section: Section, title: string, body: Html, opts?: { notice?: Notice; status?: number }): Response;
+  /** The one-time message the last action left for this page (flash.ts), taken: a reload has it no more. */
+  takeFlash(): Flash | undefined;
+  /** 303 to `location`, carrying `flash` to that page (POST-redirect-GET: a reload never sends a form again). */
+  redirectWith(location: string, flash: Flash): Response;
   actor(): Actor;
   api(method: string, path: string, body?: unknown): Promise<ApiResult>;
 }
@@ -50,19 +56,30 @@ function guard(handler: (request: Request) => Promise<Response>) {
 }
 
 export function makeContext(services: Services, dispatch: Dispatch) {
-  const build = (request: Request, login: Login, env: Environment, params: Record<string, string>, query: Record<string, string | undefined>): PageContext => ({
-    services,
-    request,
-    login,
-    env,
-    params,
-    query,
-    render: (section, title, body, opts = {}) =>
-      page(layout({ login, environment: env, section, title, body, notice: opts.notice, path: new URL(request.url).pathname }), opts.status ?? 200),
-    actor: () => ({ merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
-    // The person rides along, so a route that records who acted (settlement changes) names them.
-    api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body, { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
-  });
+  const secure = secureCookies(services.config.publicUrl);
+  const build = (request: Request, login: Login, env: Environment, params: Record<string, string>, query: Record<string, string | undefined>): PageContext => {
+    let clearFlash = false;
+    const path = new URL(request.url).pathname;
+    return {
+      services,
+      request,
+      login,
+      env,
+      params,
+      query,
+      render: (section, title, body, opts = {}) =>
+        page(layout({ login, environment: env, section, title, body, notice: opts.notice, path }), opts.status ?? 200, clearFlash ? { "set-cookie": clearFlashCookie(secure) } : {}),
+      takeFlash: () => {
+        const { flash, clear } = readFlash(request, services.encryptionKey, login.tokenHash, path, secure);
+        clearFlash ||= clear;
+        return flash;
+      },
+      redirectWith: (location, flash) => redirect(location, { "set-cookie": flashCookie(services.encryptionKey, login.tokenHash, location.split("?")[0]!, flash, secure) }),
+      actor: () => ({ merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
+      // The person rides along, so a route that records who acted (settlement changes) names them.
+      api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body, { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
+    };
+  };
 
   // Routes without :env (sign-out) act on no environment's data; sandbox stands in.
   const envOf = (params: Record<string, string> | undefined): Environment | undefined => (params?.env === undefined ? "sandbox" : parseEnvironment(params.env));

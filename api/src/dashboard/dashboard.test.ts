@@ -44,7 +44,7 @@ beforeAll(async () => {
   bOwn.endpointId = (await svc.call("POST", "/webhook-endpoints", { auth: b.sandboxKey, body: { url: "https://93.184.215.14/hooks" } })).body.id;
   bOwn.keyId = (await svc.call("GET", "/payment-sessions?limit=1", { auth: b.sandboxKey })).status === 200 ? (await svc.services.database.sql`select id from app.api_keys where merchant_id = ${b.merchant.id} and environment = 'sandbox'`)[0]!.id : "";
   bOwn.eventId = (await svc.call("GET", `/events?paymentSessionId=${bOwn.sessionId}`, { auth: b.sandboxKey })).body.data[0].id;
-});
+}, 60_000);
 afterAll(() => svc.close());
 
 describe("signing in", () => {
@@ -71,6 +71,46 @@ describe("signing in", () => {
       redirect: "manual",
     });
     expect(res.status).toBe(403);
+  });
+
+  test("a sign-in posted from another origin is refused even with a planted cookie matching its token (login CSRF)", async () => {
+    // A page on another port of this host or a sibling subdomain can set the form's cookie here.
+    const planted = "P".repeat(40);
+    const forged = (headers: Record<string, string>) =>
+      fetch(`${svc.url}/dashboard/sign-in`, {
+        method: "POST",
+        headers: { cookie: `ps_dashboard_pre=${planted}`, "content-type": "application/x-www-form-urlencoded", ...headers },
+        body: new URLSearchParams({ _csrf: planted, email: "alice@a.example", password: TEST_PASSWORD }),
+        redirect: "manual",
+      });
+    const sibling = new URL(svc.url);
+    sibling.port = String(Number(sibling.port) + 1);
+    const tries: Record<string, string>[] = [
+      { origin: sibling.origin, "sec-fetch-site": "same-site" },
+      { origin: sibling.origin },
+      { origin: "https://shop.attacker.example" },
+      { origin: "null" }, // a sandboxed frame on the attacker's page
+      { origin: "null", "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "cross-site" },
+    ];
+    for (const headers of tries) {
+      const res = await forged(headers);
+      expect({ headers, status: res.status }).toEqual({ headers, status: 403 });
+      expect(res.headers.getSetCookie().some((c) => c.startsWith("ps_dashboard="))).toBe(false);
+    }
+    // The same post from the dashboard's own page signs in.
+    expect((await forged({ origin: new URL(svc.url).origin, "sec-fetch-site": "same-origin" })).status).toBe(303);
+  });
+
+  test("every signed-in POST is refused from another origin too, whatever the browser says of it", async () => {
+    const sibling = new URL(svc.url);
+    sibling.port = String(Number(sibling.port) + 1);
+    const tries: Record<string, string>[] = [{ origin: sibling.origin }, { "sec-fetch-site": "same-site" }, { origin: "null", "sec-fetch-site": "cross-site" }];
+    for (const headers of tries) {
+      expect({ headers, status: (await asA.post("/dashboard/sandbox/settings/api-keys", { name: "x" }, { headers })).status }).toEqual({ headers, status: 403 });
+    }
+    expect((await asA.post("/dashboard/sandbox/settings/api-keys", { name: "null origin" }, { headers: { origin: "null", "sec-fetch-site": "same-origin" } })).status).toBe(303);
   });
 
   test("repeated failures are throttled with a growing wait, even for the right password, and recorded", async () => {
@@ -151,7 +191,7 @@ describe("every dashboard route", () => {
     expect((await asA.post("/dashboard/sandbox/settings/api-keys", { name: "csrf" }, { csrf: "x".repeat(40) })).status).toBe(403);
     expect((await asA.post("/dashboard/sandbox/settings/api-keys", { name: "csrf" }, { headers: { origin: "https://evil.example" } })).status).toBe(403);
     expect(await keys()).toBe(before);
-    expect((await asA.post("/dashboard/sandbox/settings/api-keys", { name: "csrf" })).status).toBe(201);
+    expect((await asA.post("/dashboard/sandbox/settings/api-keys", { name: "csrf" })).status).toBe(303);
     expect(await keys()).toBe(before + 1);
   });
 
@@ -212,11 +252,20 @@ describe("pages", () => {
   });
 
   test("API keys: created and shown once, revoked with immediate effect, both in the security history", async () => {
+    const count = async () => (await svc.services.database.sql`select count(*)::int as n from app.api_keys where merchant_id = ${a.merchant.id}`)[0]!.n;
+    const before = await count();
     const created = await asA.post("/dashboard/sandbox/settings/api-keys", { name: "ci server" });
-    expect(created.status).toBe(201);
-    const secret = /id="new-key" class="secret">(sk_test_[A-Za-z0-9]+)</.exec(await created.text())![1]!;
+    // POST, then redirect: a reload shows the page again instead of making a second key.
+    expect(created.status).toBe(303);
+    expect(created.headers.get("location")).toBe("/dashboard/sandbox/settings/api-keys");
+    expect(await created.text()).not.toContain("sk_test_");
+    const shown = await asA.follow(created);
+    expect(shown.status).toBe(200);
+    const secret = /id="new-key" class="secret">(sk_test_[A-Za-z0-9]+)</.exec(await shown.text())![1]!;
     expect((await svc.call("GET", "/payment-sessions?limit=1", { auth: secret })).status).toBe(200);
+    // Shown once: the reload shows the key no more, and made none.
     expect(await (await asA.get("/dashboard/sandbox/settings/api-keys")).text()).not.toContain(secret);
+    expect(await count()).toBe(before + 1);
     const [k] = await svc.services.database.sql`select id from app.api_keys where name = 'ci server'`;
     const revoked = await asA.post(`/dashboard/sandbox/settings/api-keys/${k!.id}/revoke`);
     expect(revoked.status).toBe(303);
@@ -228,6 +277,36 @@ describe("pages", () => {
     expect(history).toContain("alice@a.example");
     // Append-only: the database itself refuses to rewrite history.
     expect(svc.services.database.sql`update app.security_events set action = 'x'`.then(() => "updated")).rejects.toThrow(/append-only/);
+  });
+
+  test("webhook endpoints: adding and revealing redirect, the secret shown once on the page after; a flash opens for its own session and page only", async () => {
+    const added = await asA.post("/dashboard/sandbox/settings/webhooks", { url: "https://93.184.215.14/prg-hooks" });
+    expect(added.status).toBe(303);
+    expect(added.headers.get("location")).toBe("/dashboard/sandbox/settings/webhooks");
+    const flash = added.headers.getSetCookie().find((c) => c.startsWith("ps_flash="))!;
+    expect(flash).toContain("HttpOnly");
+    expect(flash).toContain("SameSite=Strict");
+    expect(flash).not.toContain("whsec_"); // sealed, not the secret in clear
+    // Another signed-in session of the same person cannot open it, nor can any page but its own.
+    const other = await signIn(svc, "alice@a.example");
+    const stolen = await fetch(`${svc.url}/dashboard/sandbox/settings/webhooks`, { headers: { cookie: `${other.cookie}; ${flash.split(";")[0]}` } });
+    expect(await stolen.text()).not.toContain("whsec_");
+    const elsewhere = await asA.get("/dashboard/sandbox/settings/api-keys");
+    expect(await elsewhere.text()).not.toContain("whsec_");
+    expect(elsewhere.headers.getSetCookie().some((c) => c.startsWith("ps_flash="))).toBe(false); // still waiting for its page
+    const page = await (await asA.follow(added)).text();
+    const secret = /id="new-secret"[^>]*>(whsec_[A-Za-z0-9+/=_-]+)</.exec(page)?.[1];
+    expect(secret).toMatch(/^whsec_/);
+    expect(await (await asA.get("/dashboard/sandbox/settings/webhooks")).text()).not.toContain(secret!);
+    const [{ n }] = (await svc.services.database.sql`select count(*)::int as n from app.webhook_endpoints where url = 'https://93.184.215.14/prg-hooks'`) as unknown as [{ n: number }];
+    expect(n).toBe(1);
+
+    const id = /href="\/dashboard\/sandbox\/settings\/webhooks\/(whe_[A-Za-z0-9]+)">https:\/\/93\.184\.215\.14\/prg-hooks</.exec(page)![1]!;
+    const revealed = await asA.post(`/dashboard/sandbox/settings/webhooks/${id}/reveal`);
+    expect(revealed.status).toBe(303);
+    expect(revealed.headers.get("location")).toBe(`/dashboard/sandbox/settings/webhooks/${id}`);
+    expect(await (await asA.follow(revealed)).text()).toContain(secret!);
+    expect(await (await asA.get(`/dashboard/sandbox/settings/webhooks/${id}`)).text()).not.toContain(secret!);
   });
 
   test("settlement: a wrong password or checksum is refused and changes nothing; a right change is recorded", async () => {

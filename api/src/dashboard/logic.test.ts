@@ -4,6 +4,9 @@ import { html, raw } from "./html.ts";
 import { retryAfterSeconds, waitAfter } from "../credentials/sign-in-throttle.ts";
 import { classifySearch, csvField, parseFilters } from "./transactions.ts";
 import { loginCookie, readCookie, secureCookies } from "./logins.ts";
+import { clearFlashCookie, flashCookie, readFlash } from "./flash.ts";
+import { originProblem } from "./request.ts";
+import { randomBytes } from "node:crypto";
 import { describe as describeEvent, tokenAmount } from "./timeline.ts";
 import { normalizeEmail, passwordProblem } from "./users.ts";
 
@@ -51,13 +54,17 @@ describe("transactions", () => {
     expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)");
     expect(csvField("-1+2")).toBe("'-1+2");
     expect(csvField(null)).toBe("");
+    // A spreadsheet splitting on ; or tab must not open a cell that starts with =.
+    expect(csvField("order;=HYPERLINK(1)")).toBe('"order;=HYPERLINK(1)"');
+    expect(csvField("order\t=1+1")).toBe('"order\t=1+1"');
   });
 });
 
 describe("cookies and users", () => {
   test("HttpOnly, SameSite and Path always; Secure except plain http on loopback", () => {
     expect(loginCookie("dsh_x", false)).toBe("ps_dashboard=dsh_x; Path=/dashboard; HttpOnly; SameSite=Lax; Max-Age=43200");
-    expect(loginCookie("dsh_x", true)).toEndWith("; Secure");
+    // Secure: the __Host- prefix (Path=/, no Domain), so a sibling subdomain cannot plant it.
+    expect(loginCookie("dsh_x", true)).toBe("__Host-ps_dashboard=dsh_x; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200; Secure");
     expect(secureCookies(new URL("http://localhost:4000"))).toBe(false);
     expect(secureCookies(new URL("http://127.0.0.1:4000"))).toBe(false);
     expect(secureCookies(new URL("https://pay.example.com"))).toBe(true);
@@ -65,6 +72,47 @@ describe("cookies and users", () => {
     expect(readCookie("a=1; ps_dashboard=dsh_y; b=2", "ps_dashboard")).toBe("dsh_y");
     expect(readCookie(null, "ps_dashboard")).toBeUndefined();
   });
+  test("a POST's origin: our own page, or a client that is no browser; never another origin, port or a frame's null", () => {
+    const post = (headers: Record<string, string>) => new Request("http://127.0.0.1:4000/dashboard/sign-in", { method: "POST", headers });
+    expect(originProblem(post({}))).toBeUndefined();
+    expect(originProblem(post({ origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-origin" }))).toBeUndefined();
+    expect(originProblem(post({ origin: "https://pay.example.com", host: "pay.example.com" }))).toBeUndefined(); // behind a proxy
+    expect(originProblem(post({ origin: "null", "sec-fetch-site": "same-origin" }))).toBeUndefined();
+    for (const headers of [
+      { origin: "http://127.0.0.1:4001" },
+      { origin: "http://127.0.0.1:4001", host: "127.0.0.1:4000" },
+      { origin: "https://evil.example" },
+      { origin: "null" },
+      { origin: "not a url" },
+      { "sec-fetch-site": "same-site" },
+      { "sec-fetch-site": "cross-site" },
+      { origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-site" },
+    ]) {
+      expect({ headers, problem: originProblem(post(headers)) }).toEqual({ headers, problem: "The request came from another site." });
+    }
+  });
+
+  test("a flash opens once, for its own session and page, within five minutes, and only unaltered", () => {
+    const key = randomBytes(32);
+    const set = flashCookie(key, "login-a", "/dashboard/sandbox/settings/api-keys", { secret: { value: "sk_test_secret", label: "ci" } }, false, new Date(1_000_000));
+    expect(set).toStartWith("ps_flash=");
+    expect(set).toContain("HttpOnly; SameSite=Strict; Max-Age=300");
+    expect(set).not.toContain("sk_test_secret");
+    const req = (cookie: string) => new Request("http://x/", { headers: { cookie } });
+    const value = set.split(";")[0]!;
+    const at = new Date(1_000_000 + 60_000);
+    expect(readFlash(req(value), key, "login-a", "/dashboard/sandbox/settings/api-keys", false, at)).toEqual({ flash: { notice: undefined, secret: { value: "sk_test_secret", label: "ci" } }, clear: true });
+    expect(readFlash(req(value), key, "login-a", "/dashboard/sandbox/settings/webhooks", false, at)).toEqual({ clear: false }); // for another page: kept
+    expect(readFlash(req(value), key, "login-b", "/dashboard/sandbox/settings/api-keys", false, at)).toEqual({ clear: true }); // another session
+    expect(readFlash(req(value), randomBytes(32), "login-a", "/dashboard/sandbox/settings/api-keys", false, at)).toEqual({ clear: true });
+    const mid = Math.floor(value.length / 2);
+    const altered = value.slice(0, mid) + (value[mid] === "A" ? "B" : "A") + value.slice(mid + 1);
+    expect(readFlash(req(altered), key, "login-a", "/dashboard/sandbox/settings/api-keys", false, at)).toEqual({ clear: true });
+    expect(readFlash(req(value), key, "login-a", "/dashboard/sandbox/settings/api-keys", false, new Date(1_000_000 + 301_000))).toEqual({ clear: true });
+    expect(readFlash(req("other=1"), key, "login-a", "/dashboard/sandbox/settings/api-keys", false, at)).toEqual({ clear: false });
+    expect(clearFlashCookie(true)).toBe("__Host-ps_flash=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
+  });
+
   test("emails and passwords", () => {
     expect(normalizeEmail(" Ann@Shop.Example ")).toBe("ann@shop.example");
     expect(normalizeEmail("not an email")).toBeUndefined();

@@ -58,9 +58,22 @@ export async function endLogin(db: Db, tokenHash: string): Promise<void> {
   await db.delete(dashboardLogins).where(eq(dashboardLogins.tokenHash, tokenHash));
 }
 
-/** The Set-Cookie value: HttpOnly, SameSite=Lax, Path=/dashboard, Secure unless served on localhost over http. */
+/**
+ * A dashboard cookie's name. Where cookies are Secure it carries the `__Host-` prefix: a browser
+ * accepts such a cookie only from this very host, Secure, with Path=/ and no Domain, so a page
+ * on a sibling subdomain cannot plant one (which would sign a victim into the planter's account,
+ * or pass sign-in's cookie-against-form check). Plain-http loopback cannot use the prefix.
+ */
+export function cookieName(base: string, secure: boolean): string {
+  return secure ? `__Host-${base}` : base;
+}
+
+/** Path=/dashboard, or / where the `__Host-` prefix requires it. */
+export const cookiePath = (secure: boolean) => (secure ? "/" : "/dashboard");
+
+/** The Set-Cookie value: HttpOnly, SameSite=Lax, Secure unless served on localhost over http. */
 export function loginCookie(token: string, secure: boolean, maxAgeSeconds = LOGIN_TTL_SECONDS): string {
-  return [`${LOGIN_COOKIE}=${token}`, "Path=/dashboard", "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, ...(secure ? ["Secure"] : [])].join("; ");
+  return [`${cookieName(LOGIN_COOKIE, secure)}=${token}`, `Path=${cookiePath(secure)}`, "HttpOnly", "SameSite=Lax", `Max-Age=${maxAgeSeconds}`, ...(secure ? ["Secure"] : [])].join("; ");
 }
 
 /** Cookies are Secure everywhere but plain-http loopback (a browser drops Secure cookies there). */

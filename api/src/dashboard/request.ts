@@ -6,7 +6,7 @@
 import type { Services } from "../http/services.ts";
 import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { Html } from "./html.ts";
-import { findLogin, LOGIN_COOKIE, readCookie, type Login } from "./logins.ts";
+import { cookieName, findLogin, LOGIN_COOKIE, readCookie, secureCookies, type Login } from "./logins.ts";
 import { timingSafeEqual } from "node:crypto";
 import { clientAddresses } from "../http/client-address.ts";
 
@@ -38,7 +38,7 @@ export function parseEnvironment(raw: string): Environment | undefined {
 }
 
 export async function currentLogin(services: Services, request: Request): Promise<Login | undefined> {
-  const token = readCookie(request.headers.get("cookie"), LOGIN_COOKIE);
+  const token = readCookie(request.headers.get("cookie"), cookieName(LOGIN_COOKIE, secureCookies(services.config.publicUrl)));
   return token ? findLogin(services.database.db, token) : undefined;
 }
 
@@ -80,17 +80,40 @@ export function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * A state-changing request must carry the session's CSRF token, and a browser's Origin, when
- * sent, must be ours (a second lock: SameSite=Lax already keeps the cookie off cross-site posts).
+ * A state-changing request must come from one of our own pages and carry the session's CSRF
+ * token. The token is the lock; the origin check is a second one (SameSite=Lax already keeps
+ * the cookie off cross-site posts).
  */
 export function csrfProblem(request: Request, form: URLSearchParams, expected: string): string | undefined {
-  const origin = request.headers.get("origin");
-  if (origin && origin !== "null" && origin !== new URL(request.url).origin && !sameHost(origin, request)) return "The request came from another site.";
+  const foreign = originProblem(request);
+  if (foreign) return foreign;
   const sent = form.get("_csrf");
   if (!sent || !sameSecret(sent, expected)) return "The form is missing its security token or it is stale. Reload the page and try again.";
   return undefined;
 }
 
+const FOREIGN = "The request came from another site.";
+
+/**
+ * Whether a POST came from a page of another origin, as far as the browser tells. Another
+ * port of this host or a sibling subdomain is another origin, even though the browser calls it
+ * the same *site* and sends it cookies: such a page can plant a cookie here (cookies know no
+ * ports), so sign-in, whose only other lock is a cookie matched against a form field, depends
+ * on this check. Browsers send `Sec-Fetch-Site` (same-origin, same-site, cross-site, none) and
+ * `Origin`; `Origin: null` (sandboxed frames, data: pages, privacy settings) counts as ours only
+ * when Sec-Fetch-Site vouches for it. A request with neither header (curl, old browsers) passes:
+ * it is not a browser being steered by another page.
+ */
+export function originProblem(request: Request): string | undefined {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null && site !== "same-origin" && site !== "none") return FOREIGN;
+  const origin = request.headers.get("origin");
+  if (origin === null) return undefined;
+  if (origin === "null") return site === "same-origin" ? undefined : FOREIGN;
+  return origin === new URL(request.url).origin || sameHost(origin, request) ? undefined : FOREIGN;
+}
+
+/** Behind a proxy the request's URL is the proxy's: the browser's Host header names the origin's host. */
 function sameHost(origin: string, request: Request): boolean {
   try {
     return new URL(origin).host === (request.headers.get("host") ?? "");

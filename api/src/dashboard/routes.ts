@@ -16,8 +16,8 @@ import { html } from "./html.ts";
 import { listSecurityEvents, recentFailures, recordSecurityEvent } from "../credentials/security-history.ts";
 import { makeContext, errorPage } from "./context.ts";
 import type { Dispatch } from "./api.ts";
-import { endLogin, LOGIN_COOKIE, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
-import { clientIp, currentLogin, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
+import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
+import { clientIp, currentLogin, originProblem, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
 import { retryAfterSeconds } from "../credentials/sign-in-throttle.ts";
 import { checkPassword, createUser, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
 import { csvField, listTransactions, parseFilters, type Filters } from "./transactions.ts";
@@ -30,6 +30,7 @@ import type { Notice } from "./layout.ts";
 
 const HIDE = { detail: { hide: true } };
 const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8" };
+/** Sign-in's and sign-up's own CSRF cookie, before there is a signed-in session to hold a token. */
 const PRE_COOKIE = "ps_dashboard_pre";
 
 /** Fixed texts for ?notice= after a redirect: nothing a link could inject. */
@@ -54,7 +55,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
   const db = services.database.db;
   const sql = services.database.sql;
   const secure = secureCookies(services.config.publicUrl);
-  const preCookie = (v: string) => `${PRE_COOKIE}=${v}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=3600${secure ? "; Secure" : ""}`;
+  const preCookie = (v: string, maxAge = 3600) => `${cookieName(PRE_COOKIE, secure)}=${v}; Path=${cookiePath(secure)}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
   const assets = new Map(Object.keys(ASSETS).map((f) => [f, readFileSync(join(import.meta.dir, "assets", f))]));
   const apiHost = (env: string) => (env === "sandbox" ? services.config.sandboxPublicUrl : services.config.publicUrl).toString().replace(/\/$/, "");
 
@@ -63,8 +64,14 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     const csrf = newSecret();
     return page(signInPage({ csrf, signUp: services.config.dashboard.signUp, ...args }), status, { "set-cookie": preCookie(csrf), ...extra });
   }
+  /**
+   * Sign-in and sign-up have no session yet: their form token is matched against a cookie of
+   * their own (double submit). Cookies know no ports, so a page on another port of this host
+   * could plant that cookie; the origin check is what refuses its post.
+   */
   const preOk = async (request: Request, form: URLSearchParams) => {
-    const cookie = readCookie(request.headers.get("cookie"), PRE_COOKIE);
+    if (originProblem(request)) return false;
+    const cookie = readCookie(request.headers.get("cookie"), cookieName(PRE_COOKIE, secure));
     const sent = form.get("_csrf");
     return !!cookie && !!sent && sameSecret(cookie, sent);
   };
@@ -116,7 +123,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             await recordSecurityEvent(db, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in");
             const headers = new Headers({ location: next ?? "/dashboard/sandbox/transactions", ...SECURITY_HEADERS });
             headers.append("set-cookie", loginCookie(token, secure));
-            headers.append("set-cookie", preCookie("").replace("Max-Age=3600", "Max-Age=0"));
+            headers.append("set-cookie", preCookie("", 0));
             return new Response(null, { status: 303, headers });
           })(request),
         HIDE,
@@ -266,7 +273,11 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
       // ---------------------------------------------------------------- settings: API keys
       .get(
         "/dashboard/:env/settings/api-keys",
-        pageRoute(async (c) => c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { notice: noticeOf(c.query) })),
+        pageRoute(async (c) => {
+          const flash = c.takeFlash();
+          const shown = flash?.secret && { secret: flash.secret.value, name: flash.secret.label };
+          return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c), shown), { notice: noticeOf(c.query) });
+        }),
         HIDE,
       )
       .post(
@@ -276,8 +287,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           if (!name) return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { status: 400, notice: { kind: "error", text: "Give the key a name." } });
           const { secret, key } = await createApiKey(db, c.login.merchant.id, c.env, name);
           await recordSecurityEvent(db, c.actor(), "api_key_created", { keyId: key.id, name, prefix: key.prefix }, c.env);
-          // Answered here, not redirected: the secret exists in this one response and nowhere else.
-          return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c), { secret, name }), { status: 201 });
+          // The secret is shown once, on the page this redirects to (a sealed one-time flash).
+          return c.redirectWith(`/dashboard/${c.env}/settings/api-keys`, { secret: { value: secret, label: name } });
         }),
         HIDE,
       )
@@ -295,7 +306,11 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
       // ---------------------------------------------------------------- settings: webhooks
       .get(
         "/dashboard/:env/settings/webhooks",
-        pageRoute(async (c) => c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, await listEndpoints(db, owner(c))), { notice: noticeOf(c.query) })),
+        pageRoute(async (c) => {
+          const flash = c.takeFlash();
+          const shown = flash?.secret && { secret: flash.secret.value, url: flash.secret.label };
+          return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, await listEndpoints(db, owner(c)), shown), { notice: noticeOf(c.query) });
+        }),
         HIDE,
       )
       .post(
@@ -306,7 +321,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const list = await listEndpoints(db, owner(c));
           if (res.error) return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list), { status: res.status, notice: { kind: "error", text: res.error.message } });
           await recordSecurityEvent(db, c.actor(), "webhook_endpoint_created", { endpointId: res.body.id, url: res.body.url }, c.env);
-          return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list, { secret: res.body.secret, url: res.body.url }), { status: 201 });
+          return c.redirectWith(`/dashboard/${c.env}/settings/webhooks`, { secret: { value: res.body.secret, label: res.body.url } });
         }),
         HIDE,
       )
@@ -316,7 +331,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const e = isId("webhookEndpoint", c.params.id!) ? await findEndpoint(db, owner(c), c.params.id!) : undefined;
           if (!e || e.deletedAt) return c.render("webhooks", "Not found", html`<p>No such webhook endpoint in this account's ${c.env}.</p>`, { status: 404 });
           const attempts = (await listAttempts(db, { ...owner(c), endpointId: e.id, limit: 20 })).rows;
-          return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts), { notice: noticeOf(c.query) });
+          const flash = c.takeFlash();
+          return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts, flash?.secret?.value), { notice: flash?.notice ?? noticeOf(c.query) });
         }),
         HIDE,
       )
@@ -344,7 +360,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
               const res = await c.api("GET", `/webhook-endpoints/${id}/secret`);
               if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
               await recordSecurityEvent(db, c.actor(), "webhook_secret_revealed", { endpointId: c.params.id }, c.env);
-              return endpointPage(c, undefined, 200, res.body.secret);
+              return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { secret: { value: res.body.secret, label: c.params.id! } });
             }
             case "rotate": {
               const res = await c.api("POST", `/webhook-endpoints/${id}/rotate-secret`, {});
@@ -357,7 +373,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
               if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
               const a = res.body.attempt ?? res.body;
               const ok = a.succeeded === true;
-              return endpointPage(c, { kind: ok ? "ok" : "error", text: ok ? `Test event delivered (HTTP ${a.statusCode}).` : `Test event not accepted: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "no answer")}.` });
+              const text = ok ? `Test event delivered (HTTP ${a.statusCode}).` : `Test event not accepted: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "no answer")}.`;
+              return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { notice: { kind: ok ? "ok" : "error", text } });
             }
             case "delete": {
               const res = await c.api("DELETE", `/webhook-endpoints/${id}`);
@@ -420,11 +437,11 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     if (!d) return errorPage(404, "Not found", "No such payment session in this account.");
     return c.render("transactions", `Payment ${d.view.amount} ${d.view.currency}`, transactionBody(c.env, c.login, d), { status, notice: { kind: "error", text: message } });
   }
-  async function endpointPage(c: Parameters<Parameters<typeof actionRoute>[0]>[0], notice: Notice | undefined, status = 200, secret?: string) {
+  async function endpointPage(c: Parameters<Parameters<typeof actionRoute>[0]>[0], notice: Notice | undefined, status = 200) {
     const e = isId("webhookEndpoint", c.params.id!) ? await findEndpoint(db, owner(c), c.params.id!) : undefined;
     if (!e || e.deletedAt) return errorPage(404, "Not found", "No such webhook endpoint in this account and environment.");
     const attempts = (await listAttempts(db, { ...owner(c), endpointId: e.id, limit: 20 })).rows;
-    return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts, secret), { notice, status });
+    return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts), { notice, status });
   }
   async function settlementPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200) {
     const res = await c.api("GET", "/settlement-addresses");

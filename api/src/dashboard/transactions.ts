@@ -107,9 +107,14 @@ export async function listTransactions(
   return page;
 }
 
-/** A CSV field: quoted when needed; a leading = + - @ is defused so a spreadsheet never runs it as a formula. */
+/**
+ * A CSV field: a leading = + - @ is defused so a spreadsheet never runs it as a formula, and a
+ * field is quoted when it holds a comma, a quote, a line break, or a semicolon or tab: a
+ * spreadsheet set to another separator (`;` in most of continental Europe) would otherwise
+ * split the field there and open a cell that starts with whatever follows, `=` included.
+ */
 export function csvField(v: string | null | undefined): string {
   let s = v ?? "";
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
