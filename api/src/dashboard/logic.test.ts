@@ -78,7 +78,7 @@ describe("cookies and users", () => {
     expect(originProblem(post({ origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-origin" }))).toBeUndefined();
     expect(originProblem(post({ origin: "https://pay.example.com", host: "pay.example.com" }))).toBeUndefined(); // behind a proxy
     expect(originProblem(post({ origin: "null", "sec-fetch-site": "same-origin" }))).toBeUndefined();
-    for (const headers of [
+    const foreign: Record<string, string>[] = [
       { origin: "http://127.0.0.1:4001" },
       { origin: "http://127.0.0.1:4001", host: "127.0.0.1:4000" },
       { origin: "https://evil.example" },
@@ -87,7 +87,8 @@ describe("cookies and users", () => {
       { "sec-fetch-site": "same-site" },
       { "sec-fetch-site": "cross-site" },
       { origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-site" },
-    ]) {
+    ];
+    for (const headers of foreign) {
       expect({ headers, problem: originProblem(post(headers)) }).toEqual({ headers, problem: "The request came from another site." });
     }
   });
