@@ -48,17 +48,12 @@ async function run(cmd: string[], cwd: string): Promise<string> {
   return out;
 }
 
+let packed: { name: string; filename: string; files: { path: string }[] }[];
+
 async function packAndInstall(): Promise<void> {
   const out = await run(["npm", "pack", "./sdk/server", "./sdk", "--pack-destination", work, "--json"], ROOT);
-  const packed = JSON.parse(out.slice(out.indexOf("["))) as { name: string; filename: string; files: { path: string }[] }[];
+  packed = JSON.parse(out.slice(out.indexOf("[")));
   for (const p of packed) tarballs[p.name] = join(work, p.filename);
-  expect(packed.map((p) => [p.name, p.files.map((f) => f.path).sort()])).toEqual([
-    [
-      "@paysession/server",
-      ["client", "errors", "index", "types", "webhooks"].flatMap((f) => [`dist/${f}.d.cts`, `dist/${f}.d.mts`]).concat(["dist/index.cjs", "dist/index.mjs", "package.json"]).sort(),
-    ],
-    ["@paysession/sdk", ["dist/index.d.ts", "dist/index.js", "dist/modal.d.ts", "dist/protocol.d.ts", "dist/result.d.ts", "package.json"]],
-  ]);
   writeFileSync(join(shop, "package.json"), JSON.stringify({ name: "shop", private: true }));
   await run(["npm", "install", "--offline", tarballs["@paysession/server"]!, tarballs["@paysession/sdk"]!], shop);
 }
@@ -74,6 +69,16 @@ afterAll(async () => {
   await browser?.close();
   await svc?.close();
   if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test("npm pack: each tarball holds its build and package.json, nothing else", () => {
+  expect(packed.map((p) => [p.name, p.files.map((f) => f.path).sort()])).toEqual([
+    [
+      "@paysession/server",
+      ["client", "errors", "index", "types", "webhooks"].flatMap((f) => [`dist/${f}.d.cts`, `dist/${f}.d.mts`]).concat(["dist/index.cjs", "dist/index.mjs", "package.json"]).sort(),
+    ],
+    ["@paysession/sdk", ["dist/index.d.ts", "dist/index.js", "dist/modal.d.ts", "dist/protocol.d.ts", "dist/result.d.ts", "package.json"]],
+  ]);
 });
 
 /**
