@@ -65,7 +65,8 @@ function declarations(entry: string, platform: Target["platform"]): Map<string, 
     target: ts.ScriptTarget.ES2022,
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+    // The server client sees Node's globals (fetch, Headers, WebCrypto: @types/node), not the DOM.
+    lib: platform === "node" ? ["lib.es2022.d.ts"] : ["lib.es2022.d.ts", "lib.dom.d.ts"],
     // The server client reads process.env when it exists; the browser SDK knows only the DOM.
     types: platform === "node" ? ["node"] : [],
     strict: true,

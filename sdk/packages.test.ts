@@ -175,7 +175,7 @@ describe("@paysession/server from plain node", () => {
 });
 
 describe("declarations", () => {
-  test("tsc types the server client for an ESM import and a require() (node16), and the browser SDK for a bundler", async () => {
+  test("tsc types the server client for an ESM import and a require() (node16) and for a bundler, and the browser SDK for a bundler", async () => {
     // Each file also holds a mistake the types must catch: were the package untyped (any),
     // the unused @ts-expect-error would fail the check.
     writeFileSync(
@@ -211,10 +211,14 @@ export async function create(): Promise<string> {
 paysession.refunds;
 `,
     );
-    const common = { strict: true, noEmit: true, target: "ES2022", lib: ["ES2022", "DOM"], types: [], skipLibCheck: false };
-    writeFileSync(join(shop, "tsconfig.node.json"), JSON.stringify({ compilerOptions: { ...common, module: "node16", moduleResolution: "node16" }, files: ["check.mts", "check.cts"] }));
+    const common = { strict: true, noEmit: true, target: "ES2022", skipLibCheck: false };
+    // A Node project: Node's globals (@types/node, this repository's copy), no DOM.
+    const node = { ...common, lib: ["ES2022"], typeRoots: [join(ROOT, "node_modules", "@types")], types: ["node"], module: "node16", moduleResolution: "node16" };
+    writeFileSync(join(shop, "tsconfig.node.json"), JSON.stringify({ compilerOptions: node, files: ["check.mts", "check.cts"] }));
+    // A bundled app: the DOM, no Node.
+    const bundler = { ...common, lib: ["ES2022", "DOM"], types: [], module: "ESNext", moduleResolution: "bundler" };
     writeFileSync(join(shop, "page.ts"), SHOP_PAGE);
-    writeFileSync(join(shop, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: { ...common, module: "ESNext", moduleResolution: "bundler" }, files: ["page.ts"] }));
+    writeFileSync(join(shop, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: bundler, files: ["page.ts", "check.mts"] }));
     await Promise.all([run(["node", TSC, "-p", "tsconfig.node.json"], shop), run(["node", TSC, "-p", "tsconfig.bundler.json"], shop)]);
   }, 60_000);
 });
