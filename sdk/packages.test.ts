@@ -5,7 +5,8 @@
  * - @paysession/server from plain `node`, once as ESM (`import`) and once as CommonJS
  *   (`require`), against the real service: creates, a list walked page by page, a real webhook
  *   delivery (to a node:http receiver) verified, typed errors;
- * - its declarations checked by tsc in that project (node16 resolution: .mts and .cts);
+ * - its declarations checked by tsc in that project: node16 resolution (.mts and .cts) with
+ *   Node's globals, and bundler resolution with the DOM;
  * - @paysession/sdk bundled by a bundler (Bun.build) into a shop page (type-checked with
  *   bundler resolution) that opens the checkout of a real session in Chromium.
  */
