@@ -1,5 +1,5 @@
 /**
- * The typed client for a merchant's TypeScript server (Node 18+, Bun, Deno). No dependencies:
+ * The typed client for a merchant's TypeScript or JavaScript server (Node 20+, Bun, Deno). No dependencies:
  * fetch and WebCrypto only.
  *
  *   const paysession = new Paysession();            // SERVICE_API_KEY, SERVICE_API_HOST

@@ -2,7 +2,7 @@
  * Verifying a webhook (Standard Webhooks): the signed content is `${webhook-id}.${webhook-timestamp}.${body}`,
  * HMAC-SHA256 with the base64 key after `whsec_`; `webhook-signature` holds one `v1,<base64>` per
  * valid secret (two during a rotation), any of which may match. The timestamp must be within five
- * minutes (replays of old deliveries are refused). WebCrypto only: runs on Node 18+, Bun and Deno.
+ * minutes (replays of old deliveries are refused). WebCrypto only: runs on Node 20+, Bun and Deno.
  */
 import type { PaymentSessionEvent, SettlementAddressUpdatedEvent, TestEventResult } from "./types.ts";
 
