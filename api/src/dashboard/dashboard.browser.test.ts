@@ -88,6 +88,12 @@ test("sign in, key, session paid with the sandbox tool, revoke, webhook test eve
   const secret = (await page.textContent("#new-key"))!.trim();
   expect(secret).toMatch(/^sk_test_/);
   await check("03-api-key-created");
+  // The form was answered with a redirect: a reload shows the page again, without the secret,
+  // and makes no second key.
+  expect(page.url()).toEndWith("/dashboard/sandbox/settings/api-keys");
+  await page.reload();
+  expect(await page.locator("#new-key").count()).toBe(0);
+  expect(await page.locator("td", { hasText: "shop server" }).count()).toBe(1);
 
   // A session over the API with that key; the reference and metadata try to inject markup.
   const created = await stack.svc.call("POST", "/payment-sessions", {
