@@ -32,7 +32,7 @@ import { sessionFromSql } from "../sessions/repository.ts";
 import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
 import { buildAccountEvent, buildEvent } from "./payload.ts";
 import { depositFromJson } from "../sessions/repository.ts";
-import { retryDelayMs } from "../retry-schedule.ts";
+import { deliveryOutcome } from "./outcome.ts";
 import { sendWebhook, type SendResult } from "./sender.ts";
 import { insertAttempts, type NewAttempt } from "./attempts.ts";
 import { signingSecrets } from "./endpoints.ts";
@@ -340,7 +340,8 @@ export class WebhookWorker {
     const gone = new Set<string>();
     let soon = false;
     for (const { job, result, atMs } of batch) {
-      if (result.aborted) {
+      const outcome = deliveryOutcome(result, job.claim, this.s.retrySchedule, this.random());
+      if (outcome.state === "handed-back") {
         updates.push({ id: job.deliveryId, claim: job.claim, state: "pending", delayMs: 0, atMs, statusCode: null, error: null, undo: 1 });
         continue;
       }
@@ -360,22 +361,10 @@ export class WebhookWorker {
         error: result.error,
         atMs,
       });
-      let state: string;
-      let delayMs = 0;
-      if (result.succeeded) state = "succeeded";
-      else if (result.gone) {
-        state = "failed";
-        gone.add(job.endpointId);
-      } else {
-        const d = retryDelayMs(this.s.retrySchedule, job.claim, this.random());
-        if (d === undefined) state = "failed";
-        else {
-          state = "pending";
-          delayMs = d;
-          if (d < this.s.pollMs) soon = true;
-        }
-      }
-      updates.push({ id: job.deliveryId, claim: job.claim, state, delayMs, atMs, statusCode: result.statusCode, error: result.error, undo: 0 });
+      if (outcome.state === "failed" && outcome.disableEndpoint) gone.add(job.endpointId);
+      const delayMs = outcome.state === "pending" ? outcome.delayMs : 0;
+      if (outcome.state === "pending" && delayMs < this.s.pollMs) soon = true;
+      updates.push({ id: job.deliveryId, claim: job.claim, state: outcome.state, delayMs, atMs, statusCode: result.statusCode, error: result.error, undo: 0 });
     }
     let released = 0;
     await this.sql.begin(async (tx) => {
