@@ -396,6 +396,26 @@ describe("checkout in Chromium: leaving while loading, and what the payer reads 
     }, 30_000);
   }
 
+  test("Escape while the checkout's own page is still loading (its script held) closes the modal; open resolves closed", async () => {
+    const { page } = await newPage({ wallet: false });
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    await page.context().route(/\/checkout\/v1\/checkout\.js/, async (route: Route) => {
+      held = true;
+      await gate;
+      await route.continue().catch(() => {});
+    });
+    await page.goto(shop.url);
+    await page.click("#buy");
+    await page.waitForSelector('iframe[data-paysession="checkout"]');
+    await eventually(async () => (held ? true : undefined), "the checkout's script held", 10_000);
+    await page.keyboard.press("Escape");
+    expect(await shopResult(page)).toMatchObject({ outcome: "closed", status: "PENDING", reason: "created" });
+    expect(await page.$('[data-paysession="overlay"]')).toBeNull();
+    release();
+  }, 30_000);
+
   for (const [label, width, height] of [["phone", 375, 667], ["desktop", 1280, 800]] as const) {
     test(`${label} ${width}x${height}: the wallet tab names the network and what is sent; while paying the progress and the whole transaction hash are in view, above the sandbox box, and "Get test tokens" is disabled`, async () => {
       const { page, wallet } = await newPage({ width, height });
