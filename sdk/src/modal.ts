@@ -5,7 +5,9 @@
  *
  * Accessibility: a dialog (role, aria-modal, label), focus moved into the checkout and kept
  * there (two sentinels send Tab back to the frame), Escape closes, the page behind does not
- * scroll, and focus returns to where it was when the modal closes. On a narrow screen
+ * scroll, and focus returns to where it was when the modal closes. Until the checkout's page
+ * has loaded, focus stays on the dialog itself: keys typed into a frame whose script has not
+ * run yet reach no one, so Escape would do nothing there. On a narrow screen
  * (≤ 480 px) it fills the screen.
  */
 
@@ -48,7 +50,9 @@ export function openModal(checkoutUrl: string, onEscape: () => void): Modal {
     overflow: "hidden",
     background: "#ffffff",
     boxShadow: "0 24px 64px rgba(0, 0, 0, 0.35)",
+    outline: "none",
   });
+  dialog.tabIndex = -1;
   dialog.setAttribute("role", "dialog");
   dialog.setAttribute("aria-modal", "true");
   dialog.setAttribute("aria-label", "Payment checkout");
@@ -78,8 +82,10 @@ export function openModal(checkoutUrl: string, onEscape: () => void): Modal {
     }
   };
   document.addEventListener("keydown", onKey, true);
+  // The checkout's script runs before its load event: from then on it handles Escape and its ✕.
+  iframe.addEventListener("load", () => iframe.focus(), { once: true });
   document.body.append(overlay);
-  iframe.focus();
+  dialog.focus();
 
   return {
     iframe,

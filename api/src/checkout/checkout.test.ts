@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
+import type { Browser, BrowserContext, Frame, Page, Route } from "playwright-core";
 import { parseEther, type Address } from "viem";
 import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
@@ -40,7 +40,7 @@ afterAll(async () => {
   await shop?.stop();
   await stack?.close();
   if (shopDir) rmSync(shopDir, { recursive: true, force: true });
-});
+}, 60_000);
 
 const anvil = () => stack.chains[0]!;
 
@@ -67,6 +67,38 @@ async function openFromShop(page: Page): Promise<Frame> {
   await frame.waitForSelector("#screen-pay:not([hidden]), #screen-final:not([hidden]), #screen-failed:not([hidden])");
   return frame;
 }
+
+/**
+ * The checkout's reads of its session (GET /api/payment-sessions?…) held while `hold()` is on,
+ * as a slow network would: held reads go on when `release()` is called.
+ */
+async function sessionReads(page: Page) {
+  let gate: Promise<void> | undefined;
+  let open = () => {};
+  let held = 0;
+  await page.context().route(/\/api\/payment-sessions\?/, async (route: Route) => {
+    if (gate) {
+      held++;
+      await gate;
+    }
+    await route.continue().catch(() => {}); // the page may be gone by then
+  });
+  return {
+    hold: () => void (gate = new Promise<void>((r) => (open = r))),
+    release: () => {
+      gate = undefined;
+      open();
+    },
+    held: () => held,
+  };
+}
+
+/** Whether `selector` in the checkout frame lies wholly inside the frame's viewport (seen without scrolling). */
+const inView = (frame: Frame, selector: string) =>
+  frame.$eval(selector, (el) => {
+    const r = el.getBoundingClientRect();
+    return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight && r.left >= 0 && r.right <= window.innerWidth;
+  });
 
 async function shot(page: Page, name: string) {
   await page.screenshot({ path: join(shots, `${name}.png`) });
@@ -339,6 +371,106 @@ describe("checkout in Chromium", () => {
     await page.waitForSelector("body[data-outcome]");
     expect(await page.evaluate(() => document.documentElement.style.overflow)).toBe("");
   }, 30_000);
+});
+
+describe("checkout in Chromium: leaving while loading, and what the payer reads while paying", () => {
+  for (const how of ["the ✕", "Escape in the checkout"] as const) {
+    test(`${how} while the first read of the session is slow closes the modal; open resolves closed`, async () => {
+      const { page } = await newPage({ wallet: false });
+      const reads = await sessionReads(page);
+      reads.hold();
+      await page.goto(shop.url);
+      await page.click("#buy");
+      const frame = await checkoutFrame(page);
+      await frame.waitForSelector("#screen-loading:not([hidden])");
+      // The read is on its way (so the checkout's script runs and has its session): held.
+      await eventually(async () => (reads.held() > 0 ? true : undefined), "the first read held", 10_000);
+      await shot(page, how === "the ✕" ? "16-loading-slow-read" : "16b-loading-slow-read-escape");
+      if (how === "the ✕") await frame.click("#close-btn");
+      else await frame.press("body", "Escape");
+      const result = await shopResult(page);
+      expect(result).toMatchObject({ outcome: "closed", status: "PENDING", reason: "created" });
+      expect(await page.$('[data-paysession="overlay"]')).toBeNull();
+      expect((await stack.status(result.paymentSessionId!)).status).toBe("PENDING");
+      reads.release();
+    }, 30_000);
+  }
+
+  test("Escape while the checkout's own page is still loading (its script held) closes the modal; open resolves closed", async () => {
+    const { page } = await newPage({ wallet: false });
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let held = false;
+    await page.context().route(/\/checkout\/v1\/checkout\.js/, async (route: Route) => {
+      held = true;
+      await gate;
+      await route.continue().catch(() => {});
+    });
+    await page.goto(shop.url);
+    await page.click("#buy");
+    await page.waitForSelector('iframe[data-paysession="checkout"]');
+    await eventually(async () => (held ? true : undefined), "the checkout's script held", 10_000);
+    await page.keyboard.press("Escape");
+    expect(await shopResult(page)).toMatchObject({ outcome: "closed", status: "PENDING", reason: "created" });
+    expect(await page.$('[data-paysession="overlay"]')).toBeNull();
+    release();
+  }, 30_000);
+
+  for (const [label, width, height] of [["phone", 375, 667], ["desktop", 1280, 800]] as const) {
+    test(`${label} ${width}x${height}: the wallet tab names the network and what is sent; while paying the progress and the whole transaction hash are in view, above the sandbox box, and "Get test tokens" is disabled`, async () => {
+      const { page, wallet } = await newPage({ width, height });
+      await fund(wallet!.address, 50_000_000n);
+      const reads = await sessionReads(page);
+      reads.hold();
+      await page.goto(shop.url);
+      await page.click("#buy");
+      const frame = await checkoutFrame(page);
+      await frame.waitForSelector("#screen-loading:not([hidden])");
+      await shot(page, `20-${label}-loading`);
+      reads.release();
+
+      await frame.waitForSelector("button.wallet");
+      expect(await frame.textContent("#amount")).toBe("12.34 USD");
+      expect(await frame.isVisible("#pay-network")).toBe(true);
+      expect(await frame.textContent("#panel-wallet .pays-on")).toBe("Pays on Local test network (anvil)");
+      await shot(page, `21-${label}-choose`);
+
+      await frame.click("button.wallet");
+      // Connected, switched and the balance read: the account is on screen.
+      await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? "") && !document.querySelector("#connected")!.hasAttribute("hidden"));
+      const account = wallet!.address;
+      expect(await frame.textContent("#account")).toBe(`${account.slice(0, 6)}…${account.slice(-4)}`);
+      expect(await frame.getAttribute("#account", "title")).toBe(account);
+      // One line: the address never breaks.
+      expect((await frame.locator("#account").boundingBox())!.height).toBeLessThan(24);
+      expect(await frame.textContent("#pay-btn")).toBe("Pay 12.34 TUSD");
+      expect(await frame.textContent("#pay-equals")).toBe("You send 12.34 TUSD = 12.34 USD, the price.");
+      expect(await frame.isEnabled("#faucet-btn")).toBe(true);
+      await shot(page, `22-${label}-connected`);
+
+      // The session's reads held from here: the pay screen stays as it is once the transaction is sent.
+      reads.hold();
+      await frame.click("#pay-btn");
+      await frame.waitForFunction(() => /^Transaction 0x[0-9a-f]{64}$/.test(document.querySelector("#progress-tx")?.textContent ?? ""));
+      expect(await frame.isVisible("#screen-pay")).toBe(true);
+      expect(await frame.isDisabled("#faucet-btn")).toBe(true);
+      expect(await frame.isDisabled("#testpay-btn")).toBe(true);
+      expect(await frame.isDisabled("#pay-btn")).toBe(true);
+      expect(await inView(frame, "#progress-list")).toBe(true);
+      expect(await inView(frame, "#progress-tx")).toBe(true);
+      const progress = (await frame.locator("#progress").boundingBox())!;
+      const sandbox = (await frame.locator("#sandbox").boundingBox())!;
+      expect(progress.y + progress.height).toBeLessThanOrEqual(sandbox.y);
+      await shot(page, `23-${label}-paying`);
+
+      reads.release();
+      await finalTitle(frame, "Payment complete");
+      expect(await inView(frame, "#final-title")).toBe(true);
+      await shot(page, `24-${label}-paid`);
+      await frame.click("#done-btn");
+      expect(await shopResult(page)).toMatchObject({ outcome: "succeeded" });
+    }, 60_000);
+  }
 });
 
 /** The session of the shop's newest order. */

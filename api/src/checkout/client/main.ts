@@ -8,7 +8,7 @@
 import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "../../../../sdk/src/protocol.ts";
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
 import { qrSvg } from "./qr.ts";
-import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, walletProblem, type WalletProblem } from "./text.ts";
+import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type WalletProblem } from "./text.ts";
 import { discoverWallets, Wallet, type WalletChoice } from "./wallet.ts";
 
 const POLL_OPEN_MS = 500;
@@ -34,10 +34,11 @@ type Outgoing = FromCheckout extends infer M ? (M extends FromCheckout ? Omit<M,
 function post(msg: Outgoing) {
   if (window.parent === window) return;
   const full = { paysession: PROTOCOL, ...msg };
-  // Before init the parent is not known yet: "ready" carries nothing secret. After init,
-  // messages go to the origin that sent init, and nowhere else.
-  if (msg.type === "ready") window.parent.postMessage(full, "*");
-  else if (parentOrigin) window.parent.postMessage(full, parentOrigin);
+  // After init, messages go to the origin that sent init, and nowhere else. Before init the
+  // parent is not known yet: "ready" and a "close" (the payer leaves before the session came)
+  // carry nothing of a session, so they may go to any parent.
+  if (parentOrigin) window.parent.postMessage(full, parentOrigin);
+  else if (!init && (msg.type === "ready" || msg.type === "close")) window.parent.postMessage(full, "*");
 }
 
 function showScreen(name: "loading" | "failed" | "pay" | "final") {
@@ -51,9 +52,13 @@ function fail(code: string, message: string) {
   post({ type: "fail", code, message });
 }
 
+/**
+ * The ✕, Escape and Done: the payer may leave at any moment, also while the first read of the
+ * session is still on its way. Nothing is known of the session then, so the SDK is told what
+ * it assumes itself until told otherwise: PENDING, as created.
+ */
 function close() {
-  if (!view) return;
-  post({ type: "close", status: view.status, reason: view.statusReason });
+  post({ type: "close", status: view?.status ?? "PENDING", reason: view?.statusReason ?? "created" });
 }
 
 // ---------- helpers of the view ----------
@@ -61,6 +66,8 @@ function close() {
 const network = (): PayerNetwork | undefined => view?.networks.find((n) => n.chainId === chainId) ?? view?.networks[0];
 const tokenAmount = (n: PayerNetwork) => `${formatUnits(BigInt(n.amountBaseUnits), n.decimals)} ${n.tokenSymbol}`;
 const isOpen = () => view?.status === "PENDING";
+/** A transfer is on its way or seen: no second way to pay, no faucet, no cancel until it settles. */
+const paymentUnderWay = () => !!sentTxHash || (view?.payments.length ?? 0) > 0;
 const expired = () => !!view && Date.parse(view.expiresAt) <= Date.now();
 
 /** What reached the deposit on the network that received most, for under- and over-payment texts. */
@@ -80,7 +87,6 @@ function render() {
   $("merchant").textContent = view.merchantName;
   $("amount").textContent = `${view.amount} ${view.currency}`;
   $("env-badge").hidden = view.environment !== "sandbox";
-  renderProgress();
   const paid = received();
   const paidNet = paid && view.networks.find((n) => n.chainId === paid.chainId);
   const fmt = (v: bigint) => (paidNet ? `${formatUnits(v, paidNet.decimals)} ${paidNet.tokenSymbol}` : "");
@@ -94,6 +100,8 @@ function render() {
   if (screen) {
     const wasShown = !$("screen-final").hidden;
     showScreen("final");
+    placeProgress($("screen-final"));
+    renderProgress();
     $("final-mark").dataset.tone = screen.tone;
     $("final-title").textContent = screen.title;
     $("final-body").textContent = screen.body;
@@ -101,14 +109,28 @@ function render() {
     return;
   }
   showScreen("pay");
+  placeProgress($("problem"));
+  renderProgress();
   renderNetworks();
   renderCountdown();
   renderQr();
   renderWallet();
   $("sandbox").hidden = view.environment !== "sandbox";
-  $("faucet-btn").toggleAttribute("disabled", !wallet || busy);
-  $("testpay-btn").toggleAttribute("disabled", busy || expired() || !!sentTxHash);
-  $("cancel-btn").hidden = view.payments.length > 0 || !!sentTxHash;
+  $("faucet-btn").toggleAttribute("disabled", !wallet || busy || paymentUnderWay());
+  $("testpay-btn").toggleAttribute("disabled", busy || expired() || paymentUnderWay());
+  $("cancel-btn").hidden = paymentUnderWay();
+}
+
+/**
+ * The progress list goes where the payer looks: on the pay screen right under the way to pay
+ * (above the problem, notice and sandbox boxes), on the final screen under its Done. Moved
+ * only when its place changes (a move would restart the active step's animation).
+ */
+function placeProgress(at: HTMLElement) {
+  const progress = $("progress");
+  if (at.id === "screen-final") {
+    if (progress.parentElement !== at) at.append(progress);
+  } else if (progress.nextElementSibling !== at) at.before(progress);
 }
 
 function renderNetworks() {
@@ -183,10 +205,13 @@ function renderWallet() {
       list.append(b);
     }
   }
-  if (wallet && n) {
-    $("account").textContent = wallet.account;
+  if (n) $("pay-network").textContent = n.network;
+  if (wallet && n && view) {
+    $("account").textContent = shortAddress(wallet.account);
+    $("account").title = wallet.account;
     $("pay-btn").textContent = `Pay ${tokenAmount(n)}`;
-    $("pay-btn").toggleAttribute("disabled", busy || expired() || !!sentTxHash);
+    $("pay-equals").textContent = sendsLine(tokenAmount(n), `${view.amount} ${view.currency}`);
+    $("pay-btn").toggleAttribute("disabled", busy || expired() || paymentUnderWay());
   }
 }
 
@@ -195,6 +220,7 @@ function renderProgress() {
   const n = network();
   const payments = view.payments.filter((p) => !n || p.chainId === n.chainId);
   const steps = progressSteps({ status: view.status, reason: view.statusReason, required: n?.confirmations ?? 1, payments, sentTxHash });
+  const appearing = $("progress").hidden && !!steps;
   $("progress").hidden = !steps;
   if (!steps) return;
   const ol = $("progress-list");
@@ -209,6 +235,13 @@ function renderProgress() {
   );
   const tx = sentTxHash ?? payments[0]?.txHash;
   $("progress-tx").textContent = tx ? `Transaction ${tx}` : "";
+  // On a short screen (or below the QR code) the list may start out of sight: bring it, with
+  // its transaction hash, into view once, when it appears.
+  // (Scrolled by hand, not scrollIntoView: that would scroll the merchant's page behind the modal too.)
+  if (appearing) {
+    const box = $("progress").getBoundingClientRect();
+    if (box.bottom > window.innerHeight) window.scrollBy(0, Math.max(0, Math.min(box.bottom - window.innerHeight + 16, box.top - 8)));
+  }
 }
 
 function showProblem(p: WalletProblem | { kind: string; message: string }, actions: { label: string; run: () => void }[]) {

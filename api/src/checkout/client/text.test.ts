@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, walletProblem, type Status } from "./text.ts";
+import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type Status } from "./text.ts";
 import { qrPath } from "./qr.ts";
 
 describe("amounts and time", () => {
@@ -22,6 +22,16 @@ describe("amounts and time", () => {
     expect(formatCountdown(61_999)).toBe("1:01");
     expect(formatCountdown(3_723_000)).toBe("1:02:03");
     expect(formatCountdown(-5000)).toBe("0:00");
+  });
+
+  test("an account address is shortened to its ends; what is not an address stays whole", () => {
+    expect(shortAddress("0x1a65d9DCf20897699E9e3b2b90b0cc63E5197e36")).toBe("0x1a65…7e36");
+    expect(shortAddress("0x12")).toBe("0x12");
+    expect(shortAddress("not an address")).toBe("not an address");
+  });
+
+  test("the line under the pay button says what is sent and that it is the price", () => {
+    expect(sendsLine("12.34 TUSD", "12.34 USD")).toBe("You send 12.34 TUSD = 12.34 USD, the price.");
   });
 
   test("EIP-681 URI: transfer on the token contract of the chain", () => {

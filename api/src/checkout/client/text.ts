@@ -34,6 +34,22 @@ export function formatCountdown(msLeft: number): string {
 }
 
 /**
+ * An address short enough never to wrap ("0x1a65…7e36"): the payer recognises their account by
+ * its ends, and the page gives the whole address in a title. Anything not 0x-hex-like is kept whole.
+ */
+export function shortAddress(address: string): string {
+  return /^0x[0-9a-fA-F]{12,}$/.test(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
+}
+
+/**
+ * The line under the pay button: what the payer sends in the token, and that it is the price
+ * in the session's currency ("You send 12.34 TUSD = 12.34 USD, the price.").
+ */
+export function sendsLine(tokenAmountText: string, priceText: string): string {
+  return `You send ${tokenAmountText} = ${priceText}, the price.`;
+}
+
+/**
  * EIP-681: a call of `transfer(deposit, amount)` on the token contract of `chainId`, which
  * mobile wallets open as a prefilled token transfer.
  */
