@@ -13,9 +13,10 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
 import { Pipeline } from "../db/pipeline.ts";
 import { lockedSessionFromSql, recordTransition } from "./repository.ts";
-import { decide, type Decision, type Facts, type Outflow, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
+import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
 import { readReportedMovements, reportMoneyMovements } from "./funds.ts";
-import { forgetOnMissingTable, indexedPastExpiry, readIndexed, type IndexedOutflow } from "./indexed.ts";
+import { forgetOnMissingTable, indexedPastExpiry, readIndexed } from "./indexed.ts";
+import { confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions, type DepositFact } from "./movements.ts";
 
 
 export interface StepRequest {
@@ -27,15 +28,6 @@ export interface StepResult {
   found: boolean;
   status?: SessionStatus;
   decision?: Decision;
-}
-
-interface DepositFact {
-  chain_id: number;
-  address: string;
-  settlement_address: string;
-  token_address: string;
-  required_base_units: string;
-  confirmations: number;
 }
 
 /**
@@ -140,8 +132,8 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
       reportMoneyMovements(writes, tx, session, known, {
         status,
         transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
-        incoming: facts.transfers.filter((t) => t.value > 0n && t.confirmations >= (state.networks.find((n) => n.chainId === t.chainId)?.confirmationsRequired ?? Infinity)),
-        outgoing: settledMovements(outflows, sweeps),
+        incoming: confirmedIncoming(facts.transfers, state.networks),
+        outgoing: settledTransactions(outflows, sweeps),
         present: presentMovements(indexed, deposits, sweeps),
         expiresAt: state.expiresAt,
         fundingChainId: decision.transition?.funding?.chainId ?? state.funding?.chainId,
@@ -166,44 +158,6 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     await writes.flush();
     return { found: true, status, decision };
   });
-}
-
-/** Outflows that count as settled: to the deposit's own settlement address, at the network's depth. */
-function confirmedOutflows(outflows: IndexedOutflow[], deposits: DepositFact[]): Outflow[] {
-  return outflows
-    .filter((o) => {
-      const d = deposits.find((x) => x.chain_id === o.chainId);
-      return d !== undefined && o.to.toLowerCase() === d.settlement_address.toLowerCase() && o.confirmations >= d.confirmations;
-    })
-    .map((o) => ({ chainId: o.chainId, txHash: o.txHash, amount: o.amount }));
-}
-
-/** Settled money per transaction: the indexer's outflows, and our receipts' where the indexer has not caught up. */
-function settledMovements(outflows: Outflow[], sweeps: SweepRound[]): Outflow[] {
-  const byTx = new Map<string, Outflow>();
-  for (const o of outflows) {
-    const key = `${o.chainId}:${o.txHash.toLowerCase()}`;
-    const prev = byTx.get(key);
-    byTx.set(key, { ...o, amount: (prev?.amount ?? 0n) + o.amount });
-  }
-  for (const w of sweeps) {
-    if (w.state !== "confirmed" || !w.txHash || !w.swept || w.swept <= 0n) continue;
-    const key = `${w.chainId}:${w.txHash.toLowerCase()}`;
-    if (!byTx.has(key)) byTx.set(key, { chainId: w.chainId, txHash: w.txHash, amount: w.swept });
-  }
-  return [...byTx.values()];
-}
-
-/** Every movement the chain (as indexed) or our receipts still show, confirmed or not (funds.ts). */
-function presentMovements(indexed: { transfers: Transfer[]; outflows: IndexedOutflow[] }, deposits: DepositFact[], sweeps: SweepRound[]): Set<string> {
-  const out = new Set<string>();
-  for (const t of indexed.transfers) out.add(`${t.chainId}:in:${t.txHash.toLowerCase()}`);
-  for (const o of indexed.outflows) {
-    const d = deposits.find((x) => x.chain_id === o.chainId);
-    if (d && o.to.toLowerCase() === d.settlement_address.toLowerCase()) out.add(`${o.chainId}:out:${o.txHash.toLowerCase()}`);
-  }
-  for (const w of sweeps) if (w.state === "confirmed" && w.txHash) out.add(`${w.chainId}:out:${w.txHash.toLowerCase()}`);
-  return out;
 }
 
 /** The session's sweep rounds of its own token, oldest first; recoveries of stray tokens (sweeps/recover.ts) are not its funds. */

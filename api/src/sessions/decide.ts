@@ -32,6 +32,7 @@
  * the same money, so no path spends relayer gas in a loop).
  */
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import { settledTransactions } from "./movements.ts";
 
 export interface Transfer {
   chainId: number;
@@ -327,23 +328,11 @@ export function coveredOn(facts: Facts, chainId: number): bigint {
  * the indexer has not stored yet (the same transaction is never counted twice).
  */
 export function settledOn(facts: Facts, chainId: number): { amount: bigint; lastTxHash: string | undefined } {
-  let amount = 0n;
-  let lastTxHash: string | undefined;
-  const seen = new Set<string>();
-  for (const o of facts.outflows ?? []) {
-    if (o.chainId !== chainId || o.amount <= 0n) continue;
-    amount += o.amount;
-    seen.add(o.txHash.toLowerCase());
-    lastTxHash = o.txHash;
-  }
-  for (const w of facts.sweeps ?? []) {
-    if (w.chainId !== chainId || w.state !== "confirmed" || !w.txHash || !w.swept || w.swept <= 0n) continue;
-    if (seen.has(w.txHash.toLowerCase())) continue;
-    seen.add(w.txHash.toLowerCase());
-    amount += w.swept;
-    lastTxHash = w.txHash;
-  }
-  return { amount, lastTxHash };
+  const outflows = (facts.outflows ?? []).filter((o) => o.chainId === chainId && o.amount > 0n);
+  const settled = settledTransactions(outflows, (facts.sweeps ?? []).filter((w) => w.chainId === chainId));
+  // settledTransactions lists the outflows' transactions first, then the receipts' own.
+  const fromReceipts = settled.slice(new Set(outflows.map((o) => o.txHash.toLowerCase())).size);
+  return { amount: settled.reduce((sum, t) => sum + t.amount, 0n), lastTxHash: fromReceipts.at(-1)?.txHash ?? outflows.at(-1)?.txHash };
 }
 
 function txHashesOn(facts: Facts, chainId: number): string[] {

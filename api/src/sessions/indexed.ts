@@ -6,7 +6,8 @@
  * here: nothing indexed) or being rebuilt (not ready: missing rows are not missing payments).
  */
 import type { Sql, TransactionSql } from "postgres";
-import type { Outflow, Transfer } from "./decide.ts";
+import type { Transfer } from "./decide.ts";
+import type { IndexedOutflow } from "./movements.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
@@ -17,10 +18,7 @@ export const INDEXER_SCHEMA = "indexer";
  */
 export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
 
-export interface IndexedOutflow extends Outflow {
-  to: string;
-  confirmations: number;
-}
+export type { IndexedOutflow };
 
 /**
  * Whether schema `indexer` has its tables, as this process last saw: only a positive answer is
