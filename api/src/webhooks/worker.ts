@@ -22,6 +22,10 @@
  *   wake-up — LISTEN (the writers NOTIFY in their transaction), after each batch, and a
  *             timer set to the earliest next_attempt_at (capped at pollMs). The timer is
  *             only a hint: the durable schedule is next_attempt_at in the table.
+ *
+ * Each statement is a file of its own under statements/ (claim, record, disable the gone
+ * endpoints, release the next heads, next due); what an attempt's result means for its
+ * delivery is the pure rule in outcome.ts.
  */
 import type { Sql } from "postgres";
 import type { WebhookSettings } from "../config.ts";
@@ -33,6 +37,11 @@ import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
 import { buildAccountEvent, buildEvent } from "./payload.ts";
 import { depositFromJson } from "../sessions/repository.ts";
 import { deliveryOutcome } from "./outcome.ts";
+import { msUntilNextDue } from "./statements/next-due.ts";
+import { claimDeliveries } from "./statements/claim-deliveries.ts";
+import { recordOutcomes, type OutcomeRow } from "./statements/record-outcomes.ts";
+import { disableGoneEndpoints } from "./statements/disable-gone-endpoints.ts";
+import { releaseNextHeads } from "./statements/release-next-heads.ts";
 import { sendWebhook, type SendResult } from "./sender.ts";
 import { insertAttempts, type NewAttempt } from "./attempts.ts";
 import { signingSecrets } from "./endpoints.ts";
@@ -154,55 +163,13 @@ export class WebhookWorker {
     const jobs = await this.claim(room, excluded);
     for (const job of jobs) this.dispatch(job);
     if (jobs.length > 0) return 0;
-    const [next] = await this.sql`
-      select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-        from app.webhook_deliveries
-       where state in ('pending', 'sending') and not (endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))`;
-    const ms = next?.ms == null ? this.s.pollMs : Number(next.ms);
+    const next = await msUntilNextDue(this.sql, excluded);
+    const ms = next ?? this.s.pollMs;
     return ms <= 0 ? 0 : Math.max(5, ms);
   }
 
   private async claim(limit: number, excluded: string[]): Promise<Job[]> {
-    const rows = await this.sql`
-      with due as (
-        select d.id, d.endpoint_id, d.next_attempt_at, (ep.enabled and ep.deleted_at is null) as live
-          from app.webhook_deliveries d join app.webhook_endpoints ep on ep.id = d.endpoint_id
-         where d.state in ('pending', 'sending') and d.next_attempt_at <= now()
-           and not (d.endpoint_id = any(string_to_array(${excluded.join(",")}, ',')))
-         order by d.next_attempt_at
-         limit ${limit * 4}
-         for update of d skip locked
-      ), stray as (
-        -- written while its endpoint was being disabled (a race the writers do not lock against)
-        update app.webhook_deliveries d set state = 'canceled', next_attempt_at = null
-          from due where d.id = due.id and not due.live
-      ), pick as (
-        select id from (
-          select id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rn from due where live
-        ) x where rn <= ${this.s.endpointConcurrency}
-        order by next_attempt_at limit ${limit}
-      ), claimed as (
-        update app.webhook_deliveries d
-           set state = 'sending', attempts = d.attempts + 1,
-               next_attempt_at = now() + ${this.s.leaseMs} * interval '1 millisecond'
-          from pick where d.id = pick.id
-        returning d.id, d.event_id, d.account_event_id, d.endpoint_id, d.attempts, d.ordered
-      )
-      select c.id as delivery_id, c.attempts as claim, c.ordered,
-             a.id as account_event_id, a.type as account_type, a.data as account_data, a.created_at as account_created_at,
-             ep.id as endpoint_id, ep.url, ep.environment, ep.merchant_id, ep.secret_sealed, ep.previous_secret_sealed,
-             coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
-             e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
-             to_jsonb(s) - 'token_hash' as session,
-             (select coalesce(jsonb_agg(to_jsonb(sd) order by sd.chain_id), '[]'::jsonb)
-                from app.session_deposits sd where sd.session_id = s.id) as deposits,
-             case when ep.environment = 'sandbox' then m.sandbox_public_id else m.live_public_id end as public_merchant_id
-        from claimed c
-        join app.webhook_endpoints ep on ep.id = c.endpoint_id
-        left join app.session_events e on e.id = c.event_id
-        left join app.payment_sessions s on s.id = e.session_id
-        left join app.account_events a on a.id = c.account_event_id
-        join app.merchants m on m.id = ep.merchant_id`;
+    const rows = await claimDeliveries(this.sql, { limit, excludedEndpoints: excluded, endpointConcurrency: this.s.endpointConcurrency, leaseMs: this.s.leaseMs });
     this.stats.claimed += rows.length;
     return rows.map((r) => {
       const common = {
@@ -336,7 +303,7 @@ export class WebhookWorker {
   /** One transaction for a batch of outcomes. Returns whether deliveries became due at once. */
   private async write(batch: Outcome[]): Promise<boolean> {
     const attempts: NewAttempt[] = [];
-    const updates: { id: number; claim: number; state: string; delayMs: number; atMs: number; statusCode: number | null; error: string | null; undo: number }[] = [];
+    const updates: OutcomeRow[] = [];
     const gone = new Set<string>();
     let soon = false;
     for (const { job, result, atMs } of batch) {
@@ -369,58 +336,13 @@ export class WebhookWorker {
     let released = 0;
     await this.sql.begin(async (tx) => {
       await insertAttempts(tx, attempts);
-      const finished = await tx`
-        with r as (
-          select * from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) as r(
-            id bigint, claim int, state text, "delayMs" float8, "atMs" float8, "statusCode" int, error text, undo int)
-        ), locked as (
-          select d.id from app.webhook_deliveries d join r on r.id = d.id
-           where d.state = 'sending' and d.attempts = r.claim
-           order by d.id
-           for update of d
-        )
-        update app.webhook_deliveries d
-           set state = r.state,
-               next_attempt_at = case when r.state = 'pending' then now() + r."delayMs" * interval '1 millisecond' else null end,
-               attempts = d.attempts - r.undo,
-               last_attempt_at = case when r.undo = 1 then d.last_attempt_at else to_timestamp(r."atMs" / 1000.0) end,
-               last_status_code = case when r.undo = 1 then d.last_status_code else r."statusCode" end,
-               last_error = case when r.undo = 1 then d.last_error else r.error end
-          from r
-         where d.id = r.id and d.id in (select id from locked) and d.state = 'sending' and d.attempts = r.claim
-        returning d.endpoint_id, d.session_id, d.ordered, d.state`;
-      if (gone.size > 0) {
-        const ids = [...gone];
-        await tx`
-          update app.webhook_endpoints set enabled = false, disabled_reason = 'gone', updated_at = now()
-           where id in ${tx(ids)} and enabled`;
-        await tx`
-          update app.webhook_deliveries set state = 'canceled', next_attempt_at = null
-           where id in (select id from app.webhook_deliveries
-                         where endpoint_id in ${tx(ids)} and state in ('waiting', 'pending', 'sending')
-                         order by id for update)`;
-      }
+      const finished = await recordOutcomes(tx, updates);
+      await disableGoneEndpoints(tx, [...gone]);
       // Each finished head lets the next event of its (endpoint, session) queue go.
-      const heads = finished
-        .filter((f) => f.ordered && f.session_id != null && (f.state === "succeeded" || f.state === "failed") && !gone.has(f.endpoint_id as string))
-        .map((f) => ({ e: f.endpoint_id as string, s: f.session_id as string }));
-      if (heads.length > 0) {
-        const rel = await tx`
-          with f as (select * from jsonb_to_recordset(${JSON.stringify(heads)}::jsonb) as f(e text, s text)),
-          nxt as (
-            select distinct on (q.endpoint_id, q.session_id) q.id
-              from app.webhook_deliveries q join f on q.session_id = f.s and q.endpoint_id = f.e
-             where q.ordered and q.state = 'waiting'
-             order by q.endpoint_id, q.session_id, q.sequence
-          )
-          update app.webhook_deliveries w set state = 'pending', next_attempt_at = now()
-           where w.id in (select id from nxt) and w.state = 'waiting'
-             and not exists (select 1 from app.webhook_deliveries o
-                              where o.session_id = w.session_id and o.endpoint_id = w.endpoint_id and o.ordered
-                                and o.state in ('pending', 'sending'))
-          returning 1`;
-        released = rel.length;
-      }
+      released = await releaseNextHeads(
+        tx,
+        finished.filter((f) => f.ordered && f.sessionId !== null && (f.state === "succeeded" || f.state === "failed") && !gone.has(f.endpointId)).map((f) => ({ endpointId: f.endpointId, sessionId: f.sessionId! })),
+      );
     });
     return released > 0 || soon || updates.some((u) => u.undo === 1);
   }

@@ -1,0 +1,60 @@
+/**
+ * The claim: takes due deliveries (`pending` whose next_attempt_at has come, or `sending` whose
+ * lease ran out because a process died mid-delivery) with FOR UPDATE SKIP LOCKED, at most
+ * `endpointConcurrency` per endpoint, none of the excluded (full) endpoints; each becomes
+ * `sending`, attempts + 1 (the claim's fencing token), next_attempt_at = now + lease. A due
+ * delivery of an endpoint disabled meanwhile is canceled instead. Returns each claimed
+ * delivery with what its body is built from: the session event (with the session and its
+ * deposits) or the account event, and the endpoint's sealed secrets.
+ */
+import type { Row, Sql } from "postgres";
+
+export interface ClaimLimits {
+  limit: number;
+  excludedEndpoints: readonly string[];
+  endpointConcurrency: number;
+  leaseMs: number;
+}
+
+export function claimDeliveries(sql: Sql, c: ClaimLimits): Promise<readonly Row[]> {
+  return sql`
+    with due as (
+      select d.id, d.endpoint_id, d.next_attempt_at, (ep.enabled and ep.deleted_at is null) as live
+        from app.webhook_deliveries d join app.webhook_endpoints ep on ep.id = d.endpoint_id
+       where d.state in ('pending', 'sending') and d.next_attempt_at <= now()
+         and not (d.endpoint_id = any(string_to_array(${c.excludedEndpoints.join(",")}, ',')))
+       order by d.next_attempt_at
+       limit ${c.limit * 4}
+       for update of d skip locked
+    ), stray as (
+      -- written while its endpoint was being disabled (a race the writers do not lock against)
+      update app.webhook_deliveries d set state = 'canceled', next_attempt_at = null
+        from due where d.id = due.id and not due.live
+    ), pick as (
+      select id from (
+        select id, next_attempt_at, row_number() over (partition by endpoint_id order by next_attempt_at, id) as rn from due where live
+      ) x where rn <= ${c.endpointConcurrency}
+      order by next_attempt_at limit ${c.limit}
+    ), claimed as (
+      update app.webhook_deliveries d
+         set state = 'sending', attempts = d.attempts + 1,
+             next_attempt_at = now() + ${c.leaseMs} * interval '1 millisecond'
+        from pick where d.id = pick.id
+      returning d.id, d.event_id, d.account_event_id, d.endpoint_id, d.attempts, d.ordered
+    )
+    select c.id as delivery_id, c.attempts as claim, c.ordered,
+           a.id as account_event_id, a.type as account_type, a.data as account_data, a.created_at as account_created_at,
+           ep.id as endpoint_id, ep.url, ep.environment, ep.merchant_id, ep.secret_sealed, ep.previous_secret_sealed,
+           coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
+           e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
+           to_jsonb(s) - 'token_hash' as session,
+           (select coalesce(jsonb_agg(to_jsonb(sd) order by sd.chain_id), '[]'::jsonb)
+              from app.session_deposits sd where sd.session_id = s.id) as deposits,
+           case when ep.environment = 'sandbox' then m.sandbox_public_id else m.live_public_id end as public_merchant_id
+      from claimed c
+      join app.webhook_endpoints ep on ep.id = c.endpoint_id
+      left join app.session_events e on e.id = c.event_id
+      left join app.payment_sessions s on s.id = e.session_id
+      left join app.account_events a on a.id = c.account_event_id
+      join app.merchants m on m.id = ep.merchant_id`;
+}
