@@ -1,5 +1,6 @@
 /**
- * Gas per swept deposit vs a plain ERC-20 transfer to an existing holder (DESIGN.md §10).
+ * Gas per swept deposit vs a plain ERC-20 transfer to an existing holder (goals and figures:
+ * docs/figures.md, "Sweep gas"; why: docs/decisions.md, "Deposit addresses: an ephemeral sweeper").
  *
  *   bun bench/sweep-gas.ts
  *

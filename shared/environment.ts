@@ -1,6 +1,6 @@
 /**
  * One deployment serves both environments; every credential belongs to one of them and
- * says so in its prefix, so data of the two never mixes (DESIGN.md §3).
+ * says so in its prefix, so data of the two never mixes (docs/decisions.md, "Environments and credentials").
  */
 export const ENVIRONMENTS = ["sandbox", "production"] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];

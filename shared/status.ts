@@ -1,4 +1,4 @@
-/** The five statuses of a payment session (spec §3). */
+/** The five statuses of a payment session (docs/session-lifecycle.md, "The statuses"). */
 export const SESSION_STATUSES = ["PENDING", "FUNDED", "SUCCEEDED", "CANCELED", "ERROR"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
@@ -8,7 +8,7 @@ export function isSessionStatus(s: string): s is SessionStatus {
   return (SESSION_STATUSES as readonly string[]).includes(s);
 }
 
-/** Why a session moved; one code per row of the state table (DESIGN.md §5). */
+/** Why a session moved; one code per row of the state table (docs/session-lifecycle.md, "The state table"). */
 export const TRANSITION_REASONS = [
   "created",
   "paid",

@@ -1,5 +1,5 @@
 /**
- * `bun run test:production` — the README's "Going live" steps, run as written, offline:
+ * `bun run test:production` — the steps of docs/going-live.md, run as written, offline:
  * two local chains stand in for Ethereum and Base (chain ids 1 and 8453, a 6-decimal token's
  * code at the presets' canonical USDC addresses, no deposit factory), `bun run start` in its
  * production configuration and `bun run admin` as real processes, one payment per chain to
@@ -45,7 +45,7 @@ let serverExited: Promise<number | null> | undefined;
 let mining: ReturnType<typeof setInterval> | undefined;
 let serverLog = "";
 
-/** The environment the README's steps set, and nothing of the developer's own. */
+/** The environment the going-live steps set, and nothing of the developer's own. */
 function operatorEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SERVICE_") && !k.startsWith("DATABASE_")) env[k] = v;

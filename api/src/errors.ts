@@ -1,7 +1,7 @@
 /**
  * The one error catalogue. Every error the API returns has the shape
  *   { "error": { "type", "code", "message", "param"?, "requestId" } }
- * and a code from this table; the README and Swagger list the same table. Adding a code
+ * and a code from this table; docs/merchant-guide.md ("Errors") and Swagger list the same table. Adding a code
  * here is the only way to add an error.
  */
 

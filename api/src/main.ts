@@ -77,7 +77,7 @@ for (const line of statuses.flatMap((s) => s.notReady)) log(`NOT READY ${line}`)
 const readiness = new NetworkReadiness(networks, { relayerFor, refreshMs: config.networkCheckMs, log });
 readiness.seed(statuses);
 if (!networks.some((n) => n.environment === "sandbox")) {
-  log("no sandbox network is enabled: sandbox keys get 503 network_unavailable (run a sandbox server beside this one, see README \"Going live\")");
+  log("no sandbox network is enabled: sandbox keys get 503 network_unavailable (run a sandbox server beside this one, see docs/going-live.md, \"Sandbox and production side by side\")");
 }
 const running = await startService(config, log, { networks, readiness }).catch((e) => fail("service start", e));
 service = running;

@@ -1,7 +1,7 @@
 /**
  * The retry schedule, pure. A delivery is tried at once; after the n-th failed attempt
  * it waits `schedule[n-1]` (± JITTER), and after the last entry it is given up. The
- * default spans about three days (README "Webhooks" has the table). Jitter spreads the
+ * default spans about three days (docs/webhooks.md, "Delivery, retries and order", has the table). Jitter spreads the
  * retries of many deliveries that failed together (an endpoint that was down) so they do
  * not all come back in the same second.
  */

@@ -22,7 +22,8 @@ describe("committed artifacts", () => {
   test("the deterministic addresses have not moved", () => {
     // Any change to the token's or the factory's bytecode moves these addresses, and a change to
     // the sweeper's bytecode moves EVERY deposit address (funds sent to old ones would then need
-    // the old factory). If that is intended, update these and the README.
+    // the old factory). If that is intended, update these and the docs that
+    // show them (README.md, docs/going-live.md, shared/contracts/README.md).
     expect(predictedTokenAddress()).toBe("0x6561A51F16f2dE644622257b74b05773D450b47C");
     expect(predictedFactoryAddress()).toBe("0xCFaA1c54e32bBF6Fb9E34312524c74607F1799f6");
   });

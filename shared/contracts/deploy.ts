@@ -69,7 +69,7 @@ async function confirmed(publicClient: PublicClient, hash: Hex, what: string): P
  * Installs the deterministic deployer on a chain that lacks it (anvil has it by default;
  * most public chains too). Funds its one-time signer with 0.01 ETH and broadcasts the keyless
  * transaction. Only works where pre-EIP-155 transactions are accepted and the gas price is
- * under 100 gwei; otherwise see README.md. Returns whether anything was sent.
+ * under 100 gwei; otherwise see shared/contracts/README.md. Returns whether anything was sent.
  */
 export async function ensureDeterministicDeployer({ publicClient, walletClient }: ChainClients): Promise<boolean> {
   if (await hasCode(publicClient, DETERMINISTIC_DEPLOYER)) return false;

@@ -37,7 +37,7 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
   const out = (human: string, data: unknown) => console.log(args.json ? JSON.stringify(data) : human);
 
   if (command === "networks") {
-    if (networks.length === 0) die("no network is enabled: set SERVICE_RPC_URL_<KEY> (see README, On-chain)");
+    if (networks.length === 0) die("no network is enabled: set SERVICE_RPC_URL_<KEY> (see docs/on-chain.md, Networks)");
     const statuses = await probeNetworks(networks, {
       relayerFor: (id) => {
         const k = keyFor(networks.find((n) => n.chainId === id)!);
@@ -63,7 +63,7 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
   if (net.factory && net.factory.toLowerCase() !== factory.toLowerCase()) {
     die(`SERVICE_FACTORY_ADDRESS_${envSuffix(net.key)} points at ${net.factory}; factory:deploy only deploys the deterministic factory at ${factory}`);
   }
-  const key = keyFor(net) ?? die("SERVICE_RELAYER_PRIVATE_KEY is required: the relayer account pays for the deployment (see README, Going live)");
+  const key = keyFor(net) ?? die("SERVICE_RELAYER_PRIVATE_KEY is required: the relayer account pays for the deployment (see docs/going-live.md)");
   const { publicClient, walletClient } = clientsFor(net, key);
   const payer = walletClient.account.address as Address;
   let seen: number;

@@ -1,6 +1,6 @@
 /**
  * The shapes of our credentials, pure. Every credential names its environment in its
- * prefix (DESIGN.md §3), so a request can be told "wrong environment" before any lookup:
+ * prefix (docs/decisions.md, "Environments and credentials"), so a request can be told "wrong environment" before any lookup:
  *   sk_test_<40>  / sk_live_<40>   API keys (server side)
  *   pst_test_<40> / pst_live_<40>  session tokens (one session, short-lived)
  *   mch_test_<24> / mch_live_<24>  public merchant ids

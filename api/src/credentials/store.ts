@@ -165,7 +165,7 @@ export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
     },
     // Two out: with one (≈ 11 lookups a statement instead of ≈ 7.5) Postgres's CPU per create was
     // lower in one series of alternating runs and not in the next, and p99 was higher in both —
-    // a lookup arriving while one is out waits for it (README, "Create figures").
+    // a lookup arriving while one is out waits for it (docs/decisions.md, "Tried and not kept").
     { maxBatch: 64, maxInFlight: 2, writes: false },
   );
 }

@@ -1,5 +1,5 @@
 /**
- * The merchant dashboard's routes (README "Dashboard"), mounted on the API's Elysia app.
+ * The merchant dashboard's routes (docs/dashboard.md), mounted on the API's Elysia app.
  * Hidden from Swagger: they are pages, not API.
  */
 import { Elysia } from "elysia";

@@ -54,15 +54,15 @@ export async function startEmbeddedPostgres(opts: {
     // UTF-8, and text compared byte by byte (codepoint order, with Unicode case mapping): every
     // id, key hash and address is a text key, and a libc collation makes each comparison in an
     // index a strcoll() call, then a strcmp() when equal (perf on the create batch's backend,
-    // README "Create figures"). The rest of the locale is C, so neither depends on the
+    // docs/decisions.md, "Postgres settings"). The rest of the locale is C, so neither depends on the
     // environment's LANG (a locale it names but the machine lacks made initdb fail). A cluster
     // made before keeps the collation it was made with.
     initdbFlags: ["--encoding=UTF8", "--locale=C", "--locale-provider=builtin", "--builtin-locale=C.UTF-8"],
     // More connections than the default 100: tests and benchmarks open several pools.
     // wal_init_zero=off: a new WAL segment is made by writing its last byte, not by zero-filling
     // and syncing 16 MB inside some commit while every other commit waits (≈ 40 ms stalls of all
-    // requests, every 2–3 s under load until the database has segments to recycle; README
-    // "Create figures"). Durability is the same: each commit's fdatasync also makes the blocks
+    // requests, every 2–3 s under load until the database has segments to recycle;
+    // docs/decisions.md, "Postgres settings"). Durability is the same: each commit's fdatasync also makes the blocks
     // it filled part of the file.
     postgresFlags: ["-c", "max_connections=300", "-c", "listen_addresses=127.0.0.1", "-c", "wal_init_zero=off"],
     onLog: (m) => {

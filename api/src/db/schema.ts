@@ -134,7 +134,7 @@ export const sessionEvents = app.table(
 );
 
 /**
- * Idempotency-Key records (DESIGN.md §8): the first response to a key is kept for 24 h
+ * Idempotency-Key records (docs/decisions.md, "Idempotency"): the first response to a key is kept for 24 h
  * and replayed for the same request; a different request with the same key is refused.
  * The key is stored only as a hash and the response sealed with a key derived from it:
  * a creation response holds a session token, and the database alone must not give it away.
@@ -161,7 +161,7 @@ export const idempotencyKeys = app.table(
 );
 
 /**
- * Webhook endpoints (DESIGN.md §7): several per merchant and environment. The signing
+ * Webhook endpoints (docs/decisions.md, "Webhooks"): several per merchant and environment. The signing
  * secret (`whsec_…`) must be shown again on demand, so it is stored sealed (AES-256-GCM
  * under SERVICE_ENCRYPTION_KEY, bound to the endpoint id), never in clear. During a
  * rotation the previous secret stays valid until `previous_secret_expires_at`, and every

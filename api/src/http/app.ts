@@ -33,7 +33,7 @@ function requestIdOf(request: Request): string {
   return id;
 }
 
-/** Browsers may call only the session-token routes (DESIGN.md §8). */
+/** Browsers may call only the session-token routes (docs/decisions.md, "CORS only for the browser routes"). */
 const CORS_HEADERS: Record<string, string> = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, POST, OPTIONS",

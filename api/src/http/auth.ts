@@ -1,7 +1,7 @@
 /**
- * The two ways in (spec §5): a secret API key for merchant servers, a session token for
+ * The two ways in (docs/decisions.md, "Environments and credentials"): a secret API key for merchant servers, a session token for
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
- * (README, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
+ * (docs/merchant-guide.md, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
  * holds from the next request on. The one exception, a plain create, may reuse its key's last
  * lookup because its own statement checks the key again (credentials/key-memo.ts).
@@ -37,7 +37,7 @@ export interface SessionTokenAuth {
   merchantPublicId: string;
 }
 
-/** Which environment a request's base address belongs to, when the two differ (DESIGN.md §3). */
+/** Which environment a request's base address belongs to, when the two differ (docs/decisions.md, "Environments and credentials"). */
 export function environmentOfHost(services: Pick<Services, "config">, request: Request): Environment | undefined {
   const { publicUrl, sandboxPublicUrl } = services.config;
   if (publicUrl.host === sandboxPublicUrl.host) return undefined;

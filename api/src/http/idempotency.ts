@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on creating POSTs (DESIGN.md §8), kept 24 hours.
+ * Idempotency-Key on creating POSTs (docs/decisions.md, "Idempotency"), kept 24 hours.
  *
  * The key's row is inserted in the same transaction as the work it guards. A concurrent
  * duplicate therefore blocks on the unique key until the first commits, then finds the

@@ -167,7 +167,7 @@ export function paymentSessionRoutes(services: Services) {
       "/payment-sessions",
       async ({ request, set }) => {
         // A plain create may reuse its key's last lookup: its insert checks the key (createPlain).
-        // Creates with an Idempotency-Key look it up (measured: reusing it made them slower; README, "Create figures").
+        // Creates with an Idempotency-Key look it up (measured: reusing it made them slower; docs/decisions.md, "A plain create checks its key itself").
         let auth = await requireApiKey(services, request, { reuse: !request.headers.has("idempotency-key") });
         let parsed: { key: string | undefined; raw: unknown; body: CreateBody } | undefined;
         let result: Awaited<ReturnType<typeof create>>;

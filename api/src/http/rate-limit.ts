@@ -2,7 +2,7 @@
  * A token bucket per API key: `perSecond` tokens a second, up to `burst`. It lives in the
  * process that serves the request, like nginx's limit_req: a rate window is not data, and
  * losing it on restart only grants a fresh burst. With N API processes the effective limit
- * is N × perSecond; documented in the README.
+ * is N × perSecond; documented in docs/merchant-guide.md ("Conventions").
  */
 export class RateLimiter {
   private buckets = new Map<string, { tokens: number; at: number }>();

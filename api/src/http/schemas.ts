@@ -31,7 +31,7 @@ export const ErrorResponse = t.Object(
       requestId: t.String(),
     }),
   },
-  { description: "Every error has this shape; `code` is from the catalogue in the README." },
+  { description: "Every error has this shape; `code` is from the error catalogue (docs/merchant-guide.md, Errors)." },
 );
 
 /** An OpenAPI `detail` for a route: summary, auth, body, and each response with the codes it may carry. */

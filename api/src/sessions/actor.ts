@@ -1,5 +1,5 @@
 /**
- * One step of one session actor (DESIGN.md §5): in a single transaction, lock the session,
+ * One step of one session actor (docs/session-lifecycle.md, "The session actor"): in a single transaction, lock the session,
  * gather its facts (indexed transfers into its deposit addresses with their confirmations,
  * its sweeps), run the pure `decide`, and commit the transition, its event, its webhook
  * deliveries, its sweep requests and its next wake-up together. The row lock makes steps

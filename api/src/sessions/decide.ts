@@ -1,5 +1,5 @@
 /**
- * The session state machine (DESIGN.md §5) as one pure function:
+ * The session state machine (docs/session-lifecycle.md, "The state table") as one pure function:
  *
  *   decide(state, facts, now) → { transition?, effects, wakeAt }
  *

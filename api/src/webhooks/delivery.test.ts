@@ -151,7 +151,7 @@ describe("delivery", () => {
       [2, 500, false, "event"],
       [1, 500, false, "event"],
     ]);
-    // The receiver is on 127.0.0.1: its answers are never kept (README, "Where webhooks may go").
+    // The receiver is on 127.0.0.1: its answers are never kept (docs/webhooks.md, "Where webhooks may go").
     expect(list[1].responseBody).toBeNull();
     expect(list[1].error).toBe("HTTP 500");
     expect(list[0].responseBody).toBeNull();

@@ -1,5 +1,5 @@
 /**
- * The README's merchant handler is real code: taken from the README as it stands, run
+ * The webhooks guide's merchant handler is real code: taken from docs/webhooks.md as it stands, run
  * against events signed by our own signer, for all five statuses, a duplicate, a
  * tampered body and a test event.
  */
@@ -9,12 +9,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { generateSecret, secretKey, webhookHeaders } from "./signing.ts";
 
-const readme = readFileSync(resolve(import.meta.dir, "../../../README.md"), "utf8");
-const dir = mkdtempSync(join(tmpdir(), "paysession-readme-"));
+const guide = readFileSync(resolve(import.meta.dir, "../../../docs/webhooks.md"), "utf8");
+const dir = mkdtempSync(join(tmpdir(), "paysession-guide-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("the README handler verifies with standardwebhooks and handles all five statuses", async () => {
-  const section = readme.slice(readme.indexOf("### A complete handler"));
+test("the webhooks guide's handler verifies with standardwebhooks and handles all five statuses", async () => {
+  const at = guide.indexOf("## A complete handler");
+  expect(at).toBeGreaterThan(-1);
+  const section = guide.slice(at);
   const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   expect(code).toBeDefined();
   expect(code).toContain('from "standardwebhooks"');
