@@ -47,6 +47,22 @@ function pathOf(request: Request): string {
   return new URL(request.url).pathname;
 }
 
+/**
+ * Elysia's router hands a handler `null` for a path parameter that is not valid
+ * percent-encoding (`%`, `%ZZ`, `%FF%FE`, overlong UTF-8, a lone surrogate's `%ED%A0%80`), and
+ * `null` is no id. Such a parameter keeps its raw text instead: it names nothing, so every route
+ * answers as it does for any id that does not exist (after its credential check; the dashboard
+ * with its own 404 page). Pure; `route` is the matched pattern, `path` the raw path.
+ */
+export function rawParamsWhereUndecodable(params: Record<string, string | null | undefined>, route: string, path: string): void {
+  const names = route.split("/");
+  const raw = path.split("/");
+  names.forEach((name, i) => {
+    if (name === "*" && params["*"] === null) params["*"] = raw.slice(i).join("/");
+    else if (name.startsWith(":") && params[name.slice(1)] === null) params[name.slice(1)] = raw[i] ?? "";
+  });
+}
+
 /** The error response of the one shape (also used by the HTTP front in serve.ts). */
 export function errorResponse(err: ApiError, request: Request, extra: Record<string, string> = {}): Response {
   const headers: Record<string, string> = {
@@ -119,6 +135,9 @@ export function buildApp(services: Services, faces: Face[] = []) {
         Object.assign(set.headers, CORS_HEADERS);
         if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { ...CORS_HEADERS } });
       }
+    })
+    .onTransform({ as: "global" }, ({ params, route, request }) => {
+      for (const k in params) if ((params[k] as string | null) === null) return rawParamsWhereUndecodable(params, route, pathOf(request));
     })
     .onAfterResponse(({ request, set }) => {
       if (!services.config.logRequests) return;
