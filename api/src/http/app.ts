@@ -50,16 +50,19 @@ function pathOf(request: Request): string {
 /**
  * Elysia's router hands a handler `null` for a path parameter that is not valid
  * percent-encoding (`%`, `%ZZ`, `%FF%FE`, overlong UTF-8, a lone surrogate's `%ED%A0%80`), and
- * `null` is no id. Such a parameter keeps its raw text instead: it names nothing, so every route
- * answers as it does for any id that does not exist (after its credential check; the dashboard
- * with its own 404 page). Pure; `route` is the matched pattern, `path` the raw path.
+ * `null` is no id; `%00` decodes to a NUL, which Postgres refuses in any text. Such a parameter
+ * keeps its raw text instead: it names nothing, so every route answers as it does for any id
+ * that does not exist (after its credential check; the dashboard with its own 404 page).
  */
+const undecodable = (v: string | null | undefined) => v === null || (v !== undefined && v.includes("\0"));
+
+/** Pure: `route` is the matched pattern, `path` the raw path; changes `params` in place. */
 export function rawParamsWhereUndecodable(params: Record<string, string | null | undefined>, route: string, path: string): void {
   const names = route.split("/");
   const raw = path.split("/");
   names.forEach((name, i) => {
-    if (name === "*" && params["*"] === null) params["*"] = raw.slice(i).join("/");
-    else if (name.startsWith(":") && params[name.slice(1)] === null) params[name.slice(1)] = raw[i] ?? "";
+    if (name === "*" && undecodable(params["*"])) params["*"] = raw.slice(i).join("/");
+    else if (name.startsWith(":") && undecodable(params[name.slice(1)])) params[name.slice(1)] = raw[i] ?? "";
   });
 }
 
@@ -137,7 +140,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
       }
     })
     .onTransform({ as: "global" }, ({ params, route, request }) => {
-      for (const k in params) if ((params[k] as string | null) === null) return rawParamsWhereUndecodable(params, route, pathOf(request));
+      for (const k in params) if (undecodable(params[k])) return rawParamsWhereUndecodable(params, route, pathOf(request));
     })
     .onAfterResponse(({ request, set }) => {
       if (!services.config.logRequests) return;

@@ -247,3 +247,28 @@ test("the body cap on a real socket: one byte over it, declared, chunked or far 
   if (failures.length) console.error(failures.join("\n"));
   expect(failures).toEqual([]);
 }, 60_000);
+
+test("the dashboard's pages with path parameters, signed in, given ids that are not valid percent-encoding: a 4xx page, never a 5xx", async () => {
+  const { merchantWithUser, signIn } = await import("../../../../testing/dashboard.ts");
+  const { buildApp } = await import("../app.ts");
+  const { facesFor } = await import("../../server.ts");
+  await merchantWithUser(svc, "paths@example.com");
+  const browser = await signIn(svc, "paths@example.com");
+  const routes = buildApp(svc.services, facesFor(svc.services)).routes.filter((r) => r.path.startsWith("/dashboard/") && r.path.includes(":") && (r.method === "GET" || r.method === "POST"));
+  expect(routes.length).toBeGreaterThan(5);
+  const failures: string[] = [];
+  for (const r of routes) {
+    for (const bad of ["%", "%ZZ", "%FF%FE", "%C0%AF", "%ED%A0%80", "%00"]) {
+      // Every parameter bad, and every one but the environment bad (so the id itself is judged).
+      for (const env of r.path.replace(":env", "").includes(":") ? [bad, "sandbox"] : [bad]) {
+        const path = r.path.replace(/:([A-Za-z]+)/g, (_, name: string) => (name === "env" ? env : bad));
+        const res = r.method === "GET" ? await browser.get(path) : await browser.post(path);
+        const type = res.headers.get("content-type") ?? "";
+        await res.arrayBuffer();
+        if (res.status < 400 || res.status >= 500 || !type.startsWith("text/html")) failures.push(`${r.method} ${path}: ${res.status} ${type}`);
+      }
+    }
+  }
+  if (failures.length) console.error(failures.join("\n"));
+  expect(failures).toEqual([]);
+}, 60_000);
