@@ -129,7 +129,11 @@ export type Face = (handle: (request: Request) => Promise<Response>) => AnyElysi
 export function buildApp(services: Services, faces: Face[] = []) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("the app is not built yet"));
-  const app = new Elysia()
+  // Elysia finds the path in request.url by skipping 11 characters unless told the host may be
+  // short: with a Host of under 4 characters ("api", a proxy's name for this service) it cut
+  // into the path and no route matched. The server speaks plain http:// (TLS ends at a proxy),
+  // so the path starts at the first "/" after "http://".
+  const app = new Elysia({ handler: { standardHostname: false } })
     .onRequest(({ request, set }) => {
       if (services.config.logRequests) startedAt.set(request, performance.now());
       set.headers["request-id"] = requestIdOf(request);
