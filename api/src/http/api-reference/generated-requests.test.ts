@@ -8,13 +8,17 @@
  * status. A route added later is covered without touching this file.
  *
  * Then the body cap on a real socket, as an attacker sends it: one byte over the cap with and
- * without Content-Length, chunked, and far over it; always a 413 in the documented shape.
+ * without Content-Length, chunked, and far over it; always a 413 in the documented shape. And a
+ * short Host header, and the dashboard's pages with malformed ids (a 4xx page).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../../testing/service.ts";
 import { documentedAnswers, type DocumentedAnswers } from "../../../../testing/documented-answers.ts";
 import { chunked, rawRequest } from "../../../../testing/raw-http.ts";
+import { merchantWithUser, signIn } from "../../../../testing/dashboard.ts";
 import { MAX_BODY_BYTES } from "../body.ts";
+import { buildApp } from "../app.ts";
+import { facesFor } from "../../server.ts";
 
 let svc: TestService;
 let doc: { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, unknown> } };
@@ -260,9 +264,6 @@ test("a short Host header (a proxy's name for the service, such as api) reaches 
 });
 
 test("the dashboard's pages with path parameters, signed in, given ids that are not valid percent-encoding: a 4xx page, never a 5xx", async () => {
-  const { merchantWithUser, signIn } = await import("../../../../testing/dashboard.ts");
-  const { buildApp } = await import("../app.ts");
-  const { facesFor } = await import("../../server.ts");
   await merchantWithUser(svc, "paths@example.com");
   const browser = await signIn(svc, "paths@example.com");
   const routes = buildApp(svc.services, facesFor(svc.services)).routes.filter((r) => r.path.startsWith("/dashboard/") && r.path.includes(":") && (r.method === "GET" || r.method === "POST"));
