@@ -12,7 +12,6 @@ import { buildApp, type Face } from "./http/app.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
-import { MAX_BODY_BYTES } from "./http/body.ts";
 import type { Services } from "./http/services.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { Faucet } from "./sandbox/faucet.ts";
@@ -189,12 +188,9 @@ export async function startService(config: Config, log: (line: string) => void =
       webhookStats: () => worker?.stats,
       groups: { creates: services.creates.stats, keyed_creates: services.keyedCreates.stats, api_key_lookups: services.apiKeys.stats },
     });
-    // Bun's own cap answers a bare 413; keep it far above ours so that every body up to
-    // 8 MB gets our documented body_too_large (body.ts stops reading at 64 KB).
     const front = serveApp(app, {
       port: config.port,
       hostname: config.bindHost,
-      maxRequestBodySize: 128 * MAX_BODY_BYTES,
       requestTimeoutMs: config.requestTimeoutMs,
       metrics: httpMetrics,
     });

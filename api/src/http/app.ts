@@ -47,6 +47,25 @@ function pathOf(request: Request): string {
   return new URL(request.url).pathname;
 }
 
+/**
+ * Elysia's router hands a handler `null` for a path parameter that is not valid
+ * percent-encoding (`%`, `%ZZ`, `%FF%FE`, overlong UTF-8, a lone surrogate's `%ED%A0%80`), and
+ * `null` is no id; `%00` decodes to a NUL, which Postgres refuses in any text. Such a parameter
+ * keeps its raw text instead: it names nothing, so every route answers as it does for any id
+ * that does not exist (after its credential check; the dashboard with its own 404 page).
+ */
+const undecodable = (v: string | null | undefined) => v === null || (v !== undefined && v.includes("\0"));
+
+/** Pure: `route` is the matched pattern, `path` the raw path; changes `params` in place. */
+export function rawParamsWhereUndecodable(params: Record<string, string | null | undefined>, route: string, path: string): void {
+  const names = route.split("/");
+  const raw = path.split("/");
+  names.forEach((name, i) => {
+    if (name === "*" && undecodable(params["*"])) params["*"] = raw.slice(i).join("/");
+    else if (name.startsWith(":") && undecodable(params[name.slice(1)])) params[name.slice(1)] = raw[i] ?? "";
+  });
+}
+
 /** The error response of the one shape (also used by the HTTP front in serve.ts). */
 export function errorResponse(err: ApiError, request: Request, extra: Record<string, string> = {}): Response {
   const headers: Record<string, string> = {
@@ -110,7 +129,11 @@ export type Face = (handle: (request: Request) => Promise<Response>) => AnyElysi
 export function buildApp(services: Services, faces: Face[] = []) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
   let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("the app is not built yet"));
-  const app = new Elysia()
+  // Elysia finds the path in request.url by skipping 11 characters unless told the host may be
+  // short: with a Host of under 4 characters ("api", a proxy's name for this service) it cut
+  // into the path and no route matched. The server speaks plain http:// (TLS ends at a proxy),
+  // so the path starts at the first "/" after "http://".
+  const app = new Elysia({ handler: { standardHostname: false } })
     .onRequest(({ request, set }) => {
       if (services.config.logRequests) startedAt.set(request, performance.now());
       set.headers["request-id"] = requestIdOf(request);
@@ -119,6 +142,9 @@ export function buildApp(services: Services, faces: Face[] = []) {
         Object.assign(set.headers, CORS_HEADERS);
         if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { ...CORS_HEADERS } });
       }
+    })
+    .onTransform({ as: "global" }, ({ params, route, request }) => {
+      for (const k in params) if (undecodable(params[k])) return rawParamsWhereUndecodable(params, route, pathOf(request));
     })
     .onAfterResponse(({ request, set }) => {
       if (!services.config.logRequests) return;

@@ -3,10 +3,46 @@
  * catalogue error: not JSON → 415, over 64 KB → 413 (checked on the declared length and
  * again while reading, for chunked bodies), not parseable → 400. An empty body is `{}`,
  * so `POST …/cancel` works with no body at all.
+ *
+ * The cap is also the HTTP front's (withinBodyCap, serve.ts), for every route that takes a body.
  */
 import { ApiError } from "../errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
+
+/** The methods whose routes read a body; other methods' bodies are never read (Bun discards them). */
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+/**
+ * The HTTP front's body cap, before any route (serve.ts). Bun's own limit cannot be ours: past it
+ * Bun answers a bare 413 without our error shape and closes the connection while the client is
+ * still sending, so most clients see no answer at all. Bun's limit is lifted instead, and here
+ * a body declared over 64 KB is refused with 413 body_too_large before a byte of it is read (Bun
+ * then discards the rest, keeping the connection); a body without a declared length (chunked) is
+ * read here, at most 64 KB of it, and handed on with its length declared. So no route, including
+ * the dashboard's forms, ever buffers more than the cap. Throws body_too_large, or body_malformed
+ * for a body that cannot be read (its chunked framing broken, the client gone).
+ */
+export async function withinBodyCap(request: Request): Promise<Request> {
+  if (!BODY_METHODS.has(request.method)) return request;
+  const declared = declaredLength(request.headers);
+  if (declared !== undefined) {
+    if (declared > MAX_BODY_BYTES) throw new ApiError("body_too_large");
+    return request;
+  }
+  if (!request.body) return request;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readCapped(request, undefined);
+  } catch (e) {
+    if (e instanceof ApiError) throw e;
+    throw new ApiError("body_malformed", "The request body could not be read.");
+  }
+  const headers = new Headers(request.headers);
+  headers.delete("transfer-encoding");
+  headers.set("content-length", String(bytes.byteLength));
+  return new Request(request.url, { method: request.method, headers, body: bytes as Uint8Array<ArrayBuffer>, signal: request.signal });
+}
 
 export async function readJsonBody(request: Request): Promise<unknown> {
   const declared = declaredLength(request.headers);

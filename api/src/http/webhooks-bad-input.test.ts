@@ -39,7 +39,7 @@ const BAD_DESCRIPTIONS: unknown[] = [1, true, null, [], {}, "d".repeat(257), "a\
 const BAD_ENABLED: unknown[] = ["true", 1, 0, null, [], {}, "yes"];
 const BAD_OVERLAP: unknown[] = [-1, 604801, 1.5, "60", null, true, [], 1e12];
 const RAW_BODIES = ["{", "[", "null", "42", '"x"', "[]", '{"url":}', "\u0000"];
-const BAD_IDS = ["x", "whe_", "whe_" + "a".repeat(300), "evt_nope", "ps_" + "a".repeat(24), "%00", "..%2F..", "whe_aaaaaaaaaaaaaaaaaaaaaaaa"];
+const BAD_IDS = ["x", "whe_", "whe_" + "a".repeat(300), "evt_nope", "ps_" + "a".repeat(24), "%00", "..%2F..", "whe_aaaaaaaaaaaaaaaaaaaaaaaa", "%", "%ZZ", "%FF%FE", "%ED%A0%80"];
 
 function cases(): Case[] {
   const out: Case[] = [];

@@ -6,36 +6,27 @@
  * the document does not list fails as well.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import { eventually } from "../../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../../testing/lifecycle.ts";
+import { documentedAnswers, type DocumentedAnswers } from "../../../../testing/documented-answers.ts";
 
 let stack: LifecycleStack;
 let doc: any;
+let answers: DocumentedAnswers;
 const seen: { op: string; status: number; body: unknown }[] = [];
 
 beforeAll(async () => {
   stack = await startLifecycleStack({ env: { SERVICE_WEBHOOK_WORKER: "false" } });
   doc = (await stack.svc.call("GET", "/docs/json")).body;
+  answers = documentedAnswers(doc);
 }, 60_000);
 afterAll(async () => {
   await stack?.close();
 });
 
-/** The documented operation a concrete path belongs to ("GET /events/{id}"). */
-function operationOf(method: string, path: string): string | undefined {
-  const bare = path.split("?")[0]!;
-  for (const p of Object.keys(doc.paths)) {
-    const re = new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`);
-    if (re.test(bare) && doc.paths[p][method.toLowerCase()]) return `${method} ${p}`;
-  }
-  return undefined;
-}
-
 async function call(method: string, path: string, opts: { auth?: string; body?: unknown; headers?: Record<string, string> } = {}) {
   const r = await stack.svc.call(method, path, opts);
-  const op = operationOf(method, path);
+  const op = answers.operationOf(method, path);
   expect(op, `${method} ${path} is a documented operation`).toBeDefined();
   seen.push({ op: op!, status: r.status, body: r.body });
   return r;
@@ -125,24 +116,7 @@ test("every documented operation answers as documented, successes and errors", a
   expect(documented.filter((op) => !seen.some((s) => s.op === op))).toEqual([]);
 
   // Every answer matches the schema documented for its route and status.
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  ajv.addFormat("integer", true); // Elysia marks numeric path/query parameters so; not a JSON type check
-  const defs = doc.components.schemas;
-  const violations: string[] = [];
-  for (const s of seen) {
-    const [method, path] = s.op.split(" ") as [string, string];
-    const response = doc.paths[path][method.toLowerCase()].responses[String(s.status)];
-    if (!response) {
-      violations.push(`${s.op} answered ${s.status}, which the document does not list`);
-      continue;
-    }
-    const schema = response.content?.["application/json"]?.schema;
-    if (!schema) continue;
-    const root = JSON.parse(JSON.stringify({ ...schema, $defs: defs }).replaceAll('"#/components/schemas/', '"#/$defs/'));
-    const validate = ajv.compile(root);
-    if (!validate(s.body)) violations.push(`${s.op} ${s.status}: ${ajv.errorsText(validate.errors)} — ${JSON.stringify(s.body).slice(0, 300)}`);
-  }
+  const violations = seen.map((s) => answers.problem(s.op, s.status, s.body)).filter((v) => v !== undefined);
   expect(violations).toEqual([]);
   expect(seen.length).toBeGreaterThan(50);
 }, 120_000);
