@@ -8,6 +8,7 @@ import { html, type Html } from "../html.ts";
 import { statusBadge, timeTag } from "../format.ts";
 import { csrfField } from "../layout.ts";
 import type { Login } from "../logins.ts";
+import type { DeliveryView } from "../../webhooks/events.ts";
 import { DELIVERY_FILTERS, type DeliveryFilter, type EventFilters, type EventLine, type EventsPage } from "../events.ts";
 
 /** `?type=…&status=…` of these filters (and extras such as the cursor); empty when none. */
@@ -32,6 +33,24 @@ export function excerpt(text: string | null): Html {
   return html`<details class="excerpt"><summary><code>${oneLine.slice(0, 60)}…</code></summary><pre><code>${text}</code></pre></details>`;
 }
 
+/** A delivery's state in words (webhook_deliveries.state): where it stands for this endpoint. */
+export function deliveryState(d: DeliveryView): Html {
+  switch (d.state) {
+    case "waiting":
+      return html`<strong>waiting</strong> <span class="muted">for this session's earlier events</span>`;
+    case "pending":
+      return d.attempts > 0 ? html`<strong>retrying</strong>${d.nextAttemptAt ? html` <span class="muted">next ${timeTag(d.nextAttemptAt)}</span>` : ""}` : html`<strong>queued</strong>`;
+    case "succeeded":
+      return html`<strong>delivered</strong>`;
+    case "failed":
+      return html`<strong>failed</strong> <span class="muted">(gave up after its retries)</span>`;
+    case "canceled":
+      return html`<strong>canceled</strong> <span class="muted">(endpoint disabled or deleted)</span>`;
+    default:
+      return html`<strong>${d.state}</strong>`;
+  }
+}
+
 export function endpointName(env: Environment, endpoints: Map<string, EndpointRow>, id: string, url: string): Html {
   const e = endpoints.get(id);
   return e ? html`<a href="/dashboard/${env}/settings/webhooks/${id}" class="mono">${e.url}</a>` : html`<span class="mono">${url}</span> <span class="muted">(deleted)</span>`;
@@ -50,7 +69,7 @@ ${
   l.deliveries.length === 0
     ? html`<p class="muted">Not sent: no webhook endpoint was enabled when it happened. Redeliver sends it now.</p>`
     : html`<p class="small">${l.deliveries.map(
-        (d) => html`<span class="delivery">${endpointName(env, endpoints, d.webhookEndpointId, d.webhookEndpointId)}: <strong>${d.state}</strong>${d.ordered ? "" : " (redelivery)"}</span> `,
+        (d) => html`<span class="delivery">${endpointName(env, endpoints, d.webhookEndpointId, d.webhookEndpointId)}: ${deliveryState(d)}${d.ordered ? "" : " (redelivery)"}</span> `,
       )}</p>`
 }
 ${

@@ -8,7 +8,7 @@ import type { TransactionDetail } from "../detail.ts";
 import type { Login } from "../logins.ts";
 import { csrfField } from "../layout.ts";
 import { checksummed } from "../../sessions/views.ts";
-import { endpointName } from "./events.ts";
+import { deliveryState, endpointName } from "./events.ts";
 
 /** A row of the transfers table: a ledger movement, or a payment seen but not confirmed yet. */
 interface TransferLine {
@@ -125,7 +125,7 @@ ${
 ${d.events.map(
   ({ event, deliveries, attempts }) => html`<tr>
   <td><code>${event.id}</code><br>${statusBadge(event.status)} ${event.reason}</td>
-  <td>${deliveries.length ? deliveries.map((x) => html`<div>${endpointName(env, d.endpoints, x.webhookEndpointId, x.webhookEndpointId)}: <strong>${x.state}</strong>${x.lastStatusCode ? ` (HTTP ${x.lastStatusCode})` : ""}</div>`) : html`<span class="muted">none</span>`}</td>
+  <td>${deliveries.length ? deliveries.map((x) => html`<div>${endpointName(env, d.endpoints, x.webhookEndpointId, x.webhookEndpointId)}: ${deliveryState(x)}${x.lastStatusCode ? ` (HTTP ${x.lastStatusCode})` : ""}</div>`) : html`<span class="muted">none</span>`}</td>
   <td>${attempts.length ? attempts.map((a) => html`<div class="attempt">${timeTag(a.createdAt)} ${a.succeeded ? "✓" : "✗"} ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")} <span class="muted">${a.latencyMs} ms</span> → ${endpointName(env, d.endpoints, a.endpointId, a.url)}</div>`) : html`<span class="muted">none yet</span>`}</td>
   <td><form method="post" action="${base}/events/${event.id}/redeliver">${csrfField(login)}<button type="submit">Redeliver</button></form></td>
 </tr>`,
