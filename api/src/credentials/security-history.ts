@@ -3,6 +3,7 @@
  * address. Also the source of the sign-in throttle's failure counts.
  */
 import { and, desc, eq, lt, or, sql as dsql } from "drizzle-orm";
+import type { PendingQuery, Row, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { securityEvents } from "../db/schema.ts";
 import { newId } from "../../../shared/ids.ts";
@@ -22,7 +23,9 @@ export type SecurityAction =
   | "webhook_secret_revealed"
   | "webhook_secret_rotated"
   | "settlement_address_changed"
-  | "settlement_address_change_refused";
+  | "settlement_address_change_refused"
+  | "payment_session_canceled"
+  | "webhook_event_redelivered";
 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
 
@@ -41,6 +44,22 @@ export async function recordSecurityEvent(
   environment: Environment | null = null,
 ): Promise<void> {
   await db.insert(securityEvents).values({ id: newId("securityEvent"), ...actor, action, environment, detail });
+}
+
+/**
+ * The same line as a postgres.js statement, for a transaction written that way (the session
+ * actor's: a cancel and its line commit together, sessions/cancel.ts).
+ */
+export function securityEventStatement(
+  tx: TransactionSql,
+  actor: Actor,
+  action: SecurityAction,
+  detail: Record<string, unknown> = {},
+  environment: Environment | null = null,
+): PendingQuery<Row[]> {
+  return tx`
+    insert into app.security_events (id, merchant_id, user_id, email, ip, action, environment, detail)
+    values (${newId("securityEvent")}, ${actor.merchantId}, ${actor.userId}, ${actor.email}, ${actor.ip}, ${action}, ${environment}, ${JSON.stringify(detail)}::jsonb)`;
 }
 
 /** Newest first, keyset by (created_at, id). */

@@ -11,6 +11,9 @@ import { facesFor } from "../server.ts";
 import { changePassword } from "./users.ts";
 import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD, type Browser } from "../../../testing/dashboard.ts";
 import { CSP } from "./request.ts";
+import { likePrefix } from "./transactions.ts";
+import { insertAttempts, type NewAttempt } from "../webhooks/attempts.ts";
+import { newId } from "../../../shared/ids.ts";
 
 let svc: TestService;
 let a: Awaited<ReturnType<typeof merchantWithUser>>;
@@ -239,6 +242,8 @@ describe("pages", () => {
     const next = /href="([^"]*after=[^"]+)"/.exec(await page(""))![1]!.replace(/&amp;/g, "&");
     expect(idsIn(await (await me.get(next)).text())).toEqual(ids.slice().reverse().slice(25));
     expect(idsIn(await page("?q=order-7"))).toEqual([ids[7]]);
+    // A reference matches by prefix, newest first.
+    expect(idsIn(await page("?q=order-1"))).toEqual([...ids.slice(10, 20).reverse(), ids[1]]);
     expect(idsIn(await page(`?q=${ids[12]}`))).toEqual([ids[12]]);
     const dep = (await svc.call("GET", `/payment-sessions/${ids[20]}`, { auth: m.sandboxKey })).body.networks[0].depositAddress;
     expect(idsIn(await page(`?q=${dep}`))).toEqual([ids[20]]);
@@ -246,7 +251,12 @@ describe("pages", () => {
     expect(idsIn(await page("?status=SUCCEEDED"))).toEqual([]);
     expect(await page("?from=not-a-date")).toContain("must be a date");
     const csv = await (await me.get("/dashboard/sandbox/transactions.csv?status=CANCELED")).text();
-    expect(csv.trim().split("\n")).toEqual(["session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at", expect.stringContaining(`${ids[3]},CANCELED,canceled_by_merchant,4.00,USD,,order-3,`)]);
+    const dep3 = (await svc.call("GET", `/payment-sessions/${ids[3]}`, { auth: m.sandboxKey })).body.networks[0].depositAddress;
+    expect(csv.trim().split("\n")).toEqual([
+      "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at,deposit_address,payer_address,payment_tx_hash,paid_at,settlement_tx_hash,settled_at,metadata",
+      // Unpaid: the deposit address it offered, and nothing paid or settled.
+      expect.stringMatching(new RegExp(`^${ids[3]},CANCELED,canceled_by_merchant,4\\.00,USD,,order-3,[0-9TZ:.-]+,${dep3},,,,,,$`)),
+    ]);
     // The other environment shows none of it.
     expect(idsIn((await (await me.get("/dashboard/production/transactions")).text()).replaceAll("/production/", "/sandbox/"))).toEqual([]);
   });
@@ -370,5 +380,228 @@ describe("sign-up", () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe("reference search", () => {
+  test("matches a prefix with % and _ taken literally, on the reference index (text_pattern_ops)", async () => {
+    const m = await merchantWithUser(svc, "gil@g.example");
+    const make = async (referenceId: string) => (await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD", referenceId } })).body.paymentSessionId as string;
+    const pct = await make("50%off-a");
+    await make("50xoff-b");
+    const under = await make("5_x");
+    await make("5ax");
+    const me = await signIn(svc, "gil@g.example");
+    const idsIn = async (q: string) => [...(await (await me.get(`/dashboard/sandbox/transactions?q=${encodeURIComponent(q)}`)).text()).matchAll(/href="\/dashboard\/sandbox\/transactions\/(ps_[A-Za-z0-9]+)"/g)].map((x) => x[1]);
+    expect(await idsIn("50%")).toEqual([pct]);
+    expect(await idsIn("5_")).toEqual([under]);
+    expect(await idsIn("50%off-a")).toEqual([pct]);
+    expect(await idsIn("nothing-like-it")).toEqual([]);
+    // The plan: the prefix is an index range on payment_sessions_reference_idx (text_pattern_ops's ~>=~ ~<~).
+    const sql = svc.services.database.sql;
+    const plan = await sql.begin(async (tx) => {
+      await tx`set local enable_seqscan = off`;
+      const rows = await tx`explain select id from app.payment_sessions s where s.merchant_id = ${m.merchant.id} and s.environment = 'sandbox' and s.reference_id like ${likePrefix("50%")}`;
+      return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).toContain("payment_sessions_reference_idx");
+    expect(plan).toMatch(/Index Cond:.*\(reference_id ~>=~ '50%'::text\) AND \(reference_id ~<~ '50&'::text\)/);
+  });
+});
+
+describe("events", () => {
+  let m: Awaited<ReturnType<typeof merchantWithUser>>;
+  let me: Browser;
+  let endpointId: string;
+  const sessions: string[] = [];
+  let unsent: string;
+  const eventOf = async (sessionId: string, reason = "created") =>
+    (await svc.services.database.sql`select id from app.session_events where session_id = ${sessionId} and reason = ${reason}`)[0]!.id as string;
+  const eventIdsIn = (html: string) => [...html.matchAll(/<li class="card event" id="(evt_[A-Za-z0-9]+)"/g)].map((x) => x[1]);
+  const attempt = (eventId: string, i: number, fields: Partial<NewAttempt> = {}): NewAttempt => ({
+    id: newId("webhookAttempt"),
+    endpointId,
+    merchantId: m.merchant.id,
+    environment: "sandbox",
+    eventId,
+    kind: "event",
+    attemptNumber: i + 1,
+    url: "https://93.184.215.14/fay",
+    succeeded: true,
+    statusCode: 200,
+    latencyMs: 12,
+    responseExcerpt: "ok",
+    error: null,
+    atMs: Date.now() - 3_600_000 + i * 1000,
+    ...fields,
+  });
+
+  beforeAll(async () => {
+    m = await merchantWithUser(svc, "fay@f.example");
+    me = await signIn(svc, "fay@f.example");
+    // One event from before any endpoint: nothing was sent.
+    unsent = (await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "9.00", currency: "USD" } })).body.paymentSessionId;
+    endpointId = (await svc.call("POST", "/webhook-endpoints", { auth: m.sandboxKey, body: { url: "https://93.184.215.14/fay" } })).body.id;
+    for (let i = 0; i < 30; i++) sessions.push((await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD", referenceId: `fay-${i}` } })).body.paymentSessionId);
+    await svc.call("POST", `/payment-sessions/${sessions[0]}/cancel`, { auth: m.sandboxKey });
+  });
+
+  test("every event, newest first, keyset pages; filters by type, delivery status and session", async () => {
+    const all = (await svc.services.database.sql`select id from app.session_events where merchant_id = ${m.merchant.id} and environment = 'sandbox' order by created_at desc, id desc`).map((r) => r.id as string);
+    expect(all.length).toBe(32);
+    const first = await (await me.get("/dashboard/sandbox/events")).text();
+    expect(eventIdsIn(first)).toEqual(all.slice(0, 25));
+    expect(first).toContain("payment_session.canceled");
+    const older = /href="([^"]*events\?after=[^"]+)"/.exec(first)![1]!.replace(/&amp;/g, "&");
+    expect(eventIdsIn(await (await me.get(older)).text())).toEqual(all.slice(25));
+
+    const ids = async (qs: string) => eventIdsIn(await (await me.get(`/dashboard/sandbox/events${qs}`)).text());
+    expect(await ids("?type=payment_session.canceled")).toEqual([await eventOf(sessions[0]!, "canceled_by_merchant")]);
+    expect(await ids(`?session=${sessions[4]}`)).toEqual([await eventOf(sessions[4]!)]);
+    expect(await ids("?status=none")).toEqual([await eventOf(unsent)]);
+    await svc.services.database.sql`update app.webhook_deliveries set state = 'failed' where event_id = ${await eventOf(sessions[7]!)}`;
+    expect(await ids("?status=failed")).toEqual([await eventOf(sessions[7]!)]);
+    expect(await ids(`?status=failed&session=${sessions[8]}`)).toEqual([]);
+    expect(await ids(`?type=payment_session.pending&session=${sessions[9]}`)).toEqual([await eventOf(sessions[9]!)]);
+  });
+
+  test("bad filters are said on the page, never a 500", async () => {
+    const res = await me.get("/dashboard/sandbox/events?type=payment_session.paid&status=lost&session=order-1&after=evt_nope");
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    for (const said of ["Unknown event type", "Unknown delivery status", "must be a payment session id", "page link is not valid"]) expect(html).toContain(said);
+    expect(eventIdsIn(html).length).toBe(25);
+    const long = await me.get(`/dashboard/sandbox/events?session=${"x".repeat(5000)}&type=%00`);
+    expect(long.status).toBe(200);
+  });
+
+  test("each event shows its attempts to each endpoint: which, result, time, response excerpt", async () => {
+    const evt = await eventOf(sessions[5]!);
+    await insertAttempts(svc.services.database.sql, [
+      attempt(evt, 0, { succeeded: false, statusCode: 500, responseExcerpt: "upstream exploded" }),
+      attempt(evt, 1, { succeeded: false, statusCode: null, error: "timeout after 10s", responseExcerpt: null }),
+      attempt(evt, 2, { responseExcerpt: `{"received":true,"note":"${"long ".repeat(40)}"}` }),
+    ]);
+    const html = await (await me.get(`/dashboard/sandbox/events?session=${sessions[5]}`)).text();
+    const rows = [...html.matchAll(/<tr><td class="nowrap">(.*?)<\/tr>/gs)].map((x) => x[1]!);
+    expect(rows.length).toBe(3);
+    expect(rows[0]).toContain("✓ HTTP 200");
+    expect(rows[0]).toContain("<details class=\"excerpt\">"); // a long answer is folded
+    expect(rows[1]).toContain("✗ timeout after 10s");
+    expect(rows[2]).toContain("✗ HTTP 500");
+    expect(rows[2]).toContain("upstream exploded");
+    for (const r of rows) expect(r).toContain(`href="/dashboard/sandbox/settings/webhooks/${endpointId}"`);
+    // The payment's page names the endpoint of each attempt too.
+    const detail = await (await me.get(`/dashboard/sandbox/transactions/${sessions[5]}`)).text();
+    expect([...detail.matchAll(/<div class="attempt">.*?<\/div>/g)].every((x) => x[0].includes(`/settings/webhooks/${endpointId}`))).toBe(true);
+    expect([...detail.matchAll(/<div class="attempt">/g)].length).toBe(3);
+  });
+
+  test("Redeliver: queued (to every enabled endpoint or one), recorded, back to the same filtered page; refused with a message otherwise", async () => {
+    const evt = await eventOf(sessions[6]!);
+    const unordered = async () => (await svc.services.database.sql`select count(*)::int as n from app.webhook_deliveries where event_id = ${evt} and not ordered`)[0]!.n as number;
+    const recorded = async () => (await svc.services.database.sql`select count(*)::int as n from app.security_events where merchant_id = ${m.merchant.id} and action = 'webhook_event_redelivered' and detail->>'eventId' = ${evt}`)[0]!.n as number;
+    expect((await me.post(`/dashboard/sandbox/events/${evt}/redeliver`, { type: "payment_session.pending" }, { csrf: null })).status).toBe(403);
+    expect(await unordered()).toBe(0);
+    const res = await me.post(`/dashboard/sandbox/events/${evt}/redeliver`, { type: "payment_session.pending", status: "bogus", endpoint: "" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/sandbox/events?type=payment_session.pending&notice=redelivered");
+    expect(await unordered()).toBe(1);
+    expect(await recorded()).toBe(1);
+    expect(await (await me.get(res.headers.get("location")!)).text()).toContain("The event is queued for delivery again.");
+    const one = await me.post(`/dashboard/sandbox/events/${evt}/redeliver`, { endpoint: endpointId });
+    expect(one.status).toBe(303);
+    expect(await unordered()).toBe(2);
+    const wrong = await me.post(`/dashboard/sandbox/events/${evt}/redeliver`, { endpoint: "whe_nope" });
+    expect(wrong.status).toBe(404);
+    expect(await wrong.text()).toContain("No such webhook endpoint");
+    expect(await unordered()).toBe(2);
+    expect(await recorded()).toBe(2);
+    expect(await (await me.get("/dashboard/sandbox/settings/security")).text()).toContain("Redelivered an event");
+    // Another environment's event is not found from here.
+    expect((await me.post(`/dashboard/production/events/${evt}/redeliver`, {})).status).toBe(404);
+  });
+
+  test("an endpoint's page pages through all of its attempts", async () => {
+    const evt = await eventOf(sessions[11]!);
+    await insertAttempts(svc.services.database.sql, Array.from({ length: 60 }, (_, i) => attempt(evt, i, { responseExcerpt: `reply-${String(i).padStart(2, "0")}`, atMs: Date.now() - 60_000 + i * 100 })));
+    const seen: string[] = [];
+    let path: string | undefined = `/dashboard/sandbox/settings/webhooks/${endpointId}`;
+    let pages = 0;
+    while (path && pages < 10) {
+      const html = await (await me.get(path)).text();
+      seen.push(...[...html.matchAll(/<code class="excerpt">(reply-\d\d)<\/code>/g)].map((x) => x[1]!));
+      path = /href="([^"]*\?after=wha_[A-Za-z0-9]+)#attempts"/.exec(html)?.[1];
+      pages++;
+    }
+    expect(pages).toBe(3); // 60 + the 3 of the test above, 25 a page
+    expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => `reply-${String(59 - i).padStart(2, "0")}`));
+    const bad = await me.get(`/dashboard/sandbox/settings/webhooks/${endpointId}?after=nope`);
+    expect(bad.status).toBe(200);
+    expect(await bad.text()).toContain("page link is not valid");
+  });
+});
+
+describe("cancel from the dashboard", () => {
+  let m: Awaited<ReturnType<typeof merchantWithUser>>;
+  let me: Browser;
+  beforeAll(async () => {
+    m = await merchantWithUser(svc, "hal@h.example");
+    me = await signIn(svc, "hal@h.example");
+  });
+  const status = async (id: string, key = m.sandboxKey) => (await svc.call("GET", `/payment-sessions/${id}`, { auth: key })).body;
+  const cancels = async () =>
+    await svc.services.database.sql`select email, environment, detail, created_at from app.security_events where merchant_id = ${m.merchant.id} and action = 'payment_session_canceled' order by created_at`;
+
+  test("behind a confirmation step; the cancel and its security-history line commit together; refused once it is not PENDING", async () => {
+    const id = (await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "5.00", currency: "USD", referenceId: "hal-1" } })).body.paymentSessionId as string;
+    const page = await (await me.get(`/dashboard/sandbox/transactions/${id}`)).text();
+    expect(page).toContain(`href="/dashboard/sandbox/transactions/${id}/cancel"`);
+    const confirm = await (await me.get(`/dashboard/sandbox/transactions/${id}/cancel`)).text();
+    expect(confirm).toContain("Cancel this payment?");
+    expect(confirm).toContain(`action="/dashboard/sandbox/transactions/${id}/cancel"`);
+    expect(confirm).not.toMatch(/data-confirm|<script(?![^>]*\bsrc=)/);
+    // Without the form's token nothing happens.
+    expect((await me.post(`/dashboard/sandbox/transactions/${id}/cancel`, {}, { csrf: null })).status).toBe(403);
+    expect((await status(id)).status).toBe("PENDING");
+
+    const res = await me.post(`/dashboard/sandbox/transactions/${id}/cancel`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/dashboard/sandbox/transactions/${id}?notice=canceled`);
+    expect(await (await me.get(res.headers.get("location")!)).text()).toContain("The payment is canceled");
+    expect(await status(id)).toMatchObject({ status: "CANCELED", statusReason: "canceled_by_merchant" });
+    const [line] = await cancels();
+    expect(line).toMatchObject({ email: "hal@h.example", environment: "sandbox", detail: { paymentSessionId: id } });
+    // One transaction: the line carries the very now() of the cancel's event.
+    const [evt] = await svc.services.database.sql`select created_at from app.session_events where session_id = ${id} and reason = 'canceled_by_merchant'`;
+    expect(new Date(line!.created_at).getTime()).toBe(new Date(evt!.created_at).getTime());
+    expect(await (await me.get("/dashboard/sandbox/settings/security")).text()).toContain("Canceled a payment");
+
+    // Again: refused with the reason, nothing recorded.
+    const again = await me.post(`/dashboard/sandbox/transactions/${id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(await again.text()).toContain("The payment session is CANCELED; only a PENDING session can be canceled.");
+    const confirmAgain = await (await me.get(`/dashboard/sandbox/transactions/${id}/cancel`)).text();
+    expect(confirmAgain).toContain("only a payment still waiting for its payer (PENDING) can be canceled");
+    expect(confirmAgain).not.toContain(`action="/dashboard/sandbox/transactions/${id}/cancel"`);
+    expect((await cancels()).length).toBe(1);
+
+    // Canceled with an API key: the API's business, not a person's act; not in the security history.
+    const byKey = (await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "5.00", currency: "USD" } })).body.paymentSessionId;
+    expect((await svc.call("POST", `/payment-sessions/${byKey}/cancel`, { auth: m.sandboxKey })).status).toBe(200);
+    expect((await cancels()).length).toBe(1);
+    // Unknown or malformed ids: 404.
+    expect((await me.post("/dashboard/sandbox/transactions/ps_nope/cancel")).status).toBe(404);
+    expect((await me.get("/dashboard/sandbox/transactions/ps_nope/cancel")).status).toBe(404);
+  });
+
+  test("works in production", async () => {
+    const id = (await svc.call("POST", "/payment-sessions", { auth: m.liveKey, body: { amount: "7.00", currency: "USD" } })).body.paymentSessionId as string;
+    expect(await (await me.get(`/dashboard/production/transactions/${id}/cancel`)).text()).toContain("this is a production payment");
+    expect((await me.post(`/dashboard/sandbox/transactions/${id}/cancel`)).status).toBe(404); // not a sandbox session
+    const res = await me.post(`/dashboard/production/transactions/${id}/cancel`);
+    expect(res.status).toBe(303);
+    expect((await status(id, m.liveKey)).status).toBe("CANCELED");
+    expect((await cancels()).at(-1)).toMatchObject({ environment: "production", detail: { paymentSessionId: id } });
   });
 });

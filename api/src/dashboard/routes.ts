@@ -8,9 +8,8 @@ import { join } from "node:path";
 import type { Services } from "../http/services.ts";
 import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { depositsOf } from "../sessions/repository.ts";
-import { listAttempts } from "../webhooks/attempts.ts";
+import { attemptExists, listAttempts } from "../webhooks/attempts.ts";
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
-import { formatAmount } from "../../../shared/money.ts";
 import { isId, newSecret } from "../../../shared/ids.ts";
 import { html } from "./html.ts";
 import { listSecurityEvents, recentFailures, recordSecurityEvent } from "../credentials/security-history.ts";
@@ -20,15 +19,23 @@ import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookie
 import { clientIp, currentLogin, originProblem, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
 import { retryAfterSeconds } from "../credentials/sign-in-throttle.ts";
 import { checkPassword, createUser, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
-import { csvField, listTransactions, parseFilters, type Filters } from "./transactions.ts";
+import { listTransactions, parseFilters, type Filters } from "./transactions.ts";
+import { CSV_HEADER, csvRow } from "./csv-export.ts";
+import { reconciliationOf } from "./reconciliation.ts";
 import { rows, transactionsBody } from "./pages/transactions.ts";
 import { transactionBody, SANDBOX_TOOLS, type SandboxTool } from "./pages/transaction.ts";
 import { loadDetail } from "./detail.ts";
 import { signInPage, signUpPage } from "./pages/sign-in.ts";
 import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
 import type { Notice } from "./layout.ts";
+import { listEventLines, parseEventFilters } from "./events.ts";
+import { eventsBody, eventsQuery } from "./pages/events.ts";
+import { cancelBody } from "./pages/cancel.ts";
+import { findEvent } from "../webhooks/events.ts";
 
 const HIDE = { detail: { hide: true } };
+/** Attempts a page on an endpoint's page. */
+const ATTEMPTS_PAGE_SIZE = 25;
 const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8" };
 /** Sign-in's and sign-up's own CSRF cookie, before there is a signed-in session to hold a token. */
 const PRE_COOKIE = "ps_dashboard_pre";
@@ -41,6 +48,7 @@ const NOTICES: Record<string, Notice> = {
   "secret-rotated": { kind: "ok", text: "New secret made. The previous one stays valid for 24 hours; deploy the new one." },
   "settlement-changed": { kind: "ok", text: "Settlement address changed. New sessions settle there; it is recorded and announced to your webhook endpoints." },
   "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
+  "canceled": { kind: "ok", text: "The payment is canceled: it can no longer be paid, and your webhook endpoints are told." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
   "signed-out": { kind: "ok", text: "You are signed out." },
 };
@@ -210,20 +218,16 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         pageRoute(async (c) => {
           const { filters } = parseFilters(c.query);
           const owner = { merchantId: c.login.merchant.id, environment: c.env };
-          const header = "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at\n";
           // Streamed a keyset page at a time: an export of 100,000 rows never sits in memory whole.
           let after: string | undefined;
           const stream = new ReadableStream<string>({
             start(ctrl) {
-              ctrl.enqueue(header);
+              ctrl.enqueue(CSV_HEADER);
             },
             async pull(ctrl) {
               const p = await listTransactions(sql, owner, filters, { after }, 1000);
-              for (const r of p.rows) {
-                ctrl.enqueue(
-                  [r.id, r.status, r.statusReason, formatAmount(r.amountMinor), r.currency, r.fundingChainId?.toString() ?? "", r.referenceId, r.createdAt.toISOString()].map(csvField).join(",") + "\n",
-                );
-              }
+              const rec = await reconciliationOf(sql, p.rows);
+              for (const r of p.rows) ctrl.enqueue(csvRow(r, rec.get(r.id)));
               after = p.next;
               if (!after) ctrl.close();
             },
@@ -264,9 +268,50 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           // The event must belong to this session (and so to this merchant and environment).
           const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
           if (!d || !d.events.some((e) => e.event.id === c.params.eventId)) return errorPage(404, "Not found", "No such event in this account.");
-          const res = await c.api("POST", `/events/${c.params.eventId}/redeliver`, {});
+          const res = await redeliverEvent(c, c.params.eventId!);
           if (res.error) return toolError(c, res.error.message, res.status);
           return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=redelivered`);
+        }),
+        HIDE,
+      )
+      // A confirmation step, not a script's confirm(): it works under the CSP and without script.
+      .get(
+        "/dashboard/:env/transactions/:id/cancel",
+        pageRoute(async (c) => {
+          const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
+          if (!d) return c.render("transactions", "Not found", html`<p>No payment session ${c.params.id} in this account's ${c.env}.</p>`, { status: 404 });
+          return c.render("transactions", "Cancel this payment?", cancelBody(c.env, c.login, d.view));
+        }),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/transactions/:id/cancel",
+        actionRoute(async (c) => {
+          if (!isId("paymentSession", c.params.id!)) return errorPage(404, "Not found", "No such payment session in this account.");
+          // The API's own cancel: the same rule (only PENDING, nothing paid) and message; as the
+          // person is named, its security-history line commits with the cancel (sessions/cancel.ts).
+          const res = await c.api("POST", `/payment-sessions/${c.params.id}/cancel`, {});
+          if (res.error) return toolError(c, res.error.message, res.status);
+          return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=canceled`);
+        }),
+        HIDE,
+      )
+      // ---------------------------------------------------------------- events
+      .get(
+        "/dashboard/:env/events",
+        pageRoute(async (c) => eventsPage(c, noticeOf(c.query))),
+        HIDE,
+      )
+      .post(
+        "/dashboard/:env/events/:eventId/redeliver",
+        actionRoute(async (c) => {
+          const back = parseEventFilters(Object.fromEntries(["type", "status", "session", "after"].map((k) => [k, c.form.get(k) ?? undefined])));
+          const id = c.params.eventId!;
+          if (!isId("event", id) || !(await findEvent(db, owner(c), id))) return errorPage(404, "Not found", "No such event in this account and environment.");
+          const endpoint = (c.form.get("endpoint") ?? "").trim();
+          const res = await redeliverEvent(c, id, endpoint || undefined);
+          if (res.error) return eventsPage(c, { kind: "error", text: res.error.message }, res.status, back);
+          return redirect(`/dashboard/${c.env}/events${eventsQuery(back.filters, { after: back.after, notice: "redelivered" })}`);
         }),
         HIDE,
       )
@@ -330,9 +375,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         pageRoute(async (c) => {
           const e = isId("webhookEndpoint", c.params.id!) ? await findEndpoint(db, owner(c), c.params.id!) : undefined;
           if (!e || e.deletedAt) return c.render("webhooks", "Not found", html`<p>No such webhook endpoint in this account's ${c.env}.</p>`, { status: 404 });
-          const attempts = (await listAttempts(db, { ...owner(c), endpointId: e.id, limit: 20 })).rows;
           const flash = c.takeFlash();
-          return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts, flash?.secret?.value), { notice: flash?.notice ?? noticeOf(c.query) });
+          return endpointPage(c, flash?.notice ?? noticeOf(c.query), 200, flash?.secret?.value);
         }),
         HIDE,
       )
@@ -437,11 +481,28 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     if (!d) return errorPage(404, "Not found", "No such payment session in this account.");
     return c.render("transactions", `Payment ${d.view.amount} ${d.view.currency}`, transactionBody(c.env, c.login, d), { status, notice: { kind: "error", text: message } });
   }
-  async function endpointPage(c: Parameters<Parameters<typeof actionRoute>[0]>[0], notice: Notice | undefined, status = 200) {
+  /** Through the API's route (its checks and messages), recorded in the security history when queued. */
+  async function redeliverEvent(c: Parameters<Parameters<typeof actionRoute>[0]>[0], eventId: string, endpointId?: string) {
+    const res = await c.api("POST", `/events/${eventId}/redeliver`, endpointId ? { webhookEndpointId: endpointId } : {});
+    if (!res.error) await recordSecurityEvent(db, c.actor(), "webhook_event_redelivered", { eventId, endpointId: endpointId ?? "every enabled endpoint" }, c.env);
+    return res;
+  }
+  async function eventsPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200, parsed = parseEventFilters(c.query)) {
+    const page = await listEventLines(db, owner(c), parsed.filters, parsed.after);
+    const endpoints = new Map((await listEndpoints(db, owner(c))).map((e) => [e.id, e]));
+    const body = eventsBody({ env: c.env, login: c.login, filters: parsed.filters, cursor: parsed.after, problems: parsed.problems, page, endpoints });
+    return c.render("events", "Events", body, { notice, status });
+  }
+  async function endpointPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice: Notice | undefined, status = 200, secret?: string) {
     const e = isId("webhookEndpoint", c.params.id!) ? await findEndpoint(db, owner(c), c.params.id!) : undefined;
     if (!e || e.deletedAt) return errorPage(404, "Not found", "No such webhook endpoint in this account and environment.");
-    const attempts = (await listAttempts(db, { ...owner(c), endpointId: e.id, limit: 20 })).rows;
-    return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, attempts), { notice, status });
+    // Every attempt, a page at a time (keyset: ?after= the last attempt shown); a bad cursor is said, not a 500.
+    const raw = c.query.after;
+    const cursor = raw && isId("webhookAttempt", raw) && (await attemptExists(db, owner(c), raw)) ? raw : undefined;
+    if (raw && !cursor) notice ??= { kind: "error", text: "That page link is not valid; showing the newest attempts." };
+    const page = await listAttempts(db, { ...owner(c), endpointId: e.id, limit: ATTEMPTS_PAGE_SIZE, startingAfter: cursor });
+    const older = page.hasMore ? page.rows.at(-1)?.id : undefined;
+    return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, { rows: page.rows, older, paged: !!cursor }, secret), { notice, status });
   }
   async function settlementPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200) {
     const res = await c.api("GET", "/settlement-addresses");

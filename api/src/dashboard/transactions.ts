@@ -1,6 +1,6 @@
 /**
  * The Transactions view's query: a merchant's sessions of one environment, newest first,
- * filtered by status and creation date, searched by session id, reference, deposit address or
+ * filtered by status and creation date, searched by session id, reference (a prefix), deposit address or
  * transaction hash, paged by keyset (created_at, id) so page 5,000 costs what page 1 does
  * (the indexes payment_sessions_list_idx / _status_idx; bench/dashboard.ts).
  */
@@ -83,7 +83,8 @@ export async function listTransactions(
   if (filters.to) where.push(sql`s.created_at < (${filters.to}::date + 1)::timestamptz`);
   const search = filters.q ? classifySearch(filters.q) : undefined;
   if (search?.kind === "session") where.push(sql`s.id = ${search.id}`);
-  if (search?.kind === "reference") where.push(sql`s.reference_id = ${search.reference}`);
+  // By prefix ("order-10" finds order-10, order-104, …), on payment_sessions_reference_idx (text_pattern_ops).
+  if (search?.kind === "reference") where.push(sql`s.reference_id like ${likePrefix(search.reference)}`);
   if (search?.kind === "address") where.push(sql`s.id in (select session_id from app.session_deposits where address = ${search.address})`);
   if (search?.kind === "tx") where.push(sql`s.id in (select session_id from app.session_funds where tx_hash = ${search.hash})`);
   const backwards = !!cursor.before && !cursor.after;
@@ -105,6 +106,11 @@ export async function listTransactions(
     if (backwards ? more : !!id) page.previous = rows[0]!.id;
   }
   return page;
+}
+
+/** A LIKE pattern matching what starts with `s`: its own % _ and \ match only themselves. */
+export function likePrefix(s: string): string {
+  return `${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /**

@@ -96,8 +96,9 @@ export const paymentSessions = app.table(
     // bounded indexing asks about addresses (session_deposits_address_uq). One entry fewer per create.
     index("payment_sessions_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
     index("payment_sessions_status_idx").on(t.merchantId, t.environment, t.status, t.createdAt.desc(), t.id.desc()),
-    // The dashboard's search by reference (api/src/dashboard/transactions.ts).
-    index("payment_sessions_reference_idx").on(t.merchantId, t.environment, t.referenceId).where(sql`${t.referenceId} is not null`),
+    // The dashboard's search by reference, exact or by prefix (api/src/dashboard/transactions.ts):
+    // text_pattern_ops so `like 'abc%'` uses it whatever the database's collation.
+    index("payment_sessions_reference_idx").on(t.merchantId, t.environment, t.referenceId.op("text_pattern_ops")).where(sql`${t.referenceId} is not null`),
     check("payment_sessions_amount_chk", sql`${t.amountMinor} > 0`),
     check("payment_sessions_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
     check(

@@ -285,7 +285,8 @@ export function paymentSessionRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
         const row = await loadOwn(auth, params.id);
-        await requestCancel(database.sql, row.id, "merchant");
+        // From the dashboard (auth.person), the cancel is recorded in the security history too.
+        await requestCancel(database.sql, row.id, "merchant", auth.person ? { actor: auth.person, environment: auth.environment } : undefined);
         return fullView(auth, await loadOwn(auth, row.id));
       },
       {

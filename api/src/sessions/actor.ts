@@ -7,7 +7,7 @@
  * before the commit leaves everything as it was, and decide, given the same facts, decides
  * the same again.
  */
-import type { Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
@@ -21,6 +21,11 @@ import { confirmedIncoming, confirmedOutflows, presentMovements, settledTransact
 
 export interface StepRequest {
   cancelRequest?: "payer" | "merchant";
+  /**
+   * Written with the cancel this request makes, in the step's transaction (the dashboard's
+   * security-history line: the cancel and its record commit together or not at all).
+   */
+  withCancel?: (tx: TransactionSql) => PendingQuery<Row[]>;
   simulateError?: boolean;
 }
 
@@ -124,6 +129,7 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
         detail: t.detail,
         ...(t.funding ? { funding: { chainId: t.funding.chainId, amount: t.funding.amount.toString() } } : {}),
       }).eventId;
+      if (request.withCancel && t.to === "CANCELED" && t.reason === `canceled_by_${request.cancelRequest}`) writes.send(request.withCancel(tx));
     }
     const status = session.status;
     // Every movement of money is reported once: with the transition that it caused, or as

@@ -6,10 +6,19 @@
 import type { Sql } from "postgres";
 import { ApiError } from "../errors.ts";
 import { stepSession } from "./actor.ts";
+import { securityEventStatement, type Actor } from "../credentials/security-history.ts";
+import type { Environment } from "../../../shared/environment.ts";
 
-/** Cancels the session, or throws the catalogue error both cancel endpoints answer with. */
-export async function requestCancel(sql: Sql, sessionId: string, by: "payer" | "merchant"): Promise<void> {
-  const r = await stepSession(sql, sessionId, { cancelRequest: by });
+/**
+ * Cancels the session, or throws the catalogue error both cancel endpoints answer with.
+ * `person`: a dashboard user asked (not a key, not the payer); the security history gets its
+ * line in the cancel's own transaction.
+ */
+export async function requestCancel(sql: Sql, sessionId: string, by: "payer" | "merchant", person?: { actor: Actor; environment: Environment }): Promise<void> {
+  const r = await stepSession(sql, sessionId, {
+    cancelRequest: by,
+    ...(person ? { withCancel: (tx) => securityEventStatement(tx, person.actor, "payment_session_canceled", { paymentSessionId: sessionId }, person.environment) } : {}),
+  });
   if (r.found && !r.decision) {
     // The indexer is rebuilding: the session's payments cannot be known right now.
     throw new ApiError("service_unavailable", "Payments are being re-indexed; retry the cancel shortly.", undefined, { "retry-after": "5" });

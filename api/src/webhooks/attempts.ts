@@ -61,6 +61,49 @@ export async function listAttempts(
   return onePage(rows, o.limit);
 }
 
+/**
+ * The newest `perEvent` attempts of each of these events (to every endpoint), one statement:
+ * a lateral scan of webhook_attempts_event_idx per event. `perEvent + 1` are read, so the
+ * caller can say that older ones exist.
+ */
+export async function newestAttemptsOfEvents(db: Db, o: Owner, eventIds: string[], perEvent: number): Promise<Map<string, { rows: AttemptRow[]; hasMore: boolean }>> {
+  const out = new Map<string, { rows: AttemptRow[]; hasMore: boolean }>(eventIds.map((id) => [id, { rows: [], hasMore: false }]));
+  if (eventIds.length === 0) return out;
+  const sql = db.$client;
+  const rows = await sql`
+    select a.* from unnest(${eventIds}::text[]) as e(id)
+      cross join lateral (
+        select * from app.webhook_attempts a
+         where a.event_id = e.id and a.merchant_id = ${o.merchantId} and a.environment = ${o.environment}
+         order by a.created_at desc, a.id desc limit ${perEvent + 1}) a`;
+  const byEvent = new Map<string, AttemptRow[]>();
+  for (const r of rows) {
+    const row = attemptFromSql(r);
+    byEvent.set(row.eventId, [...(byEvent.get(row.eventId) ?? []), row]);
+  }
+  for (const [id, list] of byEvent) out.set(id, onePage(list, perEvent));
+  return out;
+}
+
+function attemptFromSql(r: Record<string, unknown>): AttemptRow {
+  return {
+    id: r.id as string,
+    endpointId: r.endpoint_id as string,
+    merchantId: r.merchant_id as string,
+    environment: r.environment as string,
+    eventId: r.event_id as string,
+    kind: r.kind as string,
+    attemptNumber: r.attempt_number as number,
+    url: r.url as string,
+    succeeded: r.succeeded as boolean,
+    statusCode: (r.status_code as number | null) ?? null,
+    latencyMs: r.latency_ms as number,
+    responseExcerpt: (r.response_excerpt as string | null) ?? null,
+    error: (r.error as string | null) ?? null,
+    createdAt: new Date(r.created_at as string),
+  };
+}
+
 export async function attemptExists(db: Db, o: Owner, id: string): Promise<boolean> {
   const [r] = await db
     .select({ id: webhookAttempts.id })

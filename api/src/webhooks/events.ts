@@ -8,7 +8,7 @@
  * sessions' history, paged and filtered by session and status, and mixing in account events
  * would change what its cursor and `type` filter mean for every caller reconciling sessions.
  */
-import { and, asc, eq, notInArray, or, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, notInArray, or, type SQL } from "drizzle-orm";
 import type { Sql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { accountEvents, merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
@@ -113,7 +113,20 @@ export async function deliveriesOf(db: Db, eventId: string): Promise<DeliveryVie
     .from(webhookDeliveries)
     .where(or(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.accountEventId, eventId)))
     .orderBy(asc(webhookDeliveries.id));
-  return rows.map((d) => ({
+  return rows.map(deliveryView);
+}
+
+/** The deliveries of several session events, in one statement (the dashboard's Events page). */
+export async function deliveriesOfEvents(db: Db, eventIds: string[]): Promise<Map<string, DeliveryView[]>> {
+  const out = new Map<string, DeliveryView[]>(eventIds.map((id) => [id, []]));
+  if (eventIds.length === 0) return out;
+  const rows = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, eventIds)).orderBy(asc(webhookDeliveries.id));
+  for (const d of rows) out.get(d.eventId!)?.push(deliveryView(d));
+  return out;
+}
+
+function deliveryView(d: typeof webhookDeliveries.$inferSelect): DeliveryView {
+  return {
     webhookEndpointId: d.endpointId,
     state: d.state,
     ordered: d.ordered,
@@ -122,7 +135,7 @@ export async function deliveriesOf(db: Db, eventId: string): Promise<DeliveryVie
     lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
-  }));
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SecurityEventRow } from "../../credentials/security-history.ts";
 import { html, type Html } from "../html.ts";
 import { timeTag, when } from "../format.ts";
 import { csrfField } from "../layout.ts";
+import { excerpt } from "./events.ts";
 import type { Login } from "../logins.ts";
 
 export function apiKeysBody(env: Environment, login: Login, keys: ApiKeySummary[], created?: { secret: string; name: string }): Html {
@@ -75,7 +76,7 @@ ${live.map(
 }`;
 }
 
-export function webhookBody(env: Environment, login: Login, e: EndpointRow, attempts: AttemptRow[], secret?: string): Html {
+export function webhookBody(env: Environment, login: Login, e: EndpointRow, attempts: { rows: AttemptRow[]; older?: string; paged: boolean }, secret?: string): Html {
   const base = `/dashboard/${env}/settings/webhooks/${e.id}`;
   return html`
 <p><a href="/dashboard/${env}/settings/webhooks">← All endpoints</a></p>
@@ -95,14 +96,21 @@ ${secret ? html`<p><code id="wh-secret" class="secret">${secret}</code> <button 
 <form method="post" action="${base}/test">${csrfField(login)}<button type="submit">Send test event</button></form>
 <form method="post" action="${base}/delete" data-confirm="Delete this endpoint? Nothing more is sent to it.">${csrfField(login)}<button type="submit" class="danger">Delete endpoint</button></form>
 </div></section>
-<section><h2 class="h3">Recent attempts</h2>
+<section aria-labelledby="attempts"><h2 class="h3" id="attempts">Attempts</h2>
 ${
-  attempts.length
-    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Kind</th><th scope="col">Result</th><th scope="col">Latency</th></tr></thead><tbody>
-${attempts.map(
-  (a) => html`<tr><td>${timeTag(a.createdAt)}</td><td><code>${a.eventId}</code></td><td>${a.kind}</td><td>${a.succeeded ? "✓ " : "✗ "}${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")}</td><td class="num">${a.latencyMs} ms</td></tr>`,
-)}</tbody></table></div>`
-    : html`<p class="muted">No attempt yet. Send a test event to check your handler.</p>`
+  attempts.rows.length
+    ? html`<p class="muted small">Every request sent to this endpoint, newest first: events, redeliveries and test events.</p>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list attempts"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Kind</th><th scope="col">Result</th><th scope="col" class="num">Latency</th><th scope="col">Response</th></tr></thead><tbody>
+${attempts.rows.map(
+  (a) => html`<tr><td class="nowrap">${timeTag(a.createdAt)}</td><td><code>${a.eventId}</code></td><td>${a.kind}</td><td>${a.succeeded ? "✓ " : "✗ "}${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")}</td><td class="num">${a.latencyMs} ms</td><td>${excerpt(a.responseExcerpt)}</td></tr>`,
+)}</tbody></table></div>
+<nav class="pager" aria-label="Pages of attempts">
+  ${attempts.paged ? html`<a href="${base}#attempts">Newest</a>` : ""}
+  ${attempts.older ? html`<a href="${base}?after=${attempts.older}#attempts" rel="next">Older →</a>` : ""}
+</nav>`
+    : attempts.paged
+      ? html`<p class="muted">No older attempt. <a href="${base}#attempts">Newest</a></p>`
+      : html`<p class="muted">No attempt yet. Send a test event to check your handler.</p>`
 }</section>`;
 }
 
@@ -147,6 +155,8 @@ const ACTION_WORDS: Record<string, string> = {
   webhook_secret_rotated: "Rotated a webhook secret",
   settlement_address_changed: "Changed a settlement address",
   settlement_address_change_refused: "Settlement change refused (wrong password)",
+  payment_session_canceled: "Canceled a payment",
+  webhook_event_redelivered: "Redelivered an event",
 };
 
 function detailText(d: Record<string, unknown>): string {
@@ -157,7 +167,7 @@ function detailText(d: Record<string, unknown>): string {
 
 export function securityBody(env: Environment, rows: SecurityEventRow[], next?: string): Html {
   return html`
-<p>Every sign-in, key, webhook and settlement change of your account, both environments, newest first. This history cannot be edited.</p>
+<p>Every sign-in, key, webhook and settlement change, cancel and redelivery of your account, both environments, newest first. This history cannot be edited.</p>
 ${
   rows.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Environment</th><th scope="col">Details</th><th scope="col">From</th></tr></thead><tbody>

@@ -7,6 +7,44 @@ import { describe, tokenAmount } from "../timeline.ts";
 import type { TransactionDetail } from "../detail.ts";
 import type { Login } from "../logins.ts";
 import { csrfField } from "../layout.ts";
+import { checksummed } from "../../sessions/views.ts";
+import { deliveryState, endpointName } from "./events.ts";
+
+/** A row of the transfers table: a ledger movement, or a payment seen but not confirmed yet. */
+interface TransferLine {
+  chainId: number;
+  direction: "in" | "out";
+  txHash: string;
+  amount: string;
+  at: Date;
+  reverted: boolean;
+  confirming: boolean;
+  /** The sender (the payer, for a payment); null when the index does not have it. */
+  from: string | null;
+  confirmations: number | null;
+}
+
+/** The ledger's movements with the index's sender and depth, then the payments still confirming. */
+export function transferLines(d: Pick<TransactionDetail, "funds" | "moves">): TransferLine[] {
+  const key = (chainId: number, direction: string, txHash: string, logIndex: number) => `${chainId}:${direction}:${txHash.toLowerCase()}:${direction === "in" ? logIndex : ""}`;
+  const moves = new Map(d.moves.map((m) => [key(m.chainId, m.direction, m.txHash, m.logIndex), m]));
+  const lines: TransferLine[] = d.funds.map((f) => {
+    const k = key(f.chainId, f.direction, f.txHash, f.logIndex);
+    const m = moves.get(k);
+    moves.delete(k);
+    return { ...f, confirming: false, from: m?.from ?? null, confirmations: m?.confirmations ?? null };
+  });
+  for (const m of moves.values()) {
+    if (m.direction !== "in") continue; // a sweep in flight shows under Sweep
+    lines.push({ chainId: m.chainId, direction: "in", txHash: m.txHash, amount: m.amount, at: m.at, reverted: false, confirming: true, from: m.from, confirmations: m.confirmations });
+  }
+  return lines;
+}
+
+function confirmations(n: number | null, needed: number | undefined): Html | string {
+  if (n === null) return html`<span class="muted">—</span>`;
+  return needed !== undefined && n < needed ? html`${n} <span class="muted">of ${needed} needed</span>` : String(n);
+}
 
 export const SANDBOX_TOOLS = {
   pay: "Pay it (from the faucet)",
@@ -27,6 +65,9 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
   };
   const base = `/dashboard/${env}/transactions/${v.paymentSessionId}`;
   const meta = Object.entries(v.metadata ?? {});
+  const lines = transferLines(d);
+  const payers = [...new Map(d.moves.filter((m) => m.direction === "in").map((m) => [`${m.chainId}:${m.from}`, m])).values()];
+  const needed = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.confirmations;
   return html`
 <section class="summary card">
   <dl class="facts">
@@ -36,7 +77,9 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
     <div><dt>Created</dt><dd>${timeTag(v.createdAt)}</dd></div>
     <div><dt>Expires</dt><dd>${timeTag(v.expiresAt)}</dd></div>
     <div><dt>Session id</dt><dd><code id="sid">${v.paymentSessionId}</code> <button type="button" class="copy" data-copy="#sid">Copy</button></dd></div>
+    <div><dt>Paid from</dt><dd>${payers.length ? payers.map((m) => html`<div>${addressLink(m.chainId, checksummed(m.from))}</div>`) : html`<span class="muted">no payment seen yet</span>`}</dd></div>
   </dl>
+  ${v.status === "PENDING" ? html`<p class="cancel-link"><a href="${base}/cancel">Cancel this payment…</a></p>` : ""}
   ${meta.length ? html`<h2 class="h3">Metadata</h2><table class="kv"><tbody>${meta.map(([k, val]) => html`<tr><th scope="row">${k}</th><td>${val}</td></tr>`)}</tbody></table>` : ""}
 </section>
 
@@ -55,10 +98,10 @@ ${v.networks.map(
 
 <section aria-labelledby="tx"><h2 id="tx">On-chain transfers</h2>
 ${
-  d.funds.length
-    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
-${d.funds.map(
-  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? "Payment in" : "Sweep to settlement"}${f.reverted ? " (undone)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
+  lines.length
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">From</th><th scope="col" class="num">Confirmations</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
+${lines.map(
+  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? "Payment in" : "Sweep to settlement"}${f.reverted ? " (undone)" : f.confirming ? " (confirming)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${f.from ? addressLink(f.chainId, checksummed(f.from)) : html`<span class="muted">—</span>`}</td><td class="num">${confirmations(f.confirmations, needed(f.chainId))}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
 )}</tbody></table></div>`
     : html`<p class="muted">No transfer has been seen yet.</p>`
 }
@@ -82,8 +125,8 @@ ${
 ${d.events.map(
   ({ event, deliveries, attempts }) => html`<tr>
   <td><code>${event.id}</code><br>${statusBadge(event.status)} ${event.reason}</td>
-  <td>${deliveries.length ? deliveries.map((x) => html`<div>${d.endpoints.get(x.webhookEndpointId)?.url ?? x.webhookEndpointId}: <strong>${x.state}</strong>${x.lastStatusCode ? ` (HTTP ${x.lastStatusCode})` : ""}</div>`) : html`<span class="muted">none</span>`}</td>
-  <td>${attempts.length ? attempts.map((a) => html`<div>${timeTag(a.createdAt)} ${a.succeeded ? "✓" : "✗"} ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")} <span class="muted">${a.latencyMs} ms</span></div>`) : html`<span class="muted">none yet</span>`}</td>
+  <td>${deliveries.length ? deliveries.map((x) => html`<div>${endpointName(env, d.endpoints, x.webhookEndpointId, x.webhookEndpointId)}: ${deliveryState(x)}${x.lastStatusCode ? ` (HTTP ${x.lastStatusCode})` : ""}</div>`) : html`<span class="muted">none</span>`}</td>
+  <td>${attempts.length ? attempts.map((a) => html`<div class="attempt">${timeTag(a.createdAt)} ${a.succeeded ? "✓" : "✗"} ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "")} <span class="muted">${a.latencyMs} ms</span> → ${endpointName(env, d.endpoints, a.endpointId, a.url)}</div>`) : html`<span class="muted">none yet</span>`}</td>
   <td><form method="post" action="${base}/events/${event.id}/redeliver">${csrfField(login)}<button type="submit">Redeliver</button></form></td>
 </tr>`,
 )}</tbody></table></div>`
