@@ -5,7 +5,7 @@
  * gathers the facts and writes what follows from these; decide.ts counts settled money with
  * the same rule (`settledTransactions`), so the two never disagree on a transaction.
  */
-import type { Network, Outflow, SweepRound, Transfer } from "./decide.ts";
+import type { Network, Outflow, SweepRound, Transfer } from "./facts.ts";
 
 /** What a step knows of one deposit address (a row of app.session_deposits). */
 export interface DepositFact {

@@ -1,0 +1,49 @@
+/**
+ * The facts a session step works from, as plain values: transfers into its deposit addresses,
+ * its networks, the money that left for settlement, its sweep rounds. Shared by the pure state
+ * machine (decide.ts) and the pure money module (movements.ts); the actor reads them from the
+ * database (actor.ts, indexed.ts).
+ */
+
+export interface Transfer {
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+  value: bigint;
+  blockTimestamp: Date;
+  /** head − block + 1; 0 when not yet in a block the indexer has seen. */
+  confirmations: number;
+}
+
+export interface Network {
+  chainId: number;
+  /** The session amount in this network's token base units. */
+  requiredBaseUnits: bigint;
+  confirmationsRequired: number;
+  /** Below this, extra funds (late, partial, a second payment) wait at the deposit; 0: no minimum. */
+  minSweepBaseUnits?: bigint;
+}
+
+/**
+ * Money that left a deposit for its settlement address, confirmed at the network's depth:
+ * seen by the indexer (`Transfer(deposit → settlement)`, whoever sent the transaction).
+ */
+export interface Outflow {
+  chainId: number;
+  txHash: string;
+  amount: bigint;
+}
+
+/** One sweep round of the session (a row of app.sweeps), as decide needs it. */
+export interface SweepRound {
+  chainId: number;
+  state: "queued" | "sending" | "confirmed" | "failed";
+  /** Base units the round was asked to move. */
+  amount: bigint;
+  /** Confirmed rounds: what the receipt shows moved to the settlement address (0: the deposit was empty). */
+  swept?: bigint;
+  /** Confirmed rounds: the transaction that moved it (none when the deposit was found empty). */
+  txHash?: string;
+  attempts: number;
+  error?: string;
+}
