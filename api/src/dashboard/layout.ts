@@ -8,11 +8,11 @@ import { publicMerchantId } from "../credentials/store.ts";
 import { html, type Html } from "./html.ts";
 import type { Login } from "./logins.ts";
 
-export const ASSET_VERSION = "4";
+export const ASSET_VERSION = "5";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 
-export type Section = "transactions" | "api-keys" | "webhooks" | "settlement" | "security";
+export type Section = "home" | "transactions" | "api-keys" | "webhooks" | "settlement" | "security";
 
 export interface Notice {
   kind: "ok" | "error";
@@ -31,9 +31,10 @@ export function layout(args: { login: Login; environment: Environment; section: 
   const sandbox = environment === "sandbox";
   const mid = publicMerchantId(login.merchant, environment);
   // The switch keeps the page: the same section in the other environment.
-  const other = (env: Environment) => `/dashboard/${env}/${section === "transactions" ? "transactions" : `settings/${section}`}`;
+  const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" ? `/dashboard/${env}/transactions` : `/dashboard/${env}/settings/${s}`);
+  const other = (env: Environment) => pathOf(env, section);
   const nav = (s: Section, label: string) => {
-    const href = s === "transactions" ? `/dashboard/${environment}/transactions` : `/dashboard/${environment}/settings/${s}`;
+    const href = pathOf(environment, s);
     return html`<a href="${href}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`;
   };
   return html`<!doctype html>
@@ -60,6 +61,7 @@ ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks 
 </header>
 <div class="frame">
 <nav class="side" aria-label="Sections">
+  ${nav("home", "Home")}
   ${nav("transactions", "Transactions")}
   <span class="group">Settings</span>
   ${nav("api-keys", "API keys")}

@@ -27,6 +27,7 @@ import { loadDetail } from "./detail.ts";
 import { signInPage, signUpPage } from "./pages/sign-in.ts";
 import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
 import type { Notice } from "./layout.ts";
+import { homePage } from "./home-route.ts";
 
 const HIDE = { detail: { hide: true } };
 const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8" };
@@ -173,6 +174,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           })(request),
         HIDE,
       )
+      .get("/dashboard/:env", pageRoute(homePage(sql)), HIDE)
       // ---------------------------------------------------------------- transactions
       .get(
         "/dashboard/:env/transactions",

@@ -1,0 +1,148 @@
+/**
+ * The dashboard home's reads: a merchant's sessions of one environment created in the period,
+ * grouped per UTC day by status and paying network and token, and the payments that need
+ * attention. home-figures.ts makes the page's figures of the groups.
+ *
+ * Counting a day means reading every session of it (10,000 a day at 1M sessions in 100 days:
+ * 90 days took ≈ 1.8 s), so a past day's groups are kept in app.dashboard_days once counted
+ * and only today is counted on every view. A kept day stays right because a change to a session
+ * always writes a session event (with the merchant, environment and time): each view first looks
+ * at the events since its last look (app.dashboard_day_checks), and deletes the kept days whose
+ * sessions they changed, to be counted again. bench/dashboard.ts measures it.
+ */
+import type { Sql } from "postgres";
+import type { Environment } from "../../../shared/environment.ts";
+import type { DayGroup } from "../db/schema.ts";
+import { arrayParam, asJson } from "../db/client.ts";
+import { sessionFromSql } from "../sessions/repository.ts";
+import type { SessionRow } from "../sessions/views.ts";
+
+/**
+ * An event's time is its transaction's start; it becomes visible at commit. A look at the
+ * events from a time less this margin sees every change committed since, as long as no
+ * transaction lasts longer: the service's statements time out after 5 s and an idle
+ * transaction after 10 s, far inside 5 minutes.
+ */
+const MARGIN = "5 minutes";
+
+/** A FUNDED session is swept within minutes (the sweeper's retries give up after ≈ 8 min at the defaults): an hour is something wrong. */
+export const FUNDED_TOO_LONG_MINUTES = 60;
+/** Rows shown in each list of the attention section (the rest: through Transactions). */
+export const ATTENTION_ROWS = 20;
+
+type Owner = { merchantId: string; environment: Environment };
+
+export interface Attention {
+  errors: SessionRow[];
+  /** FUNDED for longer than FUNDED_TOO_LONG_MINUTES, longest first, with when it became FUNDED. */
+  stuck: { session: SessionRow; fundedAt: Date }[];
+  stuckCount: number;
+}
+
+/** Today's UTC day, by the database's clock (the one that stamps created_at). */
+export async function today(sql: Sql): Promise<string> {
+  const [r] = await sql`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as day`;
+  return r!.day as string;
+}
+
+/** One day's groups, counted from the sessions: a fragment for the statements below. */
+function countDays(sql: Sql, owner: Owner, days: string[]) {
+  // Per day an index range (payment_sessions_list_idx), and per paid session one probe of its
+  // deposit on the paying network (LATERAL: never a hash join over every deposit).
+  return sql`
+    select d.day, coalesce((
+             select jsonb_agg(jsonb_build_object('status', g.status, 'chainId', g.chain_id, 'token', g.token, 'decimals', g.decimals,
+                                                 'sessions', g.sessions, 'amount', g.amount) order by g.status, g.chain_id, g.token)
+               from (select s.status, s.funding_chain_id as chain_id, dep.token_address as token, dep.decimals,
+                            count(*)::int as sessions, coalesce(sum(s.funding_amount), 0)::text as amount
+                       from app.payment_sessions s
+                       left join lateral (select token_address, decimals from app.session_deposits
+                                           where session_id = s.id and chain_id = s.funding_chain_id) dep on true
+                      where s.merchant_id = ${owner.merchantId} and s.environment = ${owner.environment}
+                        and s.created_at >= (d.day::timestamp at time zone 'UTC')
+                        and s.created_at < ((d.day + 1)::timestamp at time zone 'UTC')
+                      group by 1, 2, 3, 4) g), '[]'::jsonb) as groups
+      from unnest(${arrayParam(sql, days)}::date[]) as d(day)`;
+}
+
+/**
+ * Forgets the kept days whose sessions changed since the last look, and records this look.
+ * One statement, so the look's time and what it saw are the same snapshot. Without a record of
+ * a last look (never looked, or the row deleted), nothing kept is trusted.
+ */
+async function forgetChangedDays(sql: Sql, owner: Owner): Promise<void> {
+  const { merchantId: m, environment: e } = owner;
+  await sql`
+    with mark as (select checked_at from app.dashboard_day_checks where merchant_id = ${m} and environment = ${e}),
+    touched as (
+      select (s.created_at at time zone 'UTC')::date as day, max(ev.created_at) as last_event
+        from mark, app.session_events ev join app.payment_sessions s on s.id = ev.session_id
+       where ev.merchant_id = ${m} and ev.environment = ${e} and ev.created_at >= mark.checked_at - ${MARGIN}::interval
+       group by 1),
+    changed as (
+      delete from app.dashboard_days d using touched t
+       where d.merchant_id = ${m} and d.environment = ${e} and d.day = t.day and t.last_event >= d.computed_at - ${MARGIN}::interval),
+    untrusted as (
+      delete from app.dashboard_days d
+       where d.merchant_id = ${m} and d.environment = ${e} and not exists (select 1 from mark))
+    insert into app.dashboard_day_checks (merchant_id, environment, checked_at) values (${m}, ${e}, statement_timestamp())
+    on conflict (merchant_id, environment) do update set checked_at = greatest(app.dashboard_day_checks.checked_at, excluded.checked_at)`;
+}
+
+/** The groups of every day of the period: past days kept (or counted and kept), today counted. */
+export async function loadDays(sql: Sql, owner: Owner, days: string[], todayDay: string): Promise<Map<string, DayGroup[]>> {
+  const byDay = new Map<string, DayGroup[]>();
+  const past = days.filter((d) => d < todayDay);
+  if (past.length) {
+    await forgetChangedDays(sql, owner);
+    const kept = await sql`
+      select day::text as day, groups from app.dashboard_days
+       where merchant_id = ${owner.merchantId} and environment = ${owner.environment} and day = any(${arrayParam(sql, past)}::date[])`;
+    for (const r of kept) byDay.set(r.day as string, asGroups(r.groups));
+    const missing = past.filter((d) => !byDay.has(d));
+    if (missing.length) {
+      // Counted and kept in one statement: computed_at is the snapshot the groups were counted
+      // in. Two views counting the same day at once: the later snapshot stays.
+      const counted = await sql`
+        with counted as (${countDays(sql, owner, missing)}),
+        kept as (
+          insert into app.dashboard_days (merchant_id, environment, day, groups, computed_at)
+          select ${owner.merchantId}, ${owner.environment}, day, groups, statement_timestamp() from counted
+          on conflict (merchant_id, environment, day) do update set groups = excluded.groups, computed_at = excluded.computed_at
+           where app.dashboard_days.computed_at < excluded.computed_at)
+        select day::text as day, groups from counted`;
+      for (const r of counted) byDay.set(r.day as string, asGroups(r.groups));
+    }
+  }
+  if (days.includes(todayDay)) {
+    const [r] = await countDays(sql, owner, [todayDay]);
+    byDay.set(todayDay, asGroups(r!.groups));
+  }
+  return byDay;
+}
+
+/** jsonb comes back as text on the service's pool (drizzle takes over postgres.js's parsing). */
+const asGroups = (v: unknown) => asJson<DayGroup[]>(v);
+
+/** ERROR sessions created in the period (newest first), and FUNDED ones stuck for long whenever created. */
+export async function loadAttention(sql: Sql, owner: Owner, firstDay: string): Promise<Attention> {
+  const { merchantId: m, environment: e } = owner;
+  const errors = await sql`
+    select * from app.payment_sessions
+     where merchant_id = ${m} and environment = ${e} and status = 'ERROR' and created_at >= (${firstDay}::date::timestamp at time zone 'UTC')
+     order by created_at desc, id desc limit ${ATTENTION_ROWS}`;
+  // When it became FUNDED: its latest event into FUNDED (a money event on a FUNDED session is FUNDED → FUNDED).
+  const stuck = await sql`
+    select s.*, f.funded_at::text as funded_at, count(*) over () as total
+      from app.payment_sessions s
+      cross join lateral (select max(ev.created_at) as funded_at from app.session_events ev
+                           where ev.session_id = s.id and ev.status = 'FUNDED' and ev.previous_status is distinct from 'FUNDED') f
+     where s.merchant_id = ${m} and s.environment = ${e} and s.status = 'FUNDED'
+       and f.funded_at < now() - make_interval(mins => ${FUNDED_TOO_LONG_MINUTES})
+     order by f.funded_at asc, s.id asc limit ${ATTENTION_ROWS}`;
+  return {
+    errors: errors.map((r) => sessionFromSql(r)),
+    stuck: stuck.map((r) => ({ session: sessionFromSql(r), fundedAt: new Date(r.funded_at as string) })),
+    stuckCount: stuck.length ? Number(stuck[0]!.total) : 0,
+  };
+}
