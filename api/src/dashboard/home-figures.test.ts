@@ -1,7 +1,7 @@
 /** The home page's figures from per-day groups (home-figures.ts): period, counts, success rate, exact volume. */
 import { describe, expect, test } from "bun:test";
 import type { DayGroup } from "../db/schema.ts";
-import { figures, parsePeriod, percent, periodDays, tokenLabel } from "./home-figures.ts";
+import { figures, parsePeriod, percent, periodDays, runsOf, tokenLabel } from "./home-figures.ts";
 import { PRESETS } from "../../../shared/chains/presets.ts";
 
 const TUSD = PRESETS.local.stablecoin.address.toLowerCase();
@@ -32,6 +32,14 @@ describe("period", () => {
     expect(periodDays("2026-01-02", 7)[0]).toBe("2025-12-27");
     expect(periodDays("2026-01-02", 90)).toHaveLength(90);
     expect(() => periodDays("yesterday", 7)).toThrow();
+  });
+
+  test("days to count, as runs of consecutive days (one statement each)", () => {
+    expect(runsOf([])).toEqual([]);
+    expect(runsOf(["2026-03-02", "2026-02-28", "2026-03-01", "2026-03-05"])).toEqual([
+      ["2026-02-28", "2026-03-02"],
+      ["2026-03-05", "2026-03-05"],
+    ]);
   });
 });
 
