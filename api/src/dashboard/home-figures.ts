@@ -33,15 +33,20 @@ export function periodDays(today: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => new Date(end - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10));
 }
 
-/** Days (any order) as runs of consecutive days: ["05-01", "05-02", "05-05"] → [["05-01", "05-02"], ["05-05", "05-05"]]. */
-export function runsOf(days: string[]): [string, string][] {
-  const runs: [string, string][] = [];
+/**
+ * Days (any order) as runs of consecutive days of at most `max` days:
+ * ["05-01", "05-02", "05-05"] → [["05-01", "05-02"], ["05-05", "05-05"]].
+ */
+export function runsOf(days: string[], max = Infinity): [string, string][] {
+  const runs: [string, string, number][] = [];
   for (const d of [...days].sort()) {
     const last = runs.at(-1);
-    if (last && Date.parse(`${d}T00:00:00Z`) - Date.parse(`${last[1]}T00:00:00Z`) === 86_400_000) last[1] = d;
-    else runs.push([d, d]);
+    if (last && last[2] < max && Date.parse(`${d}T00:00:00Z`) - Date.parse(`${last[1]}T00:00:00Z`) === 86_400_000) {
+      last[1] = d;
+      last[2]++;
+    } else runs.push([d, d, 1]);
   }
-  return runs;
+  return runs.map(([a, b]) => [a, b]);
 }
 
 /** One line of the chart and of the table: a network and the token paid on it. */
