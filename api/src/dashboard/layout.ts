@@ -12,7 +12,7 @@ export const ASSET_VERSION = "5";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 
-export type Section = "transactions" | "events" | "api-keys" | "webhooks" | "settlement" | "security";
+export type Section = "home" | "transactions" | "events" | "api-keys" | "webhooks" | "settlement" | "security";
 
 export interface Notice {
   kind: "ok" | "error";
@@ -31,7 +31,7 @@ export function layout(args: { login: Login; environment: Environment; section: 
   const sandbox = environment === "sandbox";
   const mid = publicMerchantId(login.merchant, environment);
   // The switch keeps the page: the same section in the other environment.
-  const pathOf = (env: Environment, s: Section) => `/dashboard/${env}/${s === "transactions" || s === "events" ? s : `settings/${s}`}`;
+  const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" || s === "events" ? `/dashboard/${env}/${s}` : `/dashboard/${env}/settings/${s}`);
   const other = (env: Environment) => pathOf(env, section);
   const nav = (s: Section, label: string) => {
     const href = pathOf(environment, s);
@@ -61,6 +61,7 @@ ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks 
 </header>
 <div class="frame">
 <nav class="side" aria-label="Sections">
+  ${nav("home", "Home")}
   ${nav("transactions", "Transactions")}
   ${nav("events", "Events")}
   <span class="group">Settings</span>

@@ -32,6 +32,7 @@ import { listEventLines, parseEventFilters } from "./events.ts";
 import { eventsBody, eventsQuery } from "./pages/events.ts";
 import { cancelBody } from "./pages/cancel.ts";
 import { findEvent } from "../webhooks/events.ts";
+import { homePage } from "./home-route.ts";
 
 const HIDE = { detail: { hide: true } };
 /** Attempts a page on an endpoint's page. */
@@ -188,6 +189,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           })(request),
         HIDE,
       )
+      .get("/dashboard/:env", pageRoute(homePage(sql)), HIDE)
       // ---------------------------------------------------------------- transactions
       .get(
         "/dashboard/:env/transactions",

@@ -8,6 +8,7 @@ import {
   bigint,
   boolean,
   check,
+  date,
   index,
   integer,
   jsonb,
@@ -542,4 +543,54 @@ export const securityEvents = app.table(
     index("security_events_failures_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
     index("security_events_ip_failures_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
   ],
+);
+
+/** One group of a day's sessions in app.dashboard_days: its status, and for a paid one the network and token. */
+export interface DayGroup {
+  status: string;
+  chainId: number | null;
+  /** Lowercase 0x hex of the token paid (the session's deposit on that network); null when unpaid. */
+  token: string | null;
+  decimals: number | null;
+  sessions: number;
+  /** The confirmed payments of the group, token base units as a decimal string ("0" when unpaid). */
+  amount: string;
+}
+
+/**
+ * The dashboard home's figures of a past UTC day (api/src/dashboard/home.ts): a merchant's
+ * sessions of one environment created that day, grouped by status and paying network and token.
+ * A cache of app.payment_sessions, never the truth: a day's row is deleted when a session of
+ * that day changes (found through its events) and computed again when next shown, so deleting
+ * any of these rows loses nothing. Today is always counted from the sessions themselves.
+ */
+export const dashboardDays = app.table(
+  "dashboard_days",
+  {
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    groups: jsonb("groups").$type<DayGroup[]>().notNull(),
+    /** The start of the statement that counted it: every change committed before is in it. */
+    computedAt: ts("computed_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.environment, t.day] })],
+);
+
+/**
+ * Up to when a merchant's session events (environment by environment) have been looked at for
+ * changes to the days cached in app.dashboard_days: the next look starts there (less a margin).
+ */
+export const dashboardDayChecks = app.table(
+  "dashboard_day_checks",
+  {
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").notNull(),
+    checkedAt: ts("checked_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.environment] })],
 );

@@ -1,0 +1,18 @@
+/** GET /dashboard/:env — the home page (README "The merchant dashboard"): reads (home.ts), figures (home-figures.ts), page (pages/home.ts). */
+import type { Sql } from "postgres";
+import type { PageContext } from "./context.ts";
+import { figures, parsePeriod, periodDays } from "./home-figures.ts";
+import { loadAttention, loadDays, today } from "./home.ts";
+import { homeBody } from "./pages/home.ts";
+
+export function homePage(sql: Sql) {
+  return async (c: PageContext): Promise<Response> => {
+    // A period other than 7, 30 or 90 days is a 400, with the default period's page and why.
+    const { days: period, problem } = parsePeriod(c.query.days);
+    const owner = { merchantId: c.login.merchant.id, environment: c.env };
+    const todayDay = await today(sql);
+    const days = periodDays(todayDay, period);
+    const [byDay, attention] = await Promise.all([loadDays(sql, owner, days, todayDay), loadAttention(sql, owner, days[0]!)]);
+    return c.render("home", "Home", homeBody({ env: c.env, period, figures: figures(days, byDay), attention, problem }), { status: problem ? 400 : 200 });
+  };
+}
