@@ -80,6 +80,10 @@ test("sign in, key, session paid with the sandbox tool, revoke, webhook test eve
   expect(await page.textContent("[role=alert]")).toContain("Wrong email or password");
   await page.fill("#password", PASSWORD);
   await page.click("button[type=submit]");
+  // Signed in, a person lands on the sandbox's home page.
+  await page.waitForURL(/\/dashboard\/sandbox$/);
+  expect(await page.textContent("h1")).toContain("Home");
+  await page.click("nav.side >> text=Transactions");
   await page.waitForURL(/\/dashboard\/sandbox\/transactions$/);
   expect(await page.textContent(".sandbox-banner")).toContain("Sandbox");
   expect(await page.textContent("#merchant-id")).toMatch(/^mch_test_/);
@@ -229,7 +233,7 @@ test("events and their deliveries, an endpoint's many attempts, a payment's reco
   await page.fill("#email", EMAIL);
   await page.fill("#password", PASSWORD);
   await page.click("button[type=submit]");
-  await page.waitForURL(/\/dashboard\/sandbox\/transactions$/);
+  await page.waitForURL(/\/dashboard\/sandbox$/);
 
   // Events: every event with its attempts to each endpoint.
   await page.click("nav.side >> text=Events");

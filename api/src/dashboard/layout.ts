@@ -44,7 +44,7 @@ export function layout(args: { login: Login; environment: Environment; section: 
 <a class="skip" href="#main">Skip to content</a>
 ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks and test tokens, no real money moves.</div>` : ""}
 <header class="top">
-  <div class="brand"><a href="/dashboard/${environment}/transactions">Paysession</a> <span class="merchant">${login.merchant.name}</span></div>
+  <div class="brand"><a href="/dashboard/${environment}">Paysession</a> <span class="merchant">${login.merchant.name}</span></div>
   <nav class="env-switch" aria-label="Environment">
     <a href="${other("sandbox")}" class="env sandbox"${sandbox ? html` aria-current="true"` : ""}>Sandbox</a>
     <a href="${other("production")}" class="env production"${!sandbox ? html` aria-current="true"` : ""}>Production</a>

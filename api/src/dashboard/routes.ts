@@ -35,6 +35,8 @@ import { findEvent } from "../webhooks/events.ts";
 import { homePage } from "./home-route.ts";
 
 const HIDE = { detail: { hide: true } };
+/** Where a person lands after signing in: the sandbox's home page. */
+const HOME = "/dashboard/sandbox";
 /** Attempts a page on an endpoint's page. */
 const ATTEMPTS_PAGE_SIZE = 25;
 const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8" };
@@ -87,7 +89,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
 
   return (
     new Elysia()
-      .get("/dashboard", ({ request }) => guard(async (r) => redirect((await currentLogin(services, r)) ? "/dashboard/sandbox/transactions" : "/dashboard/sign-in"))(request), HIDE)
+      .get("/dashboard", ({ request }) => guard(async (r) => redirect((await currentLogin(services, r)) ? HOME : "/dashboard/sign-in"))(request), HIDE)
       .get(
         "/dashboard/assets/:file",
         ({ params }) => {
@@ -102,7 +104,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         "/dashboard/sign-in",
         ({ request, query }) =>
           guard(async (r) => {
-            if (await currentLogin(services, r)) return redirect(safeNext(query.next) ?? "/dashboard/sandbox/transactions");
+            if (await currentLogin(services, r)) return redirect(safeNext(query.next) ?? HOME);
             return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? NOTICES["signed-out"]!.text as string : undefined });
           })(request),
         HIDE,
@@ -130,7 +132,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             }
             const { token } = await startLogin(db, user.id, ip);
             await recordSecurityEvent(db, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in");
-            const headers = new Headers({ location: next ?? "/dashboard/sandbox/transactions", ...SECURITY_HEADERS });
+            const headers = new Headers({ location: next ?? HOME, ...SECURITY_HEADERS });
             headers.append("set-cookie", loginCookie(token, secure));
             headers.append("set-cookie", preCookie("", 0));
             return new Response(null, { status: 303, headers });
@@ -185,7 +187,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             const ip = clientIp(r);
             const { token } = await startLogin(db, userId, ip);
             await recordSecurityEvent(db, { merchantId, userId, email, ip }, "sign_in", { signUp: true });
-            return redirect("/dashboard/sandbox/transactions", { "set-cookie": loginCookie(token, secure) });
+            return redirect(HOME, { "set-cookie": loginCookie(token, secure) });
           })(request),
         HIDE,
       )

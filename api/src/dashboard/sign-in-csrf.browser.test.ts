@@ -58,7 +58,7 @@ test("a sign-in posted by a page on another port of the host, with a planted coo
   expect(page.url()).toContain("/dashboard/sign-in");
   await screenshot(page, "sign-in-csrf-refused");
 
-  // The dashboard's own form, in the same browser, signs in as before.
+  // The dashboard's own form, in the same browser, signs in as before (and back to the page asked for).
   await page.fill("#email", ATTACKER);
   await page.fill("#password", TEST_PASSWORD);
   await Promise.all([page.waitForURL(/\/dashboard\/sandbox\/transactions$/), page.click("button[type=submit]")]);
