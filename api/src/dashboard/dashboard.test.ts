@@ -187,6 +187,19 @@ describe("every dashboard route", () => {
     expect(bs!.n).toBe(0);
   });
 
+  test("a page cursor naming merchant B's event or session is refused with a notice, not used to page A's rows", async () => {
+    const own = await svc.call("POST", "/payment-sessions", { auth: a.sandboxKey, body: { amount: "1.00", currency: "USD", referenceId: "cursor-own" } });
+    expect(own.status).toBe(201);
+    for (const path of [`/dashboard/sandbox/events?after=${bOwn.eventId}`, `/dashboard/sandbox/transactions?after=${bOwn.sessionId}`, `/dashboard/sandbox/transactions?before=${bOwn.sessionId}`, `/dashboard/sandbox/transactions?after=ps_${"A".repeat(24)}`]) {
+      const res = await asA.get(path);
+      const text = await res.text();
+      expect({ path, status: res.status, notice: text.includes("That page link is not valid") }).toEqual({ path, status: 200, notice: true });
+      expect(text).not.toContain(bOwn.sessionId);
+    }
+    // The newest rows are shown instead.
+    expect(await (await asA.get(`/dashboard/sandbox/transactions?after=${bOwn.sessionId}`)).text()).toContain(own.body.paymentSessionId);
+  });
+
   test("a post without the CSRF token, with a wrong one, or from another site is refused and changes nothing", async () => {
     const keys = async () => (await svc.services.database.sql`select count(*)::int as n from app.api_keys where merchant_id = ${a.merchant.id}`)[0]!.n;
     const before = await keys();

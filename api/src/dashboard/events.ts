@@ -91,6 +91,15 @@ function deliveryCondition(status: DeliveryFilter): SQL {
   }
 }
 
+/** Whether `id` is an event of this merchant and environment: a page cursor must be (else it would page another's). */
+export async function ownsEvent(db: Db, owner: { merchantId: string; environment: Environment }, id: string): Promise<boolean> {
+  const [r] = await db
+    .select({ id: sessionEvents.id })
+    .from(sessionEvents)
+    .where(and(eq(sessionEvents.id, id), eq(sessionEvents.merchantId, owner.merchantId), eq(sessionEvents.environment, owner.environment)));
+  return r !== undefined;
+}
+
 export async function listEventLines(
   db: Db,
   owner: { merchantId: string; environment: Environment },

@@ -57,6 +57,8 @@ describe("transactions", () => {
     // A spreadsheet splitting on ; or tab must not open a cell that starts with =.
     expect(csvField("order;=HYPERLINK(1)")).toBe('"order;=HYPERLINK(1)"');
     expect(csvField("order\t=1+1")).toBe('"order\t=1+1"');
+    expect(csvField("  =1+2")).toBe("'  =1+2");
+    expect(csvField("a =1+2")).toBe("a =1+2");
   });
 });
 

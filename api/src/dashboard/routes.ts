@@ -28,13 +28,15 @@ import { loadDetail } from "./detail.ts";
 import { signInPage, signUpPage } from "./pages/sign-in.ts";
 import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
 import type { Notice } from "./layout.ts";
-import { listEventLines, parseEventFilters } from "./events.ts";
+import { listEventLines, ownsEvent, parseEventFilters } from "./events.ts";
 import { eventsBody, eventsQuery } from "./pages/events.ts";
 import { cancelBody } from "./pages/cancel.ts";
 import { findEvent } from "../webhooks/events.ts";
 import { homePage } from "./home-route.ts";
 
 const HIDE = { detail: { hide: true } };
+/** A page cursor (?after=, ?before=) that is not a row of this account and environment. */
+const BAD_PAGE_LINK = "That page link is not valid; showing the newest.";
 /** Where a person lands after signing in: the sandbox's home page. */
 const HOME = "/dashboard/sandbox";
 /** Attempts a page on an endpoint's page. */
@@ -198,11 +200,15 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         pageRoute(async (c) => {
           const { filters, problems } = parseFilters(c.query);
           const owner = { merchantId: c.login.merchant.id, environment: c.env };
-          const page = await listTransactions(sql, owner, filters, { after: c.query.after, before: c.query.before });
-          const firstPage = !c.query.after && !c.query.before;
+          // A cursor must be one of this account's sessions, or it would page by another's.
+          const cursorId = c.query.after ?? c.query.before;
+          const cursorOk = !cursorId || (isId("paymentSession", cursorId) && (await sql`select 1 from app.payment_sessions where id = ${cursorId} and merchant_id = ${owner.merchantId} and environment = ${c.env}`).length > 0);
+          const cursor = cursorOk ? { after: c.query.after, before: c.query.before } : {};
+          const page = await listTransactions(sql, owner, filters, cursor);
+          const firstPage = !cursor.after && !cursor.before;
           const anyAtAll = page.rows.length > 0 || (await sql`select 1 from app.payment_sessions where merchant_id = ${owner.merchantId} and environment = ${c.env} limit 1`).length > 0;
           const deposits = await depositsOf(db, page.rows.map((r) => r.id));
-          return c.render("transactions", "Transactions", transactionsBody({ env: c.env, filters, problems, page, deposits, firstPage, anyAtAll, apiHost: apiHost(c.env) }));
+          return c.render("transactions", "Transactions", transactionsBody({ env: c.env, filters, problems, page, deposits, firstPage, anyAtAll, apiHost: apiHost(c.env) }), cursorOk ? {} : { notice: { kind: "error", text: BAD_PAGE_LINK } });
         }),
         HIDE,
       )
@@ -492,6 +498,11 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     return res;
   }
   async function eventsPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200, parsed = parseEventFilters(c.query)) {
+    // A cursor must be one of this account's events (as the endpoint's attempts page checks its own).
+    if (parsed.after && !(await ownsEvent(db, owner(c), parsed.after))) {
+      parsed = { ...parsed, after: undefined };
+      notice ??= { kind: "error", text: BAD_PAGE_LINK };
+    }
     const page = await listEventLines(db, owner(c), parsed.filters, parsed.after);
     const endpoints = new Map((await listEndpoints(db, owner(c))).map((e) => [e.id, e]));
     const body = eventsBody({ env: c.env, login: c.login, filters: parsed.filters, cursor: parsed.after, problems: parsed.problems, page, endpoints });
@@ -503,7 +514,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     // Every attempt, a page at a time (keyset: ?after= the last attempt shown); a bad cursor is said, not a 500.
     const raw = c.query.after;
     const cursor = raw && isId("webhookAttempt", raw) && (await attemptExists(db, owner(c), raw)) ? raw : undefined;
-    if (raw && !cursor) notice ??= { kind: "error", text: "That page link is not valid; showing the newest attempts." };
+    if (raw && !cursor) notice ??= { kind: "error", text: BAD_PAGE_LINK };
     const page = await listAttempts(db, { ...owner(c), endpointId: e.id, limit: ATTEMPTS_PAGE_SIZE, startingAfter: cursor });
     const older = page.hasMore ? page.rows.at(-1)?.id : undefined;
     return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, { rows: page.rows, older, paged: !!cursor }, secret), { notice, status });

@@ -114,13 +114,14 @@ export function likePrefix(s: string): string {
 }
 
 /**
- * A CSV field: a leading = + - @ is defused so a spreadsheet never runs it as a formula, and a
+ * A CSV field: a leading = + - @ (after any spaces) is defused so a spreadsheet never runs it as a formula, and a
  * field is quoted when it holds a comma, a quote, a line break, or a semicolon or tab: a
  * spreadsheet set to another separator (`;` in most of continental Europe) would otherwise
  * split the field there and open a cell that starts with whatever follows, `=` included.
  */
 export function csvField(v: string | null | undefined): string {
   let s = v ?? "";
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  // Leading spaces too: a spreadsheet that trims them would see the formula behind them.
+  if (/^[ ]*[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
