@@ -45,7 +45,7 @@ export function describe(entry: HistoryEntry, ctx: { amount: string; currency: s
     case "canceled_by_payer":
       return { ...base, title: "Canceled by the payer", text: "The payer canceled before paying. No money moved." };
     case "canceled_by_merchant":
-      return { ...base, title: "Canceled by you", text: "Your server canceled the session before any payment. No money moved." };
+      return { ...base, title: "Canceled by you", text: "You canceled the session (with your API key or from this dashboard; the security history says who, for a dashboard cancel) before any payment. No money moved." };
     case "underpaid":
       return { ...base, title: "Underpaid", text: `The session expired with only part of the amount paid (${money("shortBy")} short). What arrived is moved to your settlement address all the same; settle the difference with the payer.` };
     case "simulated":
