@@ -9,6 +9,7 @@ import { originProblem } from "./request.ts";
 import { randomBytes } from "node:crypto";
 import { describe as describeEvent, tokenAmount } from "./timeline.ts";
 import { normalizeEmail, passwordProblem } from "./users.ts";
+import { sandboxToolsFor } from "./pages/transaction.ts";
 
 describe("html", () => {
   test("escapes every interpolated value unless it is our own markup", () => {
@@ -140,5 +141,13 @@ describe("timeline in plain words", () => {
     expect(tokenAmount("1234500", 6)).toBe("1.2345");
     expect(tokenAmount("1000000", 6)).toBe("1");
     expect(tokenAmount("x", 6)).toBeUndefined();
+  });
+});
+
+describe("sandbox tools", () => {
+  test("only those the API would accept for the session's status are offered", () => {
+    expect(sandboxToolsFor("PENDING")).toEqual(["pay", "expire", "fail-next-sweep", "simulate-error"]);
+    expect(sandboxToolsFor("FUNDED")).toEqual(["pay", "fail-next-sweep"]);
+    for (const s of ["SUCCEEDED", "CANCELED", "ERROR"]) expect(sandboxToolsFor(s)).toEqual(["pay"]);
   });
 });

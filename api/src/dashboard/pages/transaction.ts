@@ -54,6 +54,17 @@ export const SANDBOX_TOOLS = {
 } as const;
 export type SandboxTool = keyof typeof SANDBOX_TOOLS;
 
+/**
+ * The tools that apply to a session in this status (the API refuses the others): paying works
+ * in any status (after a cancel it shows what late money does); expiring and sending to ERROR
+ * need PENDING; a sweep to fail needs PENDING or FUNDED.
+ */
+export function sandboxToolsFor(status: string): SandboxTool[] {
+  return (Object.keys(SANDBOX_TOOLS) as SandboxTool[]).filter((t) =>
+    t === "pay" ? true : t === "fail-next-sweep" ? status === "PENDING" || status === "FUNDED" : status === "PENDING",
+  );
+}
+
 export function transactionBody(env: Environment, login: Login, d: TransactionDetail): Html {
   const v = d.view;
   const first = v.networks[0];
@@ -137,7 +148,7 @@ ${
   env === "sandbox"
     ? html`<section aria-labelledby="sb" class="sandbox-tools card"><h2 id="sb">Sandbox tools</h2>
 <p class="muted">Real transactions on the test network: the session moves on by itself, as it would with a real payer.</p>
-<div class="buttons">${(Object.keys(SANDBOX_TOOLS) as SandboxTool[]).map(
+<div class="buttons">${sandboxToolsFor(v.status).map(
         (t) => html`<form method="post" action="${base}/sandbox/${t}">${csrfField(login)}<button type="submit">${SANDBOX_TOOLS[t]}</button></form>`,
       )}</div></section>`
     : ""
