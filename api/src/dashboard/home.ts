@@ -129,7 +129,12 @@ export async function loadDays(sql: Sql, owner: Owner, days: string[], todayDay:
     }
   }
   if (days.includes(todayDay)) {
-    const [r] = await countRange(sql, owner, todayDay, todayDay, false);
+    // Today is a short range read through indexes: a parallel plan only adds its workers'
+    // start-up (60–70 ms of a 85 ms count at 10,000 sessions today, measured), so none.
+    const [r] = await sql.begin(async (tx) => {
+      await tx`set local max_parallel_workers_per_gather = 0`;
+      return countRange(tx as unknown as Sql, owner, todayDay, todayDay, false);
+    });
     byDay.set(todayDay, asGroups(r!.groups));
   }
   return byDay;
