@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import postgres from "postgres";
 import { ERROR_CATALOGUE } from "./errors.ts";
+import { EVENT_DETAILS } from "./sessions/event-detail.ts";
 import { migrate } from "./db/migrate.ts";
 import { createTestDatabase } from "../../testing/database.ts";
 
@@ -32,6 +33,19 @@ const markdownFiles = filesUnder(root).filter((f) => f.endsWith(".md"));
 test("the merchant guide lists every error code with its HTTP status", () => {
   for (const [code, e] of Object.entries(ERROR_CATALOGUE)) {
     expect(merchantGuide).toContain(`| ${e.status} | \`${code}\` | ${e.type} |`);
+  }
+});
+
+test("the webhooks guide's Event detail table has a row for every reason, naming every field of its detail", () => {
+  const rows = read("docs/webhooks.md")
+    .split("## Event detail")[1]!
+    .split("\n## ")[0]!
+    .split("\n")
+    .filter((l) => l.startsWith("| `"));
+  for (const [reason, schema] of Object.entries(EVENT_DETAILS)) {
+    const row = rows.find((l) => l.split(" | ")[0]!.includes(`\`${reason}\``));
+    expect(row, reason).toBeDefined();
+    for (const field of Object.keys(schema.properties)) expect(row, `${reason}.${field}`).toContain(`\`${field}\``);
   }
 });
 

@@ -5,7 +5,8 @@
  */
 import { expect, test } from "bun:test";
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { CreatedSession, MerchantSession } from "../../api/src/http/payment-sessions.schemas.ts";
+import type { CreatedSession, HistoryEntry, MerchantSession } from "../../api/src/http/payment-sessions.schemas.ts";
+import type { EventDetail as ApiDetail, ReasonAndDetail as ApiReasonAndDetail } from "../../api/src/sessions/event-detail.ts";
 import type { CreatedWebhookEndpoint as ApiCreatedEndpoint, WebhookEndpoint as ApiEndpoint, WebhookSecret as ApiSecret, TestEventResult as ApiTestEvent } from "../../api/src/http/webhook-endpoints.schemas.ts";
 import type { AnyEventWithDeliveries, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
 import type { SettlementAddress as ApiSettlement } from "../../api/src/http/settlement-addresses.schemas.ts";
@@ -16,6 +17,10 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Api<S extends TSchema> = Static<S>;
 
 const checks = {
+  details: true satisfies Same<{ [R in Sdk.EventReason]: ApiDetail<R> }, Sdk.EventDetails>,
+  reasonAndDetail: true satisfies Same<ApiReasonAndDetail, Sdk.ReasonAndDetail>,
+  historyEntry: true satisfies Same<Api<typeof HistoryEntry>, Sdk.HistoryEntry>,
+  eventData: true satisfies Same<Api<typeof SessionEvent>["data"], Sdk.PaymentSessionEventData>,
   session: true satisfies Same<Api<typeof MerchantSession>, Sdk.PaymentSession>,
   created: true satisfies Same<Api<typeof CreatedSession>, Sdk.CreatedPaymentSession>,
   endpoint: true satisfies Same<Api<typeof ApiEndpoint>, Sdk.WebhookEndpoint>,
@@ -33,4 +38,38 @@ const checks = {
 
 test("the client's types are the service's schemas (checked at compile time)", () => {
   expect(Object.values(checks).every((v) => v === true)).toBe(true);
+});
+
+/**
+ * A merchant narrows an event by its reason: the detail is that reason's, and a field of another
+ * reason's detail does not compile (each @ts-expect-error fails the type check if its line compiles).
+ */
+function overpaidSurplus(e: Sdk.PaymentSessionEvent): string | undefined {
+  if (e.data.reason === "overpaid") return e.data.detail.overpaid;
+  if (e.data.reason === "swept") {
+    // @ts-expect-error -- `overpaid` is the funding payment's, not the sweep's
+    return e.data.detail.overpaid;
+  }
+  // @ts-expect-error -- not narrowed: `overpaid` is not in every reason's detail
+  return e.data.detail.overpaid;
+}
+
+function sweepOf(h: Sdk.HistoryEntry): string | undefined {
+  if (h.reason === "swept") return h.detail.sweepTxHash;
+  if (h.reason === "expired") {
+    // @ts-expect-error -- an expiry has no detail fields
+    return h.detail.sweepTxHash;
+  }
+  return undefined;
+}
+
+test("an event's detail narrows by its reason", () => {
+  const base = { id: "evt_1", type: "payment_session.funded", createdAt: "2026-01-01T00:00:00.000Z" } as const;
+  const session: Omit<Sdk.PaymentSessionEventData, "reason" | "detail"> = {
+    paymentSessionId: "ps_1", status: "FUNDED", statusReason: "overpaid", amount: "1.00", currency: "USD", environment: "sandbox", merchantId: "mch_test_1",
+    referenceId: null, metadata: {}, expiresAt: "", createdAt: "", updatedAt: "", networks: [], previousStatus: "PENDING", sequence: 2,
+  };
+  const detail = { chainId: 1, amount: "1500000", overpaid: "500000", txHashes: ["0xa"] };
+  expect(overpaidSurplus({ ...base, data: { ...session, reason: "overpaid", detail } })).toBe("500000");
+  expect(sweepOf({ sequence: 3, status: "SUCCEEDED", previousStatus: "FUNDED", at: "", reason: "swept", detail: { chainId: 1, sweepTxHash: "0xb" } })).toBe("0xb");
 });

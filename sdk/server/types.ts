@@ -48,14 +48,64 @@ export interface PaymentNetwork {
   settlementAddress?: string;
 }
 
-export interface HistoryEntry {
+/** No fields. */
+export type NoDetail = Record<never, never>;
+
+/** The payment that funded the session (`paid`, `overpaid`). */
+export interface PaymentDetail {
+  chainId: number;
+  /** Confirmed on time on that network, in total (base units, decimal string). */
+  amount: string;
+  /** What came on top of the session's amount: "0" for `paid`, the surplus for `overpaid`. */
+  overpaid: string;
+  /** The transactions of the transfers into the deposit address on that network. */
+  txHashes: string[];
+}
+
+/**
+ * What an event's `detail` holds, by its reason (docs/webhooks.md, "Event detail"). Amounts are
+ * decimal strings of the token's base units (never floats). Money events also carry the
+ * session's `statusReason` at that moment.
+ */
+export interface EventDetails {
+  created: NoDetail;
+  paid: PaymentDetail;
+  overpaid: PaymentDetail;
+  expired: NoDetail;
+  canceled_by_payer: NoDetail;
+  canceled_by_merchant: NoDetail;
+  /** Expired with part of the amount paid (swept all the same). */
+  underpaid: { chainId: number; amount: string; /** What is missing to the session's amount. */ shortBy: string; txHashes: string[] };
+  simulated: NoDetail;
+  /** The funding amount reached the settlement address; `sweepTxHash`: the last transaction that moved it. */
+  swept: { chainId: number; sweepTxHash: string };
+  /** Every sweep round failed; the money waits at the deposit address. `attempts` of the last round, its last `error`. */
+  sweep_failed: { chainId: number; attempts: number; error: string };
+  /** The funding payment left the chain; `amount`: what the network still shows at the deposit address. */
+  reorged: { chainId: number; amount: string };
+  /** Money confirmed after the session was canceled or expired (swept all the same). */
+  paid_after_cancel: { chainId: number; amount: string; txHashes: string[] };
+  /** A confirmed transfer into a deposit address that no transition reported. `onTime`: its block is no later than the expiry. */
+  funds_received: { chainId: number; txHash: string; logIndex: number; amountBaseUnits: string; blockTimestamp: string; onTime: boolean; statusReason: TransitionReason };
+  /** Money that reached the settlement address outside the `swept` transition. */
+  funds_settled: { chainId: number; txHash: string; amountBaseUnits: string; statusReason: TransitionReason };
+  /** A movement reported before that the chain no longer has. */
+  funds_reverted: { chainId: number; direction: "received" | "settled"; txHash: string; amountBaseUnits: string; statusReason: TransitionReason };
+}
+
+/** The detail of an event of reason R. */
+export type EventDetail<R extends EventReason = EventReason> = EventDetails[R];
+
+/** An event's reason with its detail, one variant per reason: checking `reason` narrows `detail`. */
+export type ReasonAndDetail = { [R in EventReason]: { reason: R; detail: EventDetail<R> } }[EventReason];
+
+/** One event of the session's history (`if (h.reason === "paid") h.detail.txHashes`). */
+export type HistoryEntry = ReasonAndDetail & {
   sequence: number;
   status: SessionStatus;
   previousStatus: SessionStatus | null;
-  reason: EventReason;
-  detail: Record<string, unknown>;
   at: string;
-}
+};
 
 export interface PaymentSession {
   paymentSessionId: string;
@@ -123,16 +173,18 @@ export interface WebhookSecret {
   previousSecretExpiresAt: string | null;
 }
 
+/** A session event's `data`: the session as of the event, with the reason and its detail (`if (d.reason === "paid") d.detail.overpaid`). */
+export type PaymentSessionEventData = Omit<PaymentSession, "history"> &
+  ReasonAndDetail & {
+    previousStatus: SessionStatus | null;
+    sequence: number;
+  };
+
 export interface PaymentSessionEvent {
   id: string;
   type: EventType;
   createdAt: string;
-  data: Omit<PaymentSession, "history"> & {
-    previousStatus: SessionStatus | null;
-    reason: EventReason;
-    sequence: number;
-    detail: Record<string, unknown>;
-  };
+  data: PaymentSessionEventData;
 }
 
 export interface Delivery {

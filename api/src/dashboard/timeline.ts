@@ -2,7 +2,11 @@
  * A session's history in plain words: what happened, and for under-, over- and late payments
  * what became of the money. Pure (the detail page renders it; timeline.test.ts checks it).
  */
+import type { EventReason } from "../../../shared/status.ts";
 import type { HistoryEntry } from "../sessions/views.ts";
+
+/** What the timeline reads of a history entry; each detail field is read with care (tokenAmount). */
+type Entry = Pick<HistoryEntry, "sequence" | "status" | "previousStatus" | "at"> & { reason: EventReason; detail: Record<string, unknown> };
 
 export interface TimelineItem {
   at: string;
@@ -28,7 +32,7 @@ export function tokenAmount(baseUnits: unknown, decimals: number): string | unde
   return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
 }
 
-export function describe(entry: HistoryEntry, ctx: { amount: string; currency: string; decimals: number; symbol: string }): TimelineItem {
+export function describe(entry: Entry, ctx: { amount: string; currency: string; decimals: number; symbol: string }): TimelineItem {
   const d = entry.detail ?? {};
   const tok = (k: string) => tokenAmount(d[k], ctx.decimals);
   const money = (k: string) => (tok(k) ? `${tok(k)} ${ctx.symbol}` : "an amount");

@@ -20,6 +20,7 @@ import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
 import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
+import { eventComponents } from "./payment-sessions.schemas.ts";
 import type { AnyElysia } from "elysia";
 
 
@@ -111,7 +112,7 @@ const REFERENCE_META = {
     ].join("\n"),
   },
   components: {
-    schemas: { Error: ErrorResponse },
+    schemas: { Error: ErrorResponse, ...eventComponents },
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
       sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },

@@ -2,9 +2,8 @@
  * Event, delivery and attempt schemas (events.ts).
  */
 import { t } from "elysia";
-import { EVENT_REASONS } from "../../../shared/status.ts";
 import { ACCOUNT_EVENT_TYPES, EVENT_TYPES } from "../webhooks/payload.ts";
-import { sessionFields } from "./payment-sessions.schemas.ts";
+import { ReasonAndDetail, sessionFields } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 
 export const RedeliverBody = t.Object(
@@ -21,13 +20,14 @@ export const SessionEvent = t.Object({
   id: t.String({ examples: ["evt_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
   type: EventType,
   createdAt: t.String({ format: "date-time" }),
-  data: t.Object({
-    ...sessionFields,
-    previousStatus: t.Union([Status, t.Null()]),
-    reason: literals(EVENT_REASONS),
-    sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change or money event (funds_received, funds_settled)." }),
-    detail: t.Record(t.String(), t.Unknown()),
-  }),
+  data: t.Intersect([
+    t.Object({
+      ...sessionFields,
+      previousStatus: t.Union([Status, t.Null()]),
+      sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change or money event (funds_received, funds_settled, funds_reverted)." }),
+    }),
+    ReasonAndDetail,
+  ]),
 });
 
 const Delivery = t.Object({

@@ -3,9 +3,10 @@
  * lists, and the payer's view the browser routes answer (public-sessions.ts).
  */
 import { t } from "elysia";
-import { EVENT_REASONS, TRANSITION_REASONS } from "../../../shared/status.ts";
+import { TRANSITION_REASONS } from "../../../shared/status.ts";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { METADATA_LIMITS } from "../sessions/create-input.ts";
+import { ReasonAndDetailSchema, type ReasonAndDetail as ReasonAndDetailType } from "../sessions/event-detail.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 
 export const CreateSessionBody = t.Object(
@@ -47,14 +48,23 @@ export const NetworkView = t.Object(
   { description: "Where and how much to pay on one network." },
 );
 
-const HistoryEntry = t.Object({
-  sequence: JsonInteger(),
-  status: Status,
-  previousStatus: t.Union([Status, t.Null()]),
-  reason: literals(EVENT_REASONS),
-  detail: t.Record(t.String(), t.Unknown()),
-  at: t.String({ format: "date-time" }),
-});
+/**
+ * An event's `reason` with its `detail`, one variant per reason (sessions/event-detail.ts): in the
+ * document once, as a component (app.ts adds these), referenced from history entries and events.
+ */
+const REASON_AND_DETAIL = "ReasonAndDetail";
+export const eventComponents = { [REASON_AND_DETAIL]: ReasonAndDetailSchema };
+export const ReasonAndDetail = t.Unsafe<ReasonAndDetailType>({ $ref: `#/components/schemas/${REASON_AND_DETAIL}` });
+
+export const HistoryEntry = t.Intersect([
+  t.Object({
+    sequence: JsonInteger(),
+    status: Status,
+    previousStatus: t.Union([Status, t.Null()]),
+    at: t.String({ format: "date-time" }),
+  }),
+  ReasonAndDetail,
+]);
 
 export const sessionFields = {
   paymentSessionId: t.String({ examples: ["ps_V1StGXR8Z5jdHi6BmyT2kq4e"] }),

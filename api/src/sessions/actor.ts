@@ -124,10 +124,8 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     if (decision.transition) {
       const t = decision.transition;
       transitionEventId = recordTransition(writes, tx, session, {
-        to: t.to,
-        reason: t.reason,
-        detail: t.detail,
-        ...(t.funding ? { funding: { chainId: t.funding.chainId, amount: t.funding.amount.toString() } } : {}),
+        ...t, // to, and the reason with its detail
+        funding: t.funding ? { chainId: t.funding.chainId, amount: t.funding.amount.toString() } : undefined,
       }).eventId;
       if (request.withCancel && t.to === "CANCELED" && t.reason === `canceled_by_${request.cancelRequest}`) writes.send(request.withCancel(tx));
     }

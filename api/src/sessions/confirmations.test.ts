@@ -2,11 +2,13 @@
  * Confirmation depth and reorgs, end to end (local network at 3 confirmations, no sweeper,
  * so FUNDED sessions stay FUNDED): a detected but unconfirmed payment blocks cancels and does
  * not fund; one reorged away before the depth never funds; one reorged away after FUNDED
- * makes the session ERROR (reorged).
+ * makes the session ERROR (reorged); a second payment reorged away after it was reported is
+ * reported again (funds_reverted).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { checkEventsAgainstDocument } from "../../../testing/documented-events.ts";
 
 let stack: LifecycleStack;
 beforeAll(async () => {
@@ -63,4 +65,27 @@ test("a funding payment reorged away after FUNDED → ERROR reorged", async () =
   const e = await stack.waitFor(s.id, "ERROR");
   expect(e.statusReason).toBe("reorged");
   expect(e.history.map((h) => h.status)).toEqual(["PENDING", "FUNDED", "ERROR"]);
+}, 30_000);
+
+test("a second payment reported as funds_received, then reorged away → funds_reverted; the status stays", async () => {
+  const s = await stack.create("1.00");
+  await stack.pay(s, 1_000_000n);
+  await stack.chains[0]!.rpc("anvil_mine", ["0x2"]);
+  await stack.waitFor(s.id, "FUNDED");
+  await stack.pay(s, 250_000n);
+  await stack.chains[0]!.rpc("anvil_mine", ["0x2"]);
+  const reasons = async () => (await stack.status(s.id)).history.map((h) => h.reason);
+  await eventually(async () => ((await reasons()).includes("funds_received") ? true : undefined), "the second payment reported");
+  // Rewrite the second payment's block and the two after it without it (the funding payment stays).
+  await stack.chains[0]!.rpc("anvil_reorg", [3, []]);
+  await eventually(async () => ((await reasons()).includes("funds_reverted") ? true : undefined), "the second payment reported reverted", 20_000);
+  const now = await stack.status(s.id);
+  expect(now.status).toBe("FUNDED");
+  expect(now.history.find((h) => h.reason === "funds_reverted")).toMatchObject({ status: "FUNDED", detail: { direction: "received", amountBaseUnits: "250000", statusReason: "paid" } });
+}, 30_000);
+
+test("every event these tests produced matches the document's schema for its reason", async () => {
+  const checked = await checkEventsAgainstDocument(stack.svc, stack.key);
+  expect(checked.problems).toEqual([]);
+  expect([...checked.reasons]).toEqual(expect.arrayContaining(["created", "paid", "reorged", "funds_received", "funds_reverted"]));
 }, 30_000);

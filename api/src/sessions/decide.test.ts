@@ -49,7 +49,7 @@ describe("PENDING", () => {
   test("partial payments that add up on one network → FUNDED", () => {
     const d = decide(pending(), facts([tx(1, 10_000_000n, 5), tx(1, 2_340_000n, 3)]), at(6));
     expect(d.transition).toMatchObject({ to: "FUNDED", reason: "paid" });
-    expect((d.transition!.detail.txHashes as string[]).length).toBe(2);
+    expect((d.transition!.detail as { txHashes: string[] }).txHashes.length).toBe(2);
   });
 
   test("halves on two networks do not add up", () => {

@@ -31,7 +31,8 @@
  * the deposit already emptied by someone else covers it too: no round is ever asked twice for
  * the same money, so no path spends relayer gas in a loop).
  */
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { SessionStatus } from "../../../shared/status.ts";
+import type { TransitionReasonAndDetail } from "./event-detail.ts";
 import { settledTransactions } from "./movements.ts";
 import type { Network, Outflow, SweepRound, Transfer } from "./facts.ts";
 
@@ -65,17 +66,20 @@ export interface Facts {
 
 export type Effect = { kind: "sweep"; chainId: number; amount: bigint };
 
+/**
+ * A status change: its reason with the detail of that reason (event-detail.ts, kept as it is
+ * for the merchant), so a detail that does not fit its reason does not compile.
+ */
+export type Transition = TransitionReasonAndDetail & {
+  to: SessionStatus;
+  /** The network the transition concerns, when there is one (its money movements go with it). */
+  chainId?: number;
+  /** FUNDED: the network that paid and the amount confirmed then, kept on the session. */
+  funding?: { chainId: number; amount: bigint };
+};
+
 export interface Decision {
-  transition?: {
-    to: SessionStatus;
-    reason: TransitionReason;
-    /** What the event says (kept as it is, for the merchant). */
-    detail: Record<string, unknown>;
-    /** The network the transition concerns, when there is one (its money movements go with it). */
-    chainId?: number;
-    /** FUNDED: the network that paid and the amount confirmed then, kept on the session. */
-    funding?: { chainId: number; amount: bigint };
-  };
+  transition?: Transition;
   /** When a cancel was asked for and could not be honoured, why. */
   refused?: "payment_detected" | "not_pending";
   effects: Effect[];
@@ -167,7 +171,8 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
       // SUCCEEDED once the funding amount itself reached the settlement address from the
       // deposit — by our sweep or by anyone's call of the open sweep function.
       const settled = settledOn(facts, funding.chainId);
-      if (settled.amount >= funding.amount) {
+      // (A positive amount always came in a transaction: the event names the last one.)
+      if (settled.amount >= funding.amount && settled.lastTxHash !== undefined) {
         return { transition: { to: "SUCCEEDED", reason: "swept", chainId: funding.chainId, detail: { chainId: funding.chainId, sweepTxHash: settled.lastTxHash } }, effects };
       }
       const rounds = (facts.sweeps ?? []).filter((w) => w.chainId === funding.chainId);

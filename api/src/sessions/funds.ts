@@ -58,7 +58,7 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
       ? t.eventId
       : recordMoneyEvent(writes, tx, session, {
           reason: "funds_reverted",
-          detail: { chainId: k.chain_id, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash, amountBaseUnits: k.amount },
+          detail: { chainId: k.chain_id as number, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash as string, amountBaseUnits: k.amount as string },
         });
     writes.send(tx`
       update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
@@ -82,20 +82,24 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
     if (!explained && f.direction === "out" && m.status === "FUNDED" && f.chainId === m.fundingChainId) continue;
     let eventId = t?.eventId;
     if (!explained) {
-      eventId = recordMoneyEvent(writes, tx, session, {
-        reason: f.direction === "in" ? "funds_received" : "funds_settled",
-        detail:
-          f.direction === "in"
-            ? {
+      eventId = recordMoneyEvent(
+        writes,
+        tx,
+        session,
+        f.direction === "in"
+          ? {
+              reason: "funds_received",
+              detail: {
                 chainId: f.chainId,
                 txHash: f.txHash,
                 logIndex: f.logIndex,
                 amountBaseUnits: f.amount.toString(),
-                blockTimestamp: f.blockTimestamp?.toISOString(),
-                onTime: f.blockTimestamp !== undefined && f.blockTimestamp <= m.expiresAt,
-              }
-            : { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() },
-      });
+                blockTimestamp: f.blockTimestamp.toISOString(),
+                onTime: f.blockTimestamp <= m.expiresAt,
+              },
+            }
+          : { reason: "funds_settled", detail: { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() } },
+      );
     }
     writes.send(tx`
       insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp, event_id)

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { checkEventsAgainstDocument } from "../../../testing/documented-events.ts";
 import { SessionRunner } from "./runner.ts";
 
 const USD = (cents: number) => BigInt(cents) * 10_000n; // 6 decimals
@@ -167,3 +168,9 @@ test("two runners at once never double-process: each session gets exactly its tr
     await extra.stop();
   }
 }, 60_000);
+
+test("every event these tests produced matches the document's schema for its reason", async () => {
+  const checked = await checkEventsAgainstDocument(stack.svc, stack.key);
+  expect(checked.problems).toEqual([]);
+  expect([...checked.reasons]).toEqual(expect.arrayContaining(["created", "paid", "overpaid", "swept", "sweep_failed", "expired", "underpaid", "canceled_by_payer", "paid_after_cancel"]));
+}, 30_000);

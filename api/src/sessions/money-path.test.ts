@@ -18,6 +18,7 @@ import { devFaucetAccount } from "../../../shared/contracts/deploy.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
 import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { checkEventsAgainstDocument } from "../../../testing/documented-events.ts";
 
 const USD = (cents: number) => BigInt(cents) * 10_000n; // 6 decimals
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
@@ -234,3 +235,9 @@ describe("money without a transition is reported", () => {
     }
   }, 40_000);
 });
+
+test("every event these tests produced matches the document's schema for its reason", async () => {
+  const checked = await checkEventsAgainstDocument(stack.svc, stack.key);
+  expect(checked.problems).toEqual([]);
+  expect([...checked.reasons]).toEqual(expect.arrayContaining(["created", "paid", "swept", "funds_received", "funds_settled"]));
+}, 30_000);

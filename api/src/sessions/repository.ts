@@ -17,6 +17,7 @@ import { SETTLEMENTS_TEXT, type KeyCheck } from "../credentials/store.ts";
 import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/webhook-outbox.ts";
 import type { CreateSessionInput } from "./create-input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
+import type { MoneyReasonAndDetail, TransitionReasonAndDetail } from "./event-detail.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
 import { arrayParam, asDate, asJson } from "../db/client.ts";
 
@@ -271,7 +272,9 @@ export async function transitionSession(
       select id, merchant_id, environment, status, status_reason, sequence from app.payment_sessions where id = ${args.sessionId} for update`;
     if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
     const writes = new Pipeline();
-    const { updated } = recordTransition(writes, tx, lockedSessionFromSql(current), args);
+    // A driver, not a decision: it records the detail it is given (none by default), whatever its reason.
+    const change = { reason: args.reason, detail: args.detail ?? {} } as TransitionReasonAndDetail;
+    const { updated } = recordTransition(writes, tx, lockedSessionFromSql(current), { to: args.to, ...change });
     await writes.flush();
     return sessionFromSql((await updated)[0]!);
   });
@@ -313,7 +316,7 @@ export function recordTransition(
   writes: Pipeline,
   tx: TransactionSql,
   session: LockedSession,
-  args: { to: SessionStatus; reason: TransitionReason; detail?: Record<string, unknown>; funding?: { chainId: number; amount: string } },
+  args: TransitionReasonAndDetail & { to: SessionStatus; funding?: { chainId: number; amount: string } },
 ): { eventId: string; updated: Promise<Row[]> } {
   const previous = session.status;
   session.status = args.to;
@@ -326,7 +329,7 @@ export function recordTransition(
            funding_amount = coalesce(${args.funding?.amount ?? null}::numeric, funding_amount)
      where id = ${session.id}
     returning *`);
-  const eventId = queueEvent(writes, tx, session, { previous, reason: args.reason, detail: args.detail ?? {} });
+  const eventId = queueEvent(writes, tx, session, { previous, reason: args.reason, detail: args.detail });
   return { eventId, updated };
 }
 
@@ -339,7 +342,7 @@ export function recordMoneyEvent(
   writes: Pipeline,
   tx: TransactionSql,
   session: LockedSession,
-  args: { reason: MoneyEventReason; detail: Record<string, unknown> },
+  args: MoneyReasonAndDetail,
 ): string {
   session.sequence += 1;
   writes.send(tx`update app.payment_sessions set sequence = ${session.sequence}, updated_at = now() where id = ${session.id}`);
@@ -349,7 +352,8 @@ export function recordMoneyEvent(
 
 /**
  * The session's event at its current sequence and status (the caller has counted both), and
- * the event's webhook deliveries, queued on `writes`. Returns the event's id.
+ * the event's webhook deliveries, queued on `writes`. Returns the event's id. Its two callers
+ * above take the detail typed by its reason (event-detail.ts); here it is only stored.
  */
 function queueEvent(
   writes: Pipeline,

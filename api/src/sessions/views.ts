@@ -5,7 +5,8 @@
  */
 import { formatAmount } from "../../../shared/money.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import type { EventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
+import type { ReasonAndDetail } from "./event-detail.ts";
 import type { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { checksumAddress } from "../../../shared/contracts/keccak.ts";
@@ -76,15 +77,16 @@ export function networkView(d: DepositLike, withSettlement = false): NetworkView
   };
 }
 
-export interface HistoryEntry {
+/**
+ * One event of the session: a status change's reason, or a money event's (`funds_received`,
+ * `funds_settled`, `funds_reverted`: the status did not change), with the detail of that reason.
+ */
+export type HistoryEntry = ReasonAndDetail & {
   sequence: number;
   status: SessionStatus;
   previousStatus: SessionStatus | null;
-  /** A status change's reason, or a money event's (`funds_received`, `funds_settled`: the status did not change). */
-  reason: EventReason;
-  detail: Record<string, unknown>;
   at: string;
-}
+};
 
 export interface MerchantSessionView {
   paymentSessionId: string;
@@ -153,8 +155,16 @@ function historyEntry(e: EventRow): HistoryEntry {
     sequence: e.sequence,
     status: e.status as SessionStatus,
     previousStatus: (e.previousStatus as SessionStatus | null) ?? null,
-    reason: e.reason as EventReason,
-    detail: e.detail,
+    ...storedReasonAndDetail(e),
     at: e.createdAt.toISOString(),
   };
+}
+
+/**
+ * A stored event's reason and detail (app.session_events) as the typed code wrote them
+ * (repository.ts recordTransition and recordMoneyEvent, typed by event-detail.ts): read back
+ * as such, not checked again.
+ */
+export function storedReasonAndDetail(e: { reason: string; detail: Record<string, unknown> }): ReasonAndDetail {
+  return { reason: e.reason, detail: e.detail } as ReasonAndDetail;
 }

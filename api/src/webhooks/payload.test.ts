@@ -42,7 +42,7 @@ test("an event carries the session as of that event, with previousStatus, reason
     status: "FUNDED",
     previousStatus: "PENDING",
     reason: "paid",
-    detail: { txHash: "0xabc" },
+    detail: { chainId: 8453, amount: "12340000", overpaid: "0", txHashes: ["0xabc"] },
     createdAt: new Date("2026-01-01T00:10:00Z"),
   });
   expect(e).toEqual({
@@ -78,7 +78,7 @@ test("an event carries the session as of that event, with previousStatus, reason
       previousStatus: "PENDING",
       reason: "paid",
       sequence: 2,
-      detail: { txHash: "0xabc" },
+      detail: { chainId: 8453, amount: "12340000", overpaid: "0", txHashes: ["0xabc"] },
     },
   });
   expect(JSON.stringify(e)).not.toContain("secret-hash");

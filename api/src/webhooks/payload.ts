@@ -6,8 +6,9 @@
  * for every attempt, for GET /events and for redeliveries, so the body never changes.
  * (Lifecycle fields that change over time belong in the event's `detail`.)
  */
-import { MONEY_EVENT_REASONS, type EventReason, type MoneyEventReason, type SessionStatus, type TransitionReason } from "../../../shared/status.ts";
-import { merchantView, type DepositLike, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
+import { MONEY_EVENT_REASONS, type EventReason, type MoneyEventReason, type SessionStatus } from "../../../shared/status.ts";
+import type { ReasonAndDetail } from "../sessions/event-detail.ts";
+import { merchantView, storedReasonAndDetail, type DepositLike, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
 
 export const EVENT_TYPES = [
   "payment_session.pending",
@@ -36,6 +37,7 @@ export function eventTypeFilter(type: EventType): { reason: MoneyEventReason } |
   return { status: name.toUpperCase() as SessionStatus, excludeReasons: MONEY_EVENT_REASONS };
 }
 
+/** A stored event (a row of app.session_events): its detail as stored. */
 export interface EventFacts {
   id: string;
   sequence: number;
@@ -46,12 +48,12 @@ export interface EventFacts {
   createdAt: Date;
 }
 
-export interface SessionEventData extends MerchantSessionView {
-  previousStatus: SessionStatus | null;
-  reason: EventReason;
-  sequence: number;
-  detail: Record<string, unknown>;
-}
+/** The event's `data`: the session as of the event, with the reason and its detail (sessions/event-detail.ts). */
+export type SessionEventData = MerchantSessionView &
+  ReasonAndDetail & {
+    previousStatus: SessionStatus | null;
+    sequence: number;
+  };
 
 export interface WebhookEvent {
   id: string;
@@ -62,23 +64,28 @@ export interface WebhookEvent {
 
 export function buildEvent(session: SessionRow, publicMerchantId: string, deposits: DepositLike[], event: EventFacts): WebhookEvent {
   const view = merchantView(session, publicMerchantId, deposits);
+  const told = storedReasonAndDetail(event);
   return {
     id: event.id,
     type: eventType(event.status, event.reason),
     createdAt: event.createdAt.toISOString(),
+    // `reason` and `detail` come together from `told` (kept in their places in the body, so the
+    // compiler is told the pairing).
     data: {
       ...view,
       status: event.status,
       // A money event leaves the status as it was: its reason then is the one stored with it.
-      statusReason: isMoneyReason(event.reason) ? ((event.detail.statusReason as TransitionReason | undefined) ?? view.statusReason) : event.reason,
+      statusReason: isMoneyEvent(told) ? (told.detail.statusReason ?? view.statusReason) : told.reason,
       updatedAt: event.createdAt.toISOString(),
       previousStatus: event.previousStatus,
-      reason: event.reason,
+      reason: told.reason,
       sequence: event.sequence,
-      detail: event.detail,
-    },
+      detail: told.detail,
+    } as SessionEventData,
   };
 }
+
+const isMoneyEvent = (e: ReasonAndDetail): e is Extract<ReasonAndDetail, { reason: MoneyEventReason }> => isMoneyReason(e.reason);
 
 export interface TestEvent {
   id: string;

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eventually } from "../../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../../testing/lifecycle.ts";
 import { documentedAnswers, type DocumentedAnswers } from "../../../../testing/documented-answers.ts";
+import { checkEventsAgainstDocument } from "../../../../testing/documented-events.ts";
 
 let stack: LifecycleStack;
 let doc: any;
@@ -120,3 +121,9 @@ test("every documented operation answers as documented, successes and errors", a
   expect(violations).toEqual([]);
   expect(seen.length).toBeGreaterThan(50);
 }, 120_000);
+
+test("every event of the sessions above, in GET /events and in their histories, matches the schema of its reason", async () => {
+  const checked = await checkEventsAgainstDocument(stack.svc, stack.key);
+  expect(checked.problems).toEqual([]);
+  expect([...checked.reasons]).toEqual(expect.arrayContaining(["created", "paid", "simulated", "expired", "canceled_by_merchant", "canceled_by_payer"]));
+}, 30_000);
