@@ -194,17 +194,21 @@ try {
 
   /** The plans of the home's statements at this size (stderr), to see each uses its index. */
   async function explainHome(merchantId: string) {
-    const plan = async (label: string, q: string) => {
-      const rows = await sql.unsafe(`explain (analyze, buffers) ${q}`);
+    const plan = async (label: string, q: string, on: { unsafe: typeof sql.unsafe } = sql) => {
+      const rows = await on.unsafe(`explain (analyze, buffers) ${q}`);
       console.error(`--- ${label}\n${rows.map((r) => r["QUERY PLAN"]).join("\n")}`);
     };
     const owner = `s.merchant_id = '${merchantId}' and s.environment = 'sandbox'`;
-    await plan("today, counted", `
+    // As home.ts counts today: no parallel plan, each deposit by one probe.
+    await sql.begin(async (tx) => {
+      await tx`set local max_parallel_workers_per_gather = 0`;
+      await plan("today, counted", `
       select s.status, s.funding_chain_id, dep.token_address, dep.decimals, count(*), coalesce(sum(s.funding_amount), 0)
         from app.payment_sessions s
-        left join lateral (select token_address, decimals from app.session_deposits where session_id = s.id and chain_id = s.funding_chain_id) dep on true
+        left join lateral (select token_address, decimals from app.session_deposits where session_id = s.id and chain_id = s.funding_chain_id offset 0) dep on true
        where ${owner} and s.created_at >= ((now() at time zone 'UTC')::date::timestamp at time zone 'UTC')
-       group by 1, 2, 3, 4`);
+       group by 1, 2, 3, 4`, tx);
+    });
     await plan("kept days", `select day, groups from app.dashboard_days where merchant_id = '${merchantId}' and environment = 'sandbox' and day >= current_date - 89`);
     await plan("changed days since the last look", `
       select (s.created_at at time zone 'UTC')::date, max(ev.created_at) from app.session_events ev join app.payment_sessions s on s.id = ev.session_id
