@@ -47,8 +47,22 @@ export async function recordSecurityEvent(
 }
 
 /**
- * The same line as a postgres.js statement, for a transaction written that way (the session
- * actor's: a cancel and its line commit together, sessions/cancel.ts).
+ * Who made a change, as its line names them, whichever door it came through: a signed-in
+ * person (the dashboard: `detail.via` "dashboard") or an API key (`via` "api", with the key's
+ * id and `keyPrefix`, which the Security history page shows as "API key <prefix>…"). Built for
+ * a request by http/auth.ts `changedBy`.
+ */
+export interface ChangedBy {
+  actor: Actor;
+  environment: Environment;
+  /** Facts of the door, merged into the line's detail. */
+  detail: Record<string, unknown>;
+}
+
+/**
+ * The same line as a postgres.js statement, for a transaction written that way: a change and
+ * its line commit together or not at all (a cancel, sessions/cancel.ts; webhook endpoints,
+ * webhooks/endpoints.ts; redeliveries, webhooks/events.ts).
  */
 export function securityEventStatement(
   tx: TransactionSql,
@@ -60,6 +74,11 @@ export function securityEventStatement(
   return tx`
     insert into app.security_events (id, merchant_id, user_id, email, ip, action, environment, detail)
     values (${newId("securityEvent")}, ${actor.merchantId}, ${actor.userId}, ${actor.email}, ${actor.ip}, ${action}, ${environment}, ${JSON.stringify(detail)}::jsonb)`;
+}
+
+/** The line of a change made by `by`, for its transaction to queue. */
+export function changeStatement(tx: TransactionSql, by: ChangedBy, action: SecurityAction, detail: Record<string, unknown>): PendingQuery<Row[]> {
+  return securityEventStatement(tx, by.actor, action, { ...detail, ...by.detail }, by.environment);
 }
 
 /** Newest first, keyset by (created_at, id). */

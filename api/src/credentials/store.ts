@@ -10,6 +10,7 @@ import { apiKeys, merchants } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import { displayPrefix, hashSecret, mintCredential, newMerchantPublicId, sameHash } from "./format.ts";
+import { recordSecurityEvent, type ChangedBy } from "./security-history.ts";
 
 export type Merchant = typeof merchants.$inferSelect;
 
@@ -52,13 +53,19 @@ export async function createApiKey(
   merchantId: string,
   environment: Environment,
   name: string,
+  by?: ChangedBy,
 ): Promise<{ secret: string; key: ApiKeySummary }> {
   const secret = mintCredential("api_key", environment);
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ id: newId("apiKey"), merchantId, environment, name, prefix: displayPrefix(secret), keyHash: hashSecret(secret) })
-    .returning();
-  return { secret, key: summarize(row!) };
+  // `by` (a person, from the dashboard): the key and its security-history line commit together.
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(apiKeys)
+      .values({ id: newId("apiKey"), merchantId, environment, name, prefix: displayPrefix(secret), keyHash: hashSecret(secret) })
+      .returning();
+    const key = summarize(row!);
+    if (by) await recordSecurityEvent(tx, by.actor, "api_key_created", { keyId: key.id, name, prefix: key.prefix, ...by.detail }, by.environment);
+    return { secret, key };
+  });
 }
 
 export async function listApiKeys(db: Db, merchantId: string): Promise<ApiKeySummary[]> {
@@ -70,13 +77,18 @@ export async function listApiKeys(db: Db, merchantId: string): Promise<ApiKeySum
  * Revocation takes effect on the next request: every request looks its key up, but a plain
  * create, which may reuse an earlier lookup, checks the key in the statement that writes it.
  */
-export async function revokeApiKey(db: Db, merchantId: string, keyId: string): Promise<ApiKeySummary | undefined> {
-  const [row] = await db
-    .update(apiKeys)
-    .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.merchantId, merchantId), isNull(apiKeys.revokedAt)))
-    .returning();
-  return row ? summarize(row) : undefined;
+export async function revokeApiKey(db: Db, merchantId: string, keyId: string, by?: ChangedBy): Promise<ApiKeySummary | undefined> {
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.merchantId, merchantId), isNull(apiKeys.revokedAt)))
+      .returning();
+    if (!row) return undefined;
+    const key = summarize(row);
+    if (by) await recordSecurityEvent(tx, by.actor, "api_key_revoked", { keyId: key.id, name: key.name, prefix: key.prefix, ...by.detail }, by.environment);
+    return key;
+  });
 }
 
 /** Shared by the requests of a lookup batch that presented the same key (apiKeyLookups): read-only, and frozen. */

@@ -12,7 +12,8 @@ import { attemptExists, listAttempts } from "../webhooks/attempts.ts";
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
 import { isId, newSecret } from "../../../shared/ids.ts";
 import { html } from "./html.ts";
-import { listSecurityEvents, recentFailures, recordSecurityEvent } from "../credentials/security-history.ts";
+import { listSecurityEvents, recentFailures, recordSecurityEvent, type Actor, type ChangedBy } from "../credentials/security-history.ts";
+import type { Environment } from "../../../shared/environment.ts";
 import { makeContext, errorPage } from "./context.ts";
 import type { Dispatch } from "./api.ts";
 import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
@@ -340,8 +341,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         actionRoute(async (c) => {
           const name = (c.form.get("name") ?? "").trim().slice(0, 100);
           if (!name) return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { status: 400, notice: { kind: "error", text: "Give the key a name." } });
-          const { secret, key } = await createApiKey(db, c.login.merchant.id, c.env, name);
-          await recordSecurityEvent(db, c.actor(), "api_key_created", { keyId: key.id, name, prefix: key.prefix }, c.env);
+          // Its security-history line commits with it (credentials/store.ts).
+          const { secret } = await createApiKey(db, c.login.merchant.id, c.env, name, byPerson(c));
           // The secret is shown once, on the page this redirects to (a sealed one-time flash).
           return c.redirectWith(`/dashboard/${c.env}/settings/api-keys`, { secret: { value: secret, label: name } });
         }),
@@ -351,14 +352,15 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         "/dashboard/:env/settings/api-keys/:keyId/revoke",
         actionRoute(async (c) => {
           const key = (await envKeys(c)).find((k) => k.id === c.params.keyId);
-          const revoked = key && !key.revokedAt ? await revokeApiKey(db, c.login.merchant.id, key.id) : undefined;
+          const revoked = key && !key.revokedAt ? await revokeApiKey(db, c.login.merchant.id, key.id, byPerson(c)) : undefined;
           if (!revoked) return errorPage(404, "Not found", "No such active key in this account and environment.");
-          await recordSecurityEvent(db, c.actor(), "api_key_revoked", { keyId: revoked.id, name: revoked.name, prefix: revoked.prefix }, c.env);
           return redirect(`/dashboard/${c.env}/settings/api-keys?notice=key-revoked`);
         }),
         HIDE,
       )
       // ---------------------------------------------------------------- settings: webhooks
+      // Each change goes through the API's route, which writes its security-history line in the
+      // change's own transaction, naming the person (http/auth.ts changedBy).
       .get(
         "/dashboard/:env/settings/webhooks",
         pageRoute(async (c) => {
@@ -375,7 +377,6 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const res = await c.api("POST", "/webhook-endpoints", { url: (c.form.get("url") ?? "").trim(), ...(description ? { description } : {}) });
           const list = await listEndpoints(db, owner(c));
           if (res.error) return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list), { status: res.status, notice: { kind: "error", text: res.error.message } });
-          await recordSecurityEvent(db, c.actor(), "webhook_endpoint_created", { endpointId: res.body.id, url: res.body.url }, c.env);
           return c.redirectWith(`/dashboard/${c.env}/settings/webhooks`, { secret: { value: res.body.secret, label: res.body.url } });
         }),
         HIDE,
@@ -400,7 +401,6 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             enabled: c.form.get("enabled") === "true",
           });
           if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-          await recordSecurityEvent(db, c.actor(), "webhook_endpoint_updated", { endpointId: res.body.id, url: res.body.url, enabled: res.body.enabled }, c.env);
           return redirect(`/dashboard/${c.env}/settings/webhooks/${res.body.id}?notice=endpoint-saved`);
         }),
         HIDE,
@@ -413,13 +413,11 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             case "reveal": {
               const res = await c.api("GET", `/webhook-endpoints/${id}/secret`);
               if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-              await recordSecurityEvent(db, c.actor(), "webhook_secret_revealed", { endpointId: c.params.id }, c.env);
               return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { secret: { value: res.body.secret, label: c.params.id! } });
             }
             case "rotate": {
               const res = await c.api("POST", `/webhook-endpoints/${id}/rotate-secret`, {});
               if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-              await recordSecurityEvent(db, c.actor(), "webhook_secret_rotated", { endpointId: c.params.id }, c.env);
               return redirect(`/dashboard/${c.env}/settings/webhooks/${id}?notice=secret-rotated`);
             }
             case "test": {
@@ -433,7 +431,6 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             case "delete": {
               const res = await c.api("DELETE", `/webhook-endpoints/${id}`);
               if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-              await recordSecurityEvent(db, c.actor(), "webhook_endpoint_deleted", { endpointId: c.params.id }, c.env);
               return redirect(`/dashboard/${c.env}/settings/webhooks?notice=endpoint-deleted`);
             }
             default:
@@ -491,11 +488,13 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     if (!d) return errorPage(404, "Not found", "No such payment session in this account.");
     return c.render("transactions", `Payment ${d.view.amount} ${d.view.currency}`, transactionBody(c.env, c.login, d), { status, notice: { kind: "error", text: message } });
   }
-  /** Through the API's route (its checks and messages), recorded in the security history when queued. */
+  /** Through the API's route (its checks and messages), which records it, naming the person, with the deliveries it queues. */
   async function redeliverEvent(c: Parameters<Parameters<typeof actionRoute>[0]>[0], eventId: string, endpointId?: string) {
-    const res = await c.api("POST", `/events/${eventId}/redeliver`, endpointId ? { webhookEndpointId: endpointId } : {});
-    if (!res.error) await recordSecurityEvent(db, c.actor(), "webhook_event_redelivered", { eventId, endpointId: endpointId ?? "every enabled endpoint" }, c.env);
-    return res;
+    return c.api("POST", `/events/${eventId}/redeliver`, endpointId ? { webhookEndpointId: endpointId } : {});
+  }
+  /** The signed-in person, for the security-history line a change writes in its own transaction. */
+  function byPerson(c: { actor(): Actor; env: Environment }): ChangedBy {
+    return { actor: c.actor(), environment: c.env, detail: { via: "dashboard" } };
   }
   async function eventsPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200, parsed = parseEventFilters(c.query)) {
     // A cursor must be one of this account's events (as the endpoint's attempts page checks its own).

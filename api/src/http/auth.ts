@@ -13,7 +13,8 @@ import { touchApiKey, type ApiKeySummary, type KeyCheck, type Merchant } from ".
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
-import type { Actor } from "../credentials/security-history.ts";
+import type { Actor, ChangedBy } from "../credentials/security-history.ts";
+import { clientAddresses } from "./client-address.ts";
 
 export interface ApiKeyAuth {
   environment: Environment;
@@ -140,4 +141,18 @@ export async function requireSessionToken(services: Services, request: Request):
   if (found.session.tokenExpiresAt.getTime() <= Date.now()) throw new ApiError("session_token_expired");
   limit(services, found.session.id);
   return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment] };
+}
+
+/**
+ * Who a request's change is by, for its security-history line: the signed-in person when the
+ * dashboard sent it (delegated), else the key, named by its id and prefix, from the caller's address.
+ */
+export function changedBy(auth: ApiKeyAuth, request: Request): ChangedBy {
+  const person = auth.person;
+  if (person) return { actor: person, environment: auth.environment, detail: { via: "dashboard" } };
+  return {
+    actor: { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
+    environment: auth.environment,
+    detail: { via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
+  };
 }

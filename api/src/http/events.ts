@@ -11,7 +11,9 @@ import { attemptExists, attemptView, listAttempts } from "../webhooks/attempts.t
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
 import { accountEventObject, deliveriesOf, eventObject, findAccountEvent, findEvent, listEvents, redeliver, redeliverAccountEvent } from "../webhooks/events.ts";
 import { readJsonBody } from "./body.ts";
-import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
+import type { TransactionSql } from "postgres";
+import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
+import { changeStatement } from "../credentials/security-history.ts";
 import { AnyEventWithDeliveries, AttemptList, EventList, EventListQuery, RedeliverBody, RedeliverResult } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, PageQuery } from "./schemas.ts";
 import type { Services } from "./services.ts";
@@ -135,8 +137,11 @@ export function eventRoutes(services: Services) {
           endpointIds = (await listEndpoints(database.db, owner(auth))).filter((e) => e.enabled).map((e) => e.id);
           if (endpointIds.length === 0) throw new ApiError("no_webhook_endpoint");
         }
-        if (found.kind === "session") await redeliver(database.sql, found.session.event, endpointIds);
-        else await redeliverAccountEvent(database.sql, found.account, endpointIds);
+        // Recorded in the security history, by the person or the key, with the deliveries it queues.
+        const by = changedBy(auth, request);
+        const line = (tx: TransactionSql) => changeStatement(tx, by, "webhook_event_redelivered", { eventId: found.id, endpointId: body.webhookEndpointId ?? "every enabled endpoint" });
+        if (found.kind === "session") await redeliver(database.sql, found.session.event, endpointIds, line);
+        else await redeliverAccountEvent(database.sql, found.account, endpointIds, line);
         set.status = 202;
         const deliveries = (await deliveriesOf(database.db, found.id)).filter((d) => !d.ordered && endpointIds.includes(d.webhookEndpointId));
         return { eventId: found.id, deliveries };

@@ -8,9 +8,8 @@ import { ApiError } from "../errors.ts";
 import { listSettlements } from "../sessions/settlements.ts";
 import { checksummed } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
-import { requireApiKey } from "./auth.ts";
+import { changedBy, requireApiKey } from "./auth.ts";
 import { changeSettlementAddress } from "../webhooks/account-announcement.ts";
-import { clientAddresses } from "./client-address.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
 import { SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./settlement-addresses.schemas.ts";
 import type { Services } from "./services.ts";
@@ -76,16 +75,16 @@ export function settlementAddressRoutes(services: Services) {
         // history and its `settlement_address.updated` event (outbox rows) commit together, for
         // a key and for the dashboard (which calls this route after its password check, naming
         // the person: auth.person) alike.
-        const person = auth.person;
+        const by = changedBy(auth, request);
         const { saved } = await changeSettlementAddress(database, {
           merchant: auth.merchant,
           environment: auth.environment,
           chainId,
           network: network.name,
           address,
-          actor: person ?? { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
-          changedBy: person?.email ?? `API key ${auth.key.prefix}…`,
-          detail: person ? { via: "dashboard" } : { via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
+          actor: by.actor,
+          changedBy: auth.person?.email ?? `API key ${auth.key.prefix}…`,
+          detail: by.detail,
         });
         return { chainId, network: network.name, address: checksummed(saved.address), isDefault: false, updatedAt: saved.updatedAt.toISOString() };
       },

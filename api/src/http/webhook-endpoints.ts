@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isId, newId } from "../../../shared/ids.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import type { Query } from "../sessions/repository.ts";
+import type { TransactionSql } from "postgres";
 import { buildTestEvent } from "../webhooks/payload.ts";
 import { sendWebhook } from "../webhooks/sender.ts";
 import { secretKey, webhookHeaders } from "../webhooks/signing.ts";
@@ -12,7 +12,8 @@ import { createEndpoint, DEFAULT_ROTATION_OVERLAP_SECONDS, deleteEndpoint, endpo
 import { checkUrl, resolveTarget, TargetError } from "../webhooks/target.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
-import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
+import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
+import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 import { AttemptList } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.ts";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, DeletedWebhookEndpoint, RotateSecretBody, TestEventResult, UpdateWebhookEndpointBody, WebhookEndpoint, WebhookEndpointList, WebhookSecret } from "./webhook-endpoints.schemas.ts";
@@ -62,7 +63,8 @@ export function webhookEndpointRoutes(services: Services) {
     return row;
   }
 
-  async function create(q: Query, auth: ApiKeyAuth, body: CreateBody, url: string) {
+  /** In a transaction (the idempotency key's, or its own): the endpoint and its security-history line commit together. */
+  async function create(q: TransactionSql, auth: ApiKeyAuth, by: ChangedBy, body: CreateBody, url: string) {
     // Counted here, inside the idempotency transaction, so a replay is never refused by the limit.
     const [c] = await q`
       select count(*)::int as n from app.webhook_endpoints
@@ -74,6 +76,7 @@ export function webhookEndpointRoutes(services: Services) {
       description: body.description || null,
       enabled: body.enabled ?? true,
     });
+    await changeStatement(q, by, "webhook_endpoint_created", { endpointId: row.id, url: row.url });
     return { status: 201, body: { ...endpointView(row), secret } };
   }
 
@@ -86,15 +89,16 @@ export function webhookEndpointRoutes(services: Services) {
         const raw = await readJsonBody(request);
         const body = validateBody<CreateBody>(CreateWebhookEndpointBody, raw);
         const url = await checkWebhookUrl(services, body.url, auth.environment);
+        const by = changedBy(auth, request);
         const result = key
           ? await withIdempotency(
               database.sql,
               { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /webhook-endpoints" },
               key,
               requestHash(raw),
-              (tx) => create(tx, auth, body, url),
+              (tx) => create(tx, auth, by, body, url),
             )
-          : { ...(await create(database.sql, auth, body, url)), replayed: false };
+          : { ...(await database.sql.begin((tx) => create(tx, auth, by, body, url))), replayed: false };
         set.status = result.status;
         if (result.replayed) set.headers["idempotent-replayed"] = "true";
         return result.body;
@@ -156,7 +160,7 @@ export function webhookEndpointRoutes(services: Services) {
           url,
           description: body.description === undefined ? undefined : body.description || null,
           enabled: body.enabled,
-        });
+        }, (tx, row) => changeStatement(tx, changedBy(auth, request), "webhook_endpoint_updated", { endpointId: row.id, url: row.url, enabled: row.enabled }));
         if (!row) throw new ApiError("resource_not_found", undefined, "id");
         return endpointView(row);
       },
@@ -177,7 +181,7 @@ export function webhookEndpointRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         await loadOwn(auth, params.id);
-        const row = await deleteEndpoint(database.sql, owner(auth), params.id);
+        const row = await deleteEndpoint(database.sql, owner(auth), params.id, (tx, row) => changeStatement(tx, changedBy(auth, request), "webhook_endpoint_deleted", { endpointId: row.id }));
         if (!row) throw new ApiError("resource_not_found", undefined, "id");
         return { id: row.id, deleted: true as const };
       },
@@ -197,6 +201,8 @@ export function webhookEndpointRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         const row = await loadOwn(auth, params.id);
+        // Nothing changes, but a secret leaves: recorded before it is answered, so it never leaves unrecorded.
+        await database.sql.begin((tx) => changeStatement(tx, changedBy(auth, request), "webhook_secret_revealed", { endpointId: row.id }));
         return { secret: revealSecret(encryptionKey, row), previousSecretExpiresAt: endpointView(row).previousSecretExpiresAt };
       },
       {
@@ -216,7 +222,9 @@ export function webhookEndpointRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         const body = validateBody<{ overlapSeconds?: number }>(RotateSecretBody, await readJsonBody(request));
         await loadOwn(auth, params.id);
-        const r = await rotateSecret(database.sql, encryptionKey, owner(auth), params.id, body.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS);
+        const r = await rotateSecret(database.sql, encryptionKey, owner(auth), params.id, body.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS, (tx, row) =>
+          changeStatement(tx, changedBy(auth, request), "webhook_secret_rotated", { endpointId: row.id }),
+        );
         if (!r) throw new ApiError("resource_not_found", undefined, "id");
         return { secret: r.secret, previousSecretExpiresAt: endpointView(r.row).previousSecretExpiresAt };
       },

@@ -5,7 +5,7 @@
  * deliveries in the same transaction.
  */
 import { and, asc, eq, isNull, sql as dsql } from "drizzle-orm";
-import type { Sql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { webhookEndpoints } from "../db/schema.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -16,6 +16,13 @@ import { generateSecret } from "./signing.ts";
 import { asDate } from "../db/client.ts";
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/**
+ * A statement queued in a change's own transaction, given the endpoint as changed: its
+ * security-history line (credentials/security-history.ts changeStatement), so the change and
+ * its line commit together or not at all.
+ */
+export type WithChange = (tx: TransactionSql, row: EndpointRow) => PendingQuery<Row[]>;
 
 /** Endpoints per merchant and environment: every event is written once per endpoint. */
 export const MAX_ENDPOINTS = 16;
@@ -102,6 +109,7 @@ export async function updateEndpoint(
   o: Owner,
   id: string,
   patch: { url?: string; description?: string | null; enabled?: boolean },
+  withChange?: WithChange,
 ): Promise<EndpointRow | undefined> {
   return sql.begin(async (tx) => {
     const [current] = await tx`
@@ -125,11 +133,13 @@ export async function updateEndpoint(
     // ever release, holding up every later event of its session. The disable meant to cancel
     // it: do so now, under the endpoint's row lock (no writer can add to it meanwhile).
     if (!current.enabled && enabled) await cancelOpenDeliveries(tx, id);
-    return endpointFromSql(rows[0]!);
+    const row = endpointFromSql(rows[0]!);
+    if (withChange) await withChange(tx, row);
+    return row;
   });
 }
 
-export async function deleteEndpoint(sql: Sql, o: Owner, id: string): Promise<EndpointRow | undefined> {
+export async function deleteEndpoint(sql: Sql, o: Owner, id: string, withChange?: WithChange): Promise<EndpointRow | undefined> {
   return sql.begin(async (tx) => {
     const rows = await tx`
       update app.webhook_endpoints set deleted_at = now(), enabled = false, updated_at = now()
@@ -137,7 +147,9 @@ export async function deleteEndpoint(sql: Sql, o: Owner, id: string): Promise<En
       returning *`;
     if (!rows[0]) return undefined;
     await cancelOpenDeliveries(tx, id);
-    return endpointFromSql(rows[0]);
+    const row = endpointFromSql(rows[0]);
+    if (withChange) await withChange(tx, row);
+    return row;
   });
 }
 
@@ -155,17 +167,23 @@ export async function rotateSecret(
   o: Owner,
   id: string,
   overlapSeconds: number,
+  withChange?: WithChange,
 ): Promise<{ row: EndpointRow; secret: string } | undefined> {
   const secret = generateSecret();
-  const rows = await sql`
-    update app.webhook_endpoints
-       set previous_secret_sealed = case when ${overlapSeconds} > 0 then secret_sealed else null end,
-           previous_secret_expires_at = case when ${overlapSeconds} > 0 then now() + make_interval(secs => ${overlapSeconds}) else null end,
-           secret_sealed = ${seal(key, secret, id)},
-           updated_at = now()
-     where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null
-    returning *`;
-  return rows[0] ? { row: endpointFromSql(rows[0]), secret } : undefined;
+  return sql.begin(async (tx) => {
+    const rows = await tx`
+      update app.webhook_endpoints
+         set previous_secret_sealed = case when ${overlapSeconds} > 0 then secret_sealed else null end,
+             previous_secret_expires_at = case when ${overlapSeconds} > 0 then now() + make_interval(secs => ${overlapSeconds}) else null end,
+             secret_sealed = ${seal(key, secret, id)},
+             updated_at = now()
+       where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null
+      returning *`;
+    if (!rows[0]) return undefined;
+    const row = endpointFromSql(rows[0]);
+    if (withChange) await withChange(tx, row);
+    return { row, secret };
+  });
 }
 
 /** The secrets a delivery is signed with now: current first, then the previous one while its overlap lasts. */

@@ -9,7 +9,7 @@
  * would change what its cursor and `type` filter mean for every caller reconciling sessions.
  */
 import { and, asc, eq, inArray, notInArray, or, type SQL } from "drizzle-orm";
-import type { Sql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { accountEvents, merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
 import type { EventReason, SessionStatus } from "../../../shared/status.ts";
@@ -142,13 +142,15 @@ function deliveryView(d: typeof webhookDeliveries.$inferSelect): DeliveryView {
  * Sends an event again to the given enabled endpoints, now, with the usual retries. These
  * deliveries stand outside the per-session order (the merchant asked for this one event).
  */
-export async function redeliver(sql: Sql, event: EventRow, endpointIds: string[]): Promise<void> {
+export async function redeliver(sql: Sql, event: EventRow, endpointIds: string[], withRedelivery?: (tx: TransactionSql) => PendingQuery<Row[]>): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`
       insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
       select ${event.id}, ep.id, ${event.sessionId}, ${event.sequence}, false, 'pending', now()
         from app.webhook_endpoints ep
        where ep.id in ${tx(endpointIds)} and ep.enabled and ep.deleted_at is null`;
+    // Its security-history line, when asked for: queued with the deliveries, never without them.
+    if (withRedelivery) await withRedelivery(tx);
     await notifyWorkers(tx);
   });
 }
@@ -168,13 +170,15 @@ export function accountEventObject(row: AccountEventRow): AccountEvent {
 }
 
 /** As `redeliver`, for an account event. */
-export async function redeliverAccountEvent(sql: Sql, event: AccountEventRow, endpointIds: string[]): Promise<void> {
+export async function redeliverAccountEvent(sql: Sql, event: AccountEventRow, endpointIds: string[], withRedelivery?: (tx: TransactionSql) => PendingQuery<Row[]>): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`
       insert into app.webhook_deliveries (account_event_id, endpoint_id, ordered, state, next_attempt_at)
       select ${event.id}, ep.id, false, 'pending', now()
         from app.webhook_endpoints ep
        where ep.id in ${tx(endpointIds)} and ep.enabled and ep.deleted_at is null`;
+    // Its security-history line, when asked for: queued with the deliveries, never without them.
+    if (withRedelivery) await withRedelivery(tx);
     await notifyWorkers(tx);
   });
 }
