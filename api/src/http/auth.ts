@@ -3,8 +3,8 @@
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
  * (docs/merchant-guide.md, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
- * holds from the next request on. The one exception, a plain create, may reuse its key's last
- * lookup because its own statement checks the key again (credentials/key-memo.ts).
+ * holds from the next request on. The exceptions, a plain create and a retrieve, may reuse their
+ * key's last lookup because their own statement checks the key again (credentials/key-memo.ts).
  */
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -86,8 +86,8 @@ const TOUCH_EVERY_MS = 60_000;
 export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
 
 /**
- * The request's API key, looked up — or, with `reuse` (plain creates only, whose insert checks
- * the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
+ * The request's API key, looked up — or, with `reuse` (plain creates and retrieves only, whose
+ * statement checks the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
  * `again`: the same request's key looked up once more (its create's key check failed); the
  * request was counted against the rate limit the first time.
  */
