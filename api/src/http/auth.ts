@@ -11,7 +11,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { bearer, hashSecret, parseCredential, type ParsedCredential } from "../credentials/format.ts";
 import { touchApiKey, type ApiKeySummary, type KeyCheck, type Merchant } from "../credentials/store.ts";
 import { findSessionByToken } from "../sessions/repository.ts";
-import type { SessionRow } from "../sessions/views.ts";
+import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
 import type { Actor } from "../credentials/security-history.ts";
 
@@ -35,6 +35,8 @@ export interface SessionTokenAuth {
   merchantName: string;
   /** The merchant's public id in the session's environment (what the SDK was initialised with). */
   merchantPublicId: string;
+  /** The session's deposits as read with it (chain ids ascending). */
+  deposits: DepositLike[];
 }
 
 /** Which environment a request's base address belongs to, when the two differ (docs/decisions.md, "Environments and credentials"). */
@@ -135,9 +137,9 @@ export async function requireApiKey(services: Services, request: Request, opts: 
 export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {
   const cred = presented(services, request);
   if (cred.kind !== "session_token") throw new ApiError("session_token_required");
-  const found = await findSessionByToken(services.database.db, cred.raw);
+  const found = await findSessionByToken(services.database.sql, cred.raw);
   if (!found || found.session.environment !== cred.environment) throw new ApiError("session_token_invalid");
   if (found.session.tokenExpiresAt.getTime() <= Date.now()) throw new ApiError("session_token_expired");
   limit(services, found.session.id);
-  return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment] };
+  return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment], deposits: found.deposits };
 }

@@ -270,16 +270,27 @@ export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventR
   return db.select().from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
 }
 
+/**
+ * The session a token names, with its merchant's name and public ids and the session's deposits
+ * (chain ids ascending): one statement, as the payer's poll reads it twice a second per open
+ * checkout (http/public-sessions.ts). Undefined: no session has that token.
+ */
 export async function findSessionByToken(
-  db: Db,
+  sql: Sql,
   token: string,
-): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string } } | undefined> {
-  const [row] = await db
-    .select({ session: paymentSessions, merchantName: merchants.name, merchantPublicIds: { sandbox: merchants.sandboxPublicId, production: merchants.livePublicId } })
-    .from(paymentSessions)
-    .innerJoin(merchants, eq(merchants.id, paymentSessions.merchantId))
-    .where(eq(paymentSessions.tokenHash, hashSecret(token)));
-  return row;
+): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string }; deposits: DepositLike[] } | undefined> {
+  const [r] = await sql`
+    select s.*, m.name as merchant_name, m.sandbox_public_id, m.live_public_id,
+           (select json_agg(d order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json
+      from app.payment_sessions s join app.merchants m on m.id = s.merchant_id
+     where s.token_hash = ${hashSecret(token)}`;
+  if (!r) return undefined;
+  return {
+    session: sessionFromSql(r),
+    merchantName: r.merchant_name as string,
+    merchantPublicIds: { sandbox: r.sandbox_public_id as string, production: r.live_public_id as string },
+    deposits: (asJson<Record<string, unknown>[] | null>(r.deposits_json) ?? []).map(depositFromJson),
+  };
 }
 
 export interface ListArgs {
