@@ -1,5 +1,5 @@
 /**
- * The last lookup of each API key this process made, by key hash, for plain creates only.
+ * The last lookup of each API key this process made, by key hash, for plain creates and retrieves.
  *
  * A plain create (POST /payment-sessions without an Idempotency-Key) is the one request that
  * may skip its key's lookup (a round trip before its write, ≈ 1.6 ms of a create's 9 under load,
@@ -14,6 +14,10 @@
  * in the reused lookup) is answered from a fresh lookup too: 401 for a key revoked meanwhile, and
  * no stale "no settlement address". A revocation or settlement change that commits while the
  * insert runs is ordered after that create, as it was after a lookup of its own.
+ *
+ * A retrieve (GET /payment-sessions/{id}) reuses it the same way: its one statement reads the
+ * session only if the key is still there unrevoked (sessions/repository.ts readMerchantView);
+ * otherwise the key is looked up again, and a revoked key refused.
  *
  * Every other request looks its key up, and every lookup (any route) refreshes the entry or,
  * for a key gone or revoked, removes it. Holding it loses nothing on a restart: the next create

@@ -3,15 +3,15 @@
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
  * (docs/merchant-guide.md, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
- * holds from the next request on. The one exception, a plain create, may reuse its key's last
- * lookup because its own statement checks the key again (credentials/key-memo.ts).
+ * holds from the next request on. The exceptions, a plain create and a retrieve, may reuse their
+ * key's last lookup because their own statement checks the key again (credentials/key-memo.ts).
  */
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { bearer, hashSecret, parseCredential, type ParsedCredential } from "../credentials/format.ts";
 import { touchApiKey, type ApiKeySummary, type KeyCheck, type Merchant } from "../credentials/store.ts";
 import { findSessionByToken } from "../sessions/repository.ts";
-import type { SessionRow } from "../sessions/views.ts";
+import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
 import type { Actor, ChangedBy } from "../credentials/security-history.ts";
 import { clientAddresses } from "./client-address.ts";
@@ -36,6 +36,8 @@ export interface SessionTokenAuth {
   merchantName: string;
   /** The merchant's public id in the session's environment (what the SDK was initialised with). */
   merchantPublicId: string;
+  /** The session's deposits as read with it (chain ids ascending). */
+  deposits: DepositLike[];
 }
 
 /** Which environment a request's base address belongs to, when the two differ (docs/decisions.md, "Environments and credentials"). */
@@ -87,8 +89,8 @@ const TOUCH_EVERY_MS = 60_000;
 export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
 
 /**
- * The request's API key, looked up — or, with `reuse` (plain creates only, whose insert checks
- * the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
+ * The request's API key, looked up — or, with `reuse` (plain creates and retrieves only, whose
+ * statement checks the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
  * `again`: the same request's key looked up once more (its create's key check failed); the
  * request was counted against the rate limit the first time.
  */
@@ -136,11 +138,11 @@ export async function requireApiKey(services: Services, request: Request, opts: 
 export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {
   const cred = presented(services, request);
   if (cred.kind !== "session_token") throw new ApiError("session_token_required");
-  const found = await findSessionByToken(services.database.db, cred.raw);
+  const found = await findSessionByToken(services.database.sql, cred.raw);
   if (!found || found.session.environment !== cred.environment) throw new ApiError("session_token_invalid");
   if (found.session.tokenExpiresAt.getTime() <= Date.now()) throw new ApiError("session_token_expired");
   limit(services, found.session.id);
-  return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment] };
+  return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment], deposits: found.deposits };
 }
 
 /**

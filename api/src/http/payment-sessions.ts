@@ -5,7 +5,7 @@ import { isSessionStatus } from "../../../shared/status.ts";
 import { isId, newId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
-import { depositsOf, findSession, insertSession, listSessions, loadMerchantView, type CreatedSession as CreatedSessionRow, type NewSession } from "../sessions/repository.ts";
+import { depositsOf, findSession, insertSession, listSessions, loadMerchantView, readMerchantView, type CreatedSession as CreatedSessionRow, type NewSession } from "../sessions/repository.ts";
 import { requestCancel } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { planDeposits } from "../sessions/deposits.ts";
@@ -158,8 +158,12 @@ export function paymentSessionRoutes(services: Services) {
 
   async function loadOwn(auth: ApiKeyAuth, id: string) {
     const row = isId("paymentSession", id) ? await findSession(database.db, auth.merchant.id, auth.environment, id) : undefined;
-    if (!row) throw new ApiError("resource_not_found", `No payment session ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
+    if (!row) throw notFound(id);
     return row;
+  }
+
+  function notFound(id: string) {
+    return new ApiError("resource_not_found", `No payment session ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
   }
 
   return new Elysia()
@@ -264,9 +268,26 @@ export function paymentSessionRoutes(services: Services) {
     .get(
       "/payment-sessions/:id",
       async ({ request, params }) => {
-        const auth = await requireApiKey(services, request);
-        const row = await loadOwn(auth, params.id);
-        return fullView(auth, row);
+        // One round trip (repository.ts readMerchantView): the key's last lookup is reused, and
+        // the read's own statement checks that key still holds; if it does not, the key is looked
+        // up again — a revoked key is refused there — and the session read with the fresh lookup.
+        let auth = await requireApiKey(services, request, { reuse: true });
+        if (!isId("paymentSession", params.id)) throw notFound(params.id);
+        const read = (keyCheck: ApiKeyAuth["check"]) =>
+          readMerchantView(database.sql, {
+            id: params.id,
+            merchantId: auth.merchant.id,
+            environment: auth.environment,
+            publicMerchantId: publicMerchantId(auth.merchant, auth.environment),
+            keyCheck,
+          });
+        let found = await read(auth.reused ? auth.check : undefined);
+        if (!found.keyOk) {
+          auth = await requireApiKey(services, request, { again: true });
+          found = await read(undefined);
+        }
+        if (!found.view) throw notFound(params.id);
+        return found.view;
       },
       {
         detail: doc({

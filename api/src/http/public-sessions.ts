@@ -26,7 +26,8 @@ const TAG = "Payment session (browser, session token)";
 /** The payer's view of the token's session, payments seen on-chain included. */
 export async function loadPayerView(services: Services, auth: SessionTokenAuth, row: SessionRow = auth.session): Promise<PayerSessionView> {
   const { db, sql } = services.database;
-  const deposits = await depositsOfSession(db, row.id);
+  // Read with the token (requireSessionToken) unless the row is newer (after a cancel).
+  const deposits = row === auth.session ? auth.deposits : await depositsOfSession(db, row.id);
   // While the indexer rebuilds, the payments are not known: show none rather than fail.
   const indexed = await readIndexedAlone(sql, row.id);
   const transfers = indexed === "not_ready" ? [] : indexed.transfers;

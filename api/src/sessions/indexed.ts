@@ -43,7 +43,7 @@ export function forgetOnMissingTable(e: unknown): boolean {
  * "not_ready" while the indexer (re)builds; none when it never ran. One statement once the
  * tables are known to exist (readiness, transfers in and out together).
  */
-export async function readIndexed(tx: TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
+export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
   if (!tablesSeen) {
     const [meta] = await tx`
       select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
@@ -101,13 +101,17 @@ export async function readIndexed(tx: TransactionSql, sessionId: string): Promis
   return { transfers, outflows };
 }
 
-/** readIndexed in a transaction of its own, once more if the tables went away since last seen. */
+/**
+ * readIndexed on its own, once more if the tables went away since last seen. No transaction:
+ * once the tables are known it is one statement (one snapshot), and a begin and a commit would
+ * be two more round trips on the payer's poll.
+ */
 export async function readIndexedAlone(sql: Sql, sessionId: string): ReturnType<typeof readIndexed> {
   try {
-    return await sql.begin((tx) => readIndexed(tx, sessionId));
+    return await readIndexed(sql, sessionId);
   } catch (e) {
     if (!forgetOnMissingTable(e)) throw e;
-    return sql.begin((tx) => readIndexed(tx, sessionId));
+    return readIndexed(sql, sessionId);
   }
 }
 

@@ -315,3 +315,25 @@ describe("retries of a reused lookup within the request's limits", () => {
   }, 20_000);
 });
 
+
+describe("retrieves reuse their key's last lookup, checked in their own statement", () => {
+  test("no lookup once the key is remembered; a key revoked since is refused 401 and the session not shown, found or not", async () => {
+    const m = await svc.merchant("Retrieve, revoked");
+    const created = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD" } });
+    expect(created.status).toBe(201);
+    const path = `/payment-sessions/${created.body.paymentSessionId}`;
+    const lookups = () => svc.services.apiKeys.stats.items;
+    const before = lookups();
+    const seen = await svc.call("GET", path, { auth: m.sandboxKey });
+    expect([seen.status, seen.body.paymentSessionId, seen.body.history.map((h: { reason: string }) => h.reason)]).toEqual([200, created.body.paymentSessionId, ["created"]]);
+    expect(lookups()).toBe(before); // answered from the remembered lookup
+    const [keyRow] = await svc.services.database.sql`select id from app.api_keys where merchant_id = ${m.merchant.id} and environment = 'sandbox'`;
+    await revokeApiKey(svc.services.database.db, m.merchant.id, keyRow!.id);
+    expect(svc.services.keyMemo.get(hashSecret(m.sandboxKey))).toBeDefined(); // still remembered: the read's check must catch it
+    for (const p of [path, `/payment-sessions/${newId("paymentSession")}`]) {
+      const r = await svc.call("GET", p, { auth: m.sandboxKey });
+      expect([r.status, r.body.error?.code, r.body.paymentSessionId]).toEqual([401, "api_key_revoked", undefined]);
+    }
+    expect(svc.services.keyMemo.get(hashSecret(m.sandboxKey))).toBeUndefined();
+  });
+});

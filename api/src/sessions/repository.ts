@@ -219,20 +219,78 @@ export async function loadMerchantView(db: Db, row: SessionRow, publicMerchantId
   );
 }
 
+/**
+ * A retrieve's one statement (GET /payment-sessions/{id}): the session with its deposits and its
+ * history, read from one snapshot (a single statement: no transition can fall between the row and
+ * its history), and whether the key the request was authenticated with still holds. `keyCheck`
+ * (a lookup reused from credentials/key-memo.ts) is checked first, in the same statement: the
+ * key still there, unrevoked, this merchant's in this environment — its settlement addresses do
+ * not matter to a read. When it fails, `keyOk` is false and no session is read (the caller looks
+ * the key up again, which refuses a revoked key). `view` is undefined for no such session.
+ */
+export async function readMerchantView(
+  sql: Sql,
+  args: { id: string; merchantId: string; environment: Environment; publicMerchantId: string; keyCheck?: KeyCheck },
+): Promise<{ keyOk: boolean; view?: MerchantSessionView }> {
+  const c = args.keyCheck;
+  const keyOk = c
+    ? sql`exists (select from app.api_keys k where k.key_hash = ${c.keyHash} and k.id = ${c.keyId} and k.revoked_at is null
+                    and k.merchant_id = ${args.merchantId} and k.environment = ${args.environment})`
+    : sql`true`;
+  const [r] = await sql`
+    select k.ok as key_ok, s.*,
+           (select json_agg(d order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json,
+           (select json_agg(e order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
+      from (select ${keyOk} as ok) k
+      left join app.payment_sessions s on k.ok and s.id = ${args.id} and s.merchant_id = ${args.merchantId} and s.environment = ${args.environment}`;
+  if (!r!.key_ok) return { keyOk: false };
+  if (r!.id == null) return { keyOk: true };
+  const deposits = asJson<Record<string, unknown>[] | null>(r!.deposits_json) ?? [];
+  const events = asJson<Record<string, unknown>[] | null>(r!.events_json) ?? [];
+  return { keyOk: true, view: merchantView(sessionFromSql(r!), args.publicMerchantId, deposits.map(depositFromJson), events.map(eventFromJson)) };
+}
+
+/** A `session_events` row as Postgres's row_to_json spells it (snake_case). */
+export function eventFromJson(r: Record<string, unknown>): EventRow {
+  return {
+    id: r.id as string,
+    sessionId: r.session_id as string,
+    merchantId: r.merchant_id as string,
+    environment: r.environment as string,
+    sequence: Number(r.sequence),
+    status: r.status as string,
+    previousStatus: (r.previous_status as string | null) ?? null,
+    reason: r.reason as string,
+    detail: r.detail as Record<string, unknown>,
+    createdAt: asDate(r.created_at),
+  };
+}
+
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
   return db.select().from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
 }
 
+/**
+ * The session a token names, with its merchant's name and public ids and the session's deposits
+ * (chain ids ascending): one statement, as the payer's poll reads it twice a second per open
+ * checkout (http/public-sessions.ts). Undefined: no session has that token.
+ */
 export async function findSessionByToken(
-  db: Db,
+  sql: Sql,
   token: string,
-): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string } } | undefined> {
-  const [row] = await db
-    .select({ session: paymentSessions, merchantName: merchants.name, merchantPublicIds: { sandbox: merchants.sandboxPublicId, production: merchants.livePublicId } })
-    .from(paymentSessions)
-    .innerJoin(merchants, eq(merchants.id, paymentSessions.merchantId))
-    .where(eq(paymentSessions.tokenHash, hashSecret(token)));
-  return row;
+): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string }; deposits: DepositLike[] } | undefined> {
+  const [r] = await sql`
+    select s.*, m.name as merchant_name, m.sandbox_public_id, m.live_public_id,
+           (select json_agg(d order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json
+      from app.payment_sessions s join app.merchants m on m.id = s.merchant_id
+     where s.token_hash = ${hashSecret(token)}`;
+  if (!r) return undefined;
+  return {
+    session: sessionFromSql(r),
+    merchantName: r.merchant_name as string,
+    merchantPublicIds: { sandbox: r.sandbox_public_id as string, production: r.live_public_id as string },
+    deposits: (asJson<Record<string, unknown>[] | null>(r.deposits_json) ?? []).map(depositFromJson),
+  };
 }
 
 export interface ListArgs {
