@@ -8,7 +8,7 @@ import type { MerchantSessionView, EventRow } from "../sessions/views.ts";
 import { newestAttemptsOfEvents, type AttemptRow } from "../webhooks/attempts.ts";
 import { listEndpoints, type EndpointRow } from "../webhooks/endpoints.ts";
 import { deliveriesOfEvents, type DeliveryView } from "../webhooks/events.ts";
-import { indexedMovesOf, type IndexedMove } from "./reconciliation.ts";
+import { readIndexedMoves, type IndexedMove } from "../sessions/indexed.ts";
 import { isId } from "../../../shared/ids.ts";
 
 export interface FundRow {
@@ -80,7 +80,7 @@ export async function loadDetail(services: Services, merchant: Merchant, environ
     deliveriesOfEvents(db, ids),
     newestAttemptsOfEvents(db, owner, ids, 10),
     listEndpoints(db, owner),
-    indexedMovesOf(sql, row.id),
+    readIndexedMoves(sql, row.id),
   ]);
   const events = sessionEvents.map((event) => ({ event, deliveries: deliveries.get(event.id) ?? [], attempts: attempts.get(event.id)?.rows ?? [] }));
   const endpoints = new Map(endpointRows.map((e) => [e.id, e]));

@@ -4,69 +4,11 @@
  * is (confirmations: the indexed head − its block + 1, as the checkout's view counts them), and
  * per session the payment and settlement transactions with their times (from the session's
  * ledger, app.session_funds). Read-only; with no index here (or one being rebuilt) the payer
- * and confirmations are simply unknown.
+ * and confirmations are simply unknown. The indexer's tables are read through sessions/indexed.ts,
+ * the one place that knows them.
  */
 import type { Sql } from "postgres";
-import { INDEXER_SCHEMA } from "../sessions/indexed.ts";
-
-/** A transfer into (a payment) or out of (a sweep) one of the session's deposit addresses, as indexed. */
-export interface IndexedMove {
-  chainId: number;
-  direction: "in" | "out";
-  txHash: string;
-  logIndex: number;
-  from: string;
-  to: string;
-  amount: string;
-  at: Date;
-  confirmations: number;
-}
-
-async function indexerTables(sql: Sql): Promise<boolean> {
-  const [r] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as t, to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as h`;
-  return !!r?.t && !!r.h;
-}
-
-/** A missing-table error while the indexer drops its tables for a rebuild: nothing to show, not a failure. */
-const missingTable = (e: unknown) => (e as { code?: string })?.code === "42P01";
-
-/** Every indexed transfer into or out of the session's deposit addresses, oldest first. */
-export async function indexedMovesOf(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
-  if (!(await indexerTables(sql))) return [];
-  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number,
-                greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations`;
-  try {
-    const rows = await sql.unsafe(
-      `select 'in' as direction, ${cols}
-         from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
-         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-        where d.session_id = $1 and t.value > 0
-       union all
-       select 'out' as direction, ${cols}
-         from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
-         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-        where d.session_id = $1 and t.value > 0
-       order by block_number, log_index`,
-      [sessionId],
-    );
-    return rows.map((r) => ({
-      chainId: r.chain_id as number,
-      direction: r.direction as "in" | "out",
-      txHash: String(r.tx_hash).toLowerCase(),
-      logIndex: r.log_index as number,
-      from: String(r.from).toLowerCase(),
-      to: String(r.to).toLowerCase(),
-      amount: r.amount as string,
-      at: new Date(Number(r.ts) * 1000),
-      confirmations: r.confirmations as number,
-    }));
-  } catch (e) {
-    if (missingTable(e)) return [];
-    throw e;
-  }
-}
+import { indexerTablesPresent, isMissingTable, payerOfLedgerRow } from "../sessions/indexed.ts";
 
 /** One session's reconciliation columns of the CSV export. */
 export interface Reconciliation {
@@ -93,10 +35,7 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
   );
   if (sessions.length === 0) return out;
   const ids = sessions.map((s) => s.id);
-  const indexed = await indexerTables(sql);
-  const payer = indexed
-    ? `(select t."from" from ${INDEXER_SCHEMA}.transfers t where f.direction = 'in' and t.chain_id = f.chain_id and t.tx_hash = f.tx_hash and t.log_index = f.log_index)`
-    : "null::text";
+  const payer = payerOfLedgerRow("f", await indexerTablesPresent(sql));
   const read = () =>
     Promise.all([
       sql`select session_id, chain_id, address from app.session_deposits where session_id = any(${ids}::text[]) order by session_id, chain_id`,
@@ -112,7 +51,7 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
   try {
     [deposits, funds] = await read();
   } catch (e) {
-    if (!missingTable(e)) throw e;
+    if (!isMissingTable(e)) throw e;
     return reconciliationOf(sql, sessions); // the index went away between the check and the read
   }
   const paidChain = new Map<string, Set<number>>();

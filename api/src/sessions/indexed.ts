@@ -230,3 +230,75 @@ export async function indexerProgress(sql: Sql): Promise<{ ready: boolean | null
   const [r] = await sql.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
   return { ready: r?.ready === true, heads: await indexedHeadBlocks(sql) };
 }
+
+// ---------------------------------------------------------------- what the dashboard shows of a payment
+
+/** A transfer into (a payment) or out of (a sweep) one of the session's deposit addresses, as indexed. */
+export interface IndexedMove {
+  chainId: number;
+  direction: "in" | "out";
+  txHash: string;
+  logIndex: number;
+  from: string;
+  to: string;
+  amount: string;
+  at: Date;
+  confirmations: number;
+}
+
+/** Whether the indexer's transfers and heads tables exist here now (no index, or one being rebuilt: no). */
+export async function indexerTablesPresent(sql: Sql): Promise<boolean> {
+  const [r] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as t, to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as h`;
+  return !!r?.t && !!r.h;
+}
+
+/** A missing-table error while the indexer drops its tables for a rebuild: nothing to show, not a failure. */
+export const isMissingTable = (e: unknown) => (e as { code?: string })?.code === "42P01";
+
+/**
+ * The SQL expression for the sender of a ledger row's payment (app.session_funds as `alias`):
+ * the indexer's row of that very transfer, by its primary key; null without an index.
+ */
+export function payerOfLedgerRow(alias: string, indexerPresent: boolean): string {
+  return indexerPresent
+    ? `(select t."from" from ${INDEXER_SCHEMA}.transfers t where ${alias}.direction = 'in' and t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index)`
+    : "null::text";
+}
+
+/** Every indexed transfer into or out of the session's deposit addresses, oldest first. */
+export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
+  if (!(await indexerTablesPresent(sql))) return [];
+  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number,
+                greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations`;
+  try {
+    const rows = await sql.unsafe(
+      `select 'in' as direction, ${cols}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0
+       union all
+       select 'out' as direction, ${cols}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0
+       order by block_number, log_index`,
+      [sessionId],
+    );
+    return rows.map((r) => ({
+      chainId: r.chain_id as number,
+      direction: r.direction as "in" | "out",
+      txHash: String(r.tx_hash).toLowerCase(),
+      logIndex: r.log_index as number,
+      from: String(r.from).toLowerCase(),
+      to: String(r.to).toLowerCase(),
+      amount: r.amount as string,
+      at: new Date(Number(r.ts) * 1000),
+      confirmations: r.confirmations as number,
+    }));
+  } catch (e) {
+    if (isMissingTable(e)) return [];
+    throw e;
+  }
+}
