@@ -30,11 +30,35 @@ export type { IndexedOutflow };
  */
 let tablesSeen = false;
 
-/** Forgets the tables on an undefined-table error (42P01) and says whether it was one. */
+/** An undefined-table error (42P01): the indexer dropped its tables for a rebuild. */
+export const isMissingTable = (e: unknown) => (e as { code?: string })?.code === "42P01";
+
+/** Forgets the tables on an undefined-table error and says whether it was one. */
 export function forgetOnMissingTable(e: unknown): boolean {
-  if ((e as { code?: string })?.code !== "42P01") return false;
+  if (!isMissingTable(e)) return false;
   tablesSeen = false;
   return true;
+}
+
+/** A transfer's depth: its chain's indexed head − its block + 1 (t: the transfer, h: the head). */
+const CONFIRMATIONS = "greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations";
+
+/**
+ * The session's ($1) indexed transfers of value, into its deposit addresses (`'in'`) and out of
+ * them (`'out'`) as the column `label`, each with `columns` of the transfer `t` and its head `h`.
+ */
+function sessionTransfersSql(label: string, columns: string): string {
+  return `select 'in' as ${label}, ${columns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0
+       union all
+       select 'out' as ${label}, ${columns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0`;
 }
 
 /**
@@ -53,8 +77,7 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
     if (!meta?.transfers || !meta.meta || !meta.heads) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
     tablesSeen = true;
   }
-  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to",
-            greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations`;
+  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to", ${CONFIRMATIONS}`;
   let rows;
   try {
     rows = await tx.unsafe(
@@ -63,17 +86,7 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
               bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "to", null::int as confirmations
          from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'
        union all
-       select 'in' as dir, ${transferColumns}
-         from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
-         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-        where d.session_id = $1 and t.value > 0
-       union all
-       select 'out' as dir, ${transferColumns}
-         from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
-         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-        where d.session_id = $1 and t.value > 0`,
+       ${sessionTransfersSql("dir", transferColumns)}`,
       [sessionId],
     );
   } catch (e) {
@@ -252,9 +265,6 @@ export async function indexerTablesPresent(sql: Sql): Promise<boolean> {
   return !!r?.t && !!r.h;
 }
 
-/** A missing-table error while the indexer drops its tables for a rebuild: nothing to show, not a failure. */
-export const isMissingTable = (e: unknown) => (e as { code?: string })?.code === "42P01";
-
 /**
  * The SQL expression for the sender of a ledger row's payment (app.session_funds as `alias`):
  * the indexer's row of that very transfer, by its primary key; null without an index.
@@ -268,21 +278,11 @@ export function payerOfLedgerRow(alias: string, indexerPresent: boolean): string
 /** Every indexed transfer into or out of the session's deposit addresses, oldest first. */
 export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
   if (!(await indexerTablesPresent(sql))) return [];
-  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number,
-                greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations`;
+  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
   try {
+    // A missing table here (a rebuild began since the look above) is nothing to show, not a failure.
     const rows = await sql.unsafe(
-      `select 'in' as direction, ${cols}
-         from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
-         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-        where d.session_id = $1 and t.value > 0
-       union all
-       select 'out' as direction, ${cols}
-         from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
-         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
-        where d.session_id = $1 and t.value > 0
+      `${sessionTransfersSql("direction", cols)}
        order by block_number, log_index`,
       [sessionId],
     );

@@ -16,7 +16,7 @@
 import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { stepSession } from "./actor.ts";
-import { INDEXED_HEAD_CHANNEL, indexedHeads, wakeSessionsTouchedAfter } from "./indexed.ts";
+import { INDEXED_HEAD_CHANNEL, indexedHeads, isMissingTable, wakeSessionsTouchedAfter } from "./indexed.ts";
 import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
@@ -95,7 +95,7 @@ export class SessionRunner {
     // due again (block → FUNDED is what payers wait on). Then whatever else is due.
     let queue = await this.scanNewBlocks().catch((e) => {
       // The indexer's schema dropped under us (a rebuild): nothing to scan until it is back.
-      if ((e as { code?: string })?.code !== "42P01") throw e;
+      if (!isMissingTable(e)) throw e;
       return [] as string[];
     });
     let woken = queue.length > 0;
