@@ -13,7 +13,7 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
 import { connect } from "../api/src/db/client.ts";
 import { migrate } from "../api/src/db/migrate.ts";
@@ -25,7 +25,7 @@ import { DEFAULT_SANDBOX_SETTLEMENT } from "../api/src/config.ts";
 import { loadChainsConfig } from "../shared/chains/config.ts";
 import { freePort } from "../testing/ports.ts";
 import { startTestChain } from "../testing/indexer-stack.ts";
-import { closedLoop, cpuSeconds, postgresCpu, round } from "./lib.ts";
+import { closedLoop, cpuSeconds, postgresCpu, round, startServiceProcess } from "./lib.ts";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -42,29 +42,11 @@ const { secret } = await createApiKey(database.db, merchant.id, "sandbox", "benc
 const chain = await startTestChain("local");
 const CHAIN_ENV = { SERVICE_RPC_URL_LOCAL: chain.chain.rpcUrl, SERVICE_INDEXER: "false", SERVICE_SWEEPER: "false", SERVICE_SESSION_RUNNER: "false" };
 const networks = loadChainsConfig(CHAIN_ENV).networks;
-const port = await freePort();
-const server = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/main.ts")], {
-  env: {
-    ...process.env,
-    DATABASE_URL: pg.url,
-    SERVICE_PORT: String(port),
-    SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
-    SERVICE_RATE_LIMIT_BURST: "1000000",
-    SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"), // nothing written to .data/
-    SERVICE_METRICS_TOKEN: "bench-metrics-token",
-    ...CHAIN_ENV,
-  },
-  stdout: "ignore",
-  stderr: "inherit",
-});
 
+let service: Awaited<ReturnType<typeof startServiceProcess>> | undefined;
 try {
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (i > 200) throw new Error("service did not start");
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
-    await Bun.sleep(50);
-  }
+  service = await startServiceProcess(pg.url, { ...CHAIN_ENV, SERVICE_METRICS_TOKEN: "bench-metrics-token" });
+  const { proc: server, url } = service;
   const body = JSON.stringify({ amount: "12.34", currency: "USD", metadata: { orderId: "bench" } });
   const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
   const post = async () => {
@@ -145,8 +127,8 @@ try {
     }),
   );
 } finally {
-  server.kill("SIGTERM");
-  await server.exited;
+  service?.proc.kill("SIGTERM");
+  await service?.proc.exited;
   await database.close();
   await pg.stop();
   await chain.chain.stop();

@@ -1,5 +1,39 @@
-/** Shared bits of the benchmark scripts: percentiles, a bounded closed-loop load, CPU used by a process. */
+/** Shared bits of the benchmark scripts: percentiles, a bounded closed-loop load, CPU used by a process, the service in a process of its own. */
 import { readdirSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { freePort } from "../testing/ports.ts";
+
+/**
+ * The service (`main`, this checkout's unless another build's is given) in a process of its own
+ * on `databaseUrl`, answering `/readyz`: per-key rate limits lifted for the load, a fixed
+ * encryption key (nothing written to .data/), `env` on top (its networks, for one).
+ */
+export async function startServiceProcess(databaseUrl: string, env: Record<string, string>, main = resolve(import.meta.dir, "../api/src/main.ts")) {
+  const port = await freePort();
+  const proc = Bun.spawn(["bun", main], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      SERVICE_PORT: String(port),
+      SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
+      SERVICE_RATE_LIMIT_BURST: "1000000",
+      SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"),
+      ...env,
+    },
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (i > 200) {
+      proc.kill("SIGTERM");
+      throw new Error("service did not start");
+    }
+    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
+    await Bun.sleep(50);
+  }
+  return { proc, url };
+}
 
 export function percentile(sortedMs: number[], p: number): number {
   if (sortedMs.length === 0) return NaN;

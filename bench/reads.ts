@@ -21,7 +21,7 @@ import { migrate } from "../api/src/db/migrate.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
 import { freePort } from "../testing/ports.ts";
 import { startTestChain } from "../testing/indexer-stack.ts";
-import { percentile, round } from "./lib.ts";
+import { percentile, round, startServiceProcess } from "./lib.ts";
 
 const N = Number(process.env.BENCH_READS ?? 2000);
 const LOAD_RATE = Number(process.env.BENCH_LOAD_RATE ?? 1000);
@@ -37,20 +37,6 @@ const { secret: loadSecret } = await createApiKey(database.db, merchant.id, "san
 
 const chain = await startTestChain("local");
 const CHAIN_ENV = { SERVICE_RPC_URL_LOCAL: chain.chain.rpcUrl, SERVICE_INDEXER: "false", SERVICE_SWEEPER: "false", SERVICE_SESSION_RUNNER: "false" };
-const port = await freePort();
-const server = Bun.spawn(["bun", MAIN], {
-  env: {
-    ...process.env,
-    DATABASE_URL: pg.url,
-    SERVICE_PORT: String(port),
-    SERVICE_RATE_LIMIT_PER_SECOND: "1000000",
-    SERVICE_RATE_LIMIT_BURST: "1000000",
-    SERVICE_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString("base64"), // nothing written to .data/
-    ...CHAIN_ENV,
-  },
-  stdout: "ignore",
-  stderr: "inherit",
-});
 
 /** `count` requests one after another: each one's time, for the answers with `status`. */
 async function timeSequential(count: number, request: (i: number) => Promise<Response>, status: number) {
@@ -67,13 +53,10 @@ async function timeSequential(count: number, request: (i: number) => Promise<Res
   return { ms, failures };
 }
 
+let service: Awaited<ReturnType<typeof startServiceProcess>> | undefined;
 try {
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (i > 200) throw new Error("service did not start");
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) break;
-    await Bun.sleep(50);
-  }
+  service = await startServiceProcess(pg.url, CHAIN_ENV, MAIN);
+  const { url } = service;
   const keyHeaders = { authorization: `Bearer ${secret}` };
   // Sessions to read, each with its token; the retrieves and payer reads go round them.
   const sessions: { id: string; token: string }[] = [];
@@ -142,8 +125,8 @@ try {
     }),
   );
 } finally {
-  server.kill("SIGTERM");
-  await server.exited;
+  service?.proc.kill("SIGTERM");
+  await service?.proc.exited;
   await database.close();
   await pg.stop();
   await chain.chain.stop();
