@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Services } from "../http/services.ts";
 import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
-import { depositsOf } from "../sessions/repository.ts";
+import { depositsOf, findSession } from "../sessions/repository.ts";
 import { attemptExists, listAttempts } from "../webhooks/attempts.ts";
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
 import { isId, newSecret } from "../../../shared/ids.ts";
@@ -203,7 +203,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const owner = { merchantId: c.login.merchant.id, environment: c.env };
           // A cursor must be one of this account's sessions, or it would page by another's.
           const cursorId = c.query.after ?? c.query.before;
-          const cursorOk = !cursorId || (isId("paymentSession", cursorId) && (await sql`select 1 from app.payment_sessions where id = ${cursorId} and merchant_id = ${owner.merchantId} and environment = ${c.env}`).length > 0);
+          const cursorOk = !cursorId || (isId("paymentSession", cursorId) && (await findSession(db, owner.merchantId, c.env, cursorId)) !== undefined);
           const cursor = cursorOk ? { after: c.query.after, before: c.query.before } : {};
           const page = await listTransactions(sql, owner, filters, cursor);
           const firstPage = !cursor.after && !cursor.before;
