@@ -1,0 +1,59 @@
+import { describe, expect, test } from "bun:test";
+import { Type } from "@sinclair/typebox";
+import { col, decodeFirst, decodeRows, rowShape, RowShapeMismatch } from "./rows.ts";
+
+const Shape = rowShape("test row", {
+  id: col.text,
+  n: col.int,
+  big: col.bigint,
+  at: col.time,
+  detail: col.json(),
+  status: col.oneOf(["PENDING", "FUNDED"] as const),
+  reference: col.nullable(col.text),
+});
+
+describe("decodeRows", () => {
+  test("decodes text times and json, keeps the rest as sent", () => {
+    const [r] = decodeRows(Shape, [{ id: "a", n: 1, big: 2n, at: "2026-11-26 03:00:00.5+00", detail: '{"x":1}', status: "FUNDED", reference: null, extra: true }]);
+    expect(r!.at).toBeInstanceOf(Date);
+    expect(r!.at.toISOString()).toBe("2026-11-26T03:00:00.500Z");
+    expect(r!.detail).toEqual({ x: 1 });
+    expect(r!.big).toBe(2n);
+    expect(r!.status).toBe("FUNDED");
+    expect(r!.reference).toBeNull();
+  });
+
+  test("a Date or parsed json passes through", () => {
+    const at = new Date("2026-01-01T00:00:00Z");
+    const r = decodeFirst(Shape, [{ id: "a", n: 1, big: 2n, at, detail: { y: [1] }, status: "PENDING", reference: "r" }]);
+    expect(r!.at.getTime()).toBe(at.getTime());
+    expect(r!.detail).toEqual({ y: [1] });
+    expect(decodeFirst(Shape, [])).toBeUndefined();
+  });
+
+  test("a missing column, a wrong type or an unknown status names the statement and the column", () => {
+    const good = { id: "a", n: 1, big: 2n, at: "2026-11-26", detail: "{}", status: "PENDING", reference: null };
+    for (const [bad, column] of [
+      [{ ...good, id: undefined }, "/id"],
+      [{ ...good, big: "2" }, "/big"],
+      [{ ...good, status: "SETTLED" }, "/status"],
+      [{ ...good, reference: 3 }, "/reference"],
+    ] as const) {
+      let error: unknown;
+      try {
+        decodeRows(Shape, [bad]);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(RowShapeMismatch);
+      expect(String(error)).toContain('"test row"');
+      expect(String(error)).toContain(column);
+    }
+  });
+
+  test("json checked against its schema", () => {
+    const S = rowShape("json row", { d: col.json(Type.Object({ a: Type.Number() })) });
+    expect(decodeRows(S, [{ d: '{"a":1}' }])[0]!.d.a).toBe(1);
+    expect(() => decodeRows(S, [{ d: '{"a":"x"}' }])).toThrow(RowShapeMismatch);
+  });
+});
