@@ -18,7 +18,7 @@ import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
 import { connect } from "../api/src/db/client.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
-import { insertSession } from "../api/src/sessions/repository.ts";
+import { insertSession } from "../api/src/sessions/create/statement.ts";
 import { newId } from "../shared/ids.ts";
 import { planDeposits } from "../api/src/sessions/deposits.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT } from "../api/src/config.ts";

@@ -13,7 +13,7 @@ import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
 import { loadConfig } from "../api/src/config.ts";
 import { startService } from "../api/src/server.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
-import { insertSession } from "../api/src/sessions/repository.ts";
+import { insertSession } from "../api/src/sessions/create/statement.ts";
 import { planDeposits } from "../api/src/sessions/deposits.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT } from "../api/src/config.ts";
 import { loadChainsConfig } from "../shared/chains/config.ts";

@@ -11,7 +11,7 @@ import { migrate } from "./db/migrate.ts";
 import { buildApp, type Face } from "./http/app.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
-import { purgeExpiredIdempotencyKeys } from "./http/idempotency.ts";
+import { purgeExpiredIdempotencyKeys } from "./db/idempotency-keys.ts";
 import type { Services } from "./http/services.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { Faucet } from "./sandbox/faucet.ts";
@@ -28,9 +28,8 @@ import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
 import { serveApp } from "./http/serve.ts";
 import { HttpMetrics, MetricsRegistry } from "./http/metrics.ts";
 import { Outage } from "./db/outage.ts";
-import { createGroup } from "./sessions/create-group.ts";
+import { createGroup } from "./sessions/create/group.ts";
 import { KeyMemo } from "./credentials/key-memo.ts";
-import { keyedCreateGroup } from "./http/idempotent-creates.ts";
 import { apiKeyLookups } from "./credentials/store.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
@@ -121,9 +120,9 @@ export async function startService(config: Config, log: (line: string) => void =
       statementTimeoutMs: config.dbStatementTimeoutMs,
     });
     // The grouped statements on connections of their own, one per batch that can be out (creates
-    // 1, keyed creates 1, key lookups 2), which keep one plan per statement (shared/postgres-settings.ts, KEPT_PLANS).
+    // 1, key lookups 2), which keep one plan per statement (shared/postgres-settings.ts, KEPT_PLANS).
     groupedDatabase = connect(databaseUrl, {
-      max: 4,
+      max: 3,
       connectTimeoutMs: config.dbConnectTimeoutMs,
       statementTimeoutMs: config.dbStatementTimeoutMs,
       plans: "kept",
@@ -149,7 +148,6 @@ export async function startService(config: Config, log: (line: string) => void =
       apiKeys: apiKeyLookups(groupedDatabase.sql),
       keyMemo: new KeyMemo(),
       creates: createGroup(groupedDatabase.sql),
-      keyedCreates: keyedCreateGroup(groupedDatabase.sql),
     };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
@@ -186,7 +184,7 @@ export async function startService(config: Config, log: (line: string) => void =
       readiness,
       http: httpMetrics,
       webhookStats: () => worker?.stats,
-      groups: { creates: services.creates.stats, keyed_creates: services.keyedCreates.stats, api_key_lookups: services.apiKeys.stats },
+      groups: { creates: services.creates.stats, api_key_lookups: services.apiKeys.stats },
     });
     const front = serveApp(app, {
       port: config.port,

@@ -55,5 +55,8 @@ describe("decodeRows", () => {
     const S = rowShape("json row", { d: col.json(Type.Object({ a: Type.Number() })) });
     expect(decodeRows(S, [{ d: '{"a":1}' }])[0]!.d.a).toBe(1);
     expect(() => decodeRows(S, [{ d: '{"a":"x"}' }])).toThrow(RowShapeMismatch);
+    expect(() => decodeRows(S, [{ d: null }])).toThrow(RowShapeMismatch);
+    const N = rowShape("nullable json row", { d: col.nullable(col.json(Type.Object({ a: Type.Number() }))) });
+    expect(decodeRows(N, [{ d: null }, { d: { a: 2 } }]).map((r) => r.d)).toEqual([null, { a: 2 }]);
   });
 });

@@ -30,8 +30,9 @@ const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
   })
   .Encode((d) => d);
 
+// Anything but SQL null, so that col.nullable(col.json(…)) sends a null to its Null branch.
 const json = <S extends TSchema>(schema: S) =>
-  Type.Transform(Type.Unknown())
+  Type.Transform(Type.Not(Type.Null()))
     .Decode((v): Static<S> => {
       const value: unknown = typeof v === "string" ? JSON.parse(v) : v;
       const check = compiled(schema);

@@ -3,13 +3,13 @@
  * the payer's browser; both as `Authorization: Bearer …`. Each failure has its own code
  * (docs/merchant-guide.md, "Errors"). Keys and tokens are looked up on every request (a key's lookup may share a
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
- * holds from the next request on. The exceptions, a plain create and a retrieve, may reuse their
+ * holds from the next request on. The exceptions, a create and a retrieve, may reuse their
  * key's last lookup because their own statement checks the key again (credentials/key-memo.ts).
  */
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { bearer, hashSecret, parseCredential, type ParsedCredential } from "../credentials/format.ts";
-import { touchApiKey, type ApiKeySummary, type KeyCheck, type Merchant } from "../credentials/store.ts";
+import { touchApiKey, type ApiKeySummary, type KeyCheck, type KeyLookup, type Merchant } from "../credentials/store.ts";
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
@@ -22,10 +22,8 @@ export interface ApiKeyAuth {
   key: ApiKeySummary;
   /** The merchant's settlement addresses in this environment, by chain id. */
   settlements: ReadonlyMap<number, string>;
-  /** A presented key's check, for a create's statement to hold it to (absent for delegated requests). */
+  /** A presented key's check, for a create's or a retrieve's statement to hold it to (absent for delegated requests). */
   check?: KeyCheck;
-  /** Read from the process's last lookup of the key, not now (requireApiKey's `reuse`). */
-  reused?: boolean;
   /** Delegated requests only (dashboard/api.ts): the signed-in person acting, for the security history and announcements. */
   person?: Actor;
 }
@@ -88,41 +86,76 @@ const TOUCH_EVERY_MS = 60_000;
  */
 export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
 
-/**
- * The request's API key, looked up — or, with `reuse` (plain creates and retrieves only, whose
- * statement checks the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
- * `again`: the same request's key looked up once more (its create's key check failed); the
- * request was counted against the rate limit the first time.
- */
-export async function requireApiKey(services: Services, request: Request, opts: { reuse?: boolean; again?: boolean } = {}): Promise<ApiKeyAuth> {
+/** The request's API key, looked up now (every route but a create's and a retrieve's: apiKeyInHand). */
+export async function requireApiKey(services: Services, request: Request): Promise<ApiKeyAuth> {
   const delegated = delegatedAuth.get(request);
   if (delegated) {
     limit(services, delegated.key.id);
     return delegated;
   }
+  const { cred, keyHash } = presentedKey(services, request);
+  const found = await lookUp(services, keyHash);
+  return admitted(services, request, cred, found, async () => {});
+}
+
+/** A request's key as a create or a retrieve holds it: see apiKeyInHand. */
+export interface KeyInHand {
+  auth: ApiKeyAuth;
+  /** Read from the process's last lookup of the key, not for this request. */
+  reused: boolean;
+  /** The key looked up again, now (not counted against the rate limit a second time). */
+  lookAgain(): Promise<ApiKeyAuth>;
+}
+
+/**
+ * The request's API key as this process last looked it up, when it did (credentials/key-memo.ts),
+ * else looked up now — for the two requests whose own statement checks the key again: a create
+ * (sessions/create/create.ts) and a retrieve (sessions/repository.ts readMerchantView). When that
+ * check fails, they call lookAgain, which refuses a key revoked meanwhile.
+ */
+export async function apiKeyInHand(services: Services, request: Request): Promise<KeyInHand> {
+  const delegated = delegatedAuth.get(request);
+  if (delegated) {
+    limit(services, delegated.key.id);
+    return { auth: delegated, reused: false, lookAgain: async () => delegated };
+  }
+  const { cred, keyHash } = presentedKey(services, request);
+  const remembered = services.keyMemo.get(keyHash);
+  const lookAgain = async () => admitted(services, request, cred, await lookUp(services, keyHash), undefined);
+  // Refused with a reused lookup (over the rate limit): a key revoked since is answered 401, not 429.
+  const auth = await admitted(services, request, cred, remembered ?? (await lookUp(services, keyHash)), remembered ? () => lookUp(services, keyHash) : async () => {});
+  return { auth, reused: remembered !== undefined, lookAgain };
+}
+
+function presentedKey(services: Services, request: Request) {
   const cred = presented(services, request);
   if (cred.kind !== "api_key") throw new ApiError("api_key_required");
-  const keyHash = hashSecret(cred.raw);
-  const lookUp = async () => {
-    const f = await services.apiKeys.submit(keyHash);
-    services.keyMemo.remember(keyHash, f);
-    if (!f) throw new ApiError("api_key_invalid");
-    if (f.key.revokedAt) throw new ApiError("api_key_revoked");
-    return f;
-  };
-  const remembered = opts.reuse ? services.keyMemo.get(keyHash) : undefined;
-  const reused = remembered !== undefined;
-  const found = remembered ?? (await lookUp());
-  // The stored row decides the environment, not the prefix the caller presented: the prefix
-  // is only a hint for an early "wrong base address" answer.
+  return { cred, keyHash: hashSecret(cred.raw) };
+}
+
+/** The key's lookup (grouped with other requests': credentials/store.ts apiKeyLookups), remembered for creates and retrieves. */
+async function lookUp(services: Services, keyHash: string): Promise<KeyLookup> {
+  const found = await services.apiKeys.submit(keyHash);
+  services.keyMemo.remember(keyHash, found);
+  if (!found) throw new ApiError("api_key_invalid");
+  if (found.key.revokedAt) throw new ApiError("api_key_revoked");
+  return found;
+}
+
+/**
+ * A found key admitted for this request: the stored row decides the environment (the prefix
+ * presented is only a hint for an early "wrong base address"), the request counted against the
+ * key's rate limit (`beforeRefusal` runs first when it is over; undefined: not counted, a second
+ * lookup for the same request), and last_used_at written now and then.
+ */
+async function admitted(services: Services, request: Request, cred: ParsedCredential, found: KeyLookup, beforeRefusal: (() => Promise<unknown>) | undefined): Promise<ApiKeyAuth> {
   const environment = found.key.environment;
   if (environment !== cred.environment) checkHost(services, request, environment);
-  if (!opts.again) {
+  if (beforeRefusal) {
     try {
       limit(services, found.key.id);
     } catch (e) {
-      // Refused with a reused lookup: a key revoked since is answered 401, not 429.
-      if (reused) await lookUp();
+      await beforeRefusal();
       throw e;
     }
   }
@@ -132,7 +165,7 @@ export async function requireApiKey(services: Services, request: Request, opts: 
     // Not awaited: bookkeeping must not slow or fail the request.
     touchApiKey(services.database.db, found.key.id, new Date(now)).catch(() => services.keyTouchedAt.delete(found.key.id));
   }
-  return { environment, merchant: found.merchant, key: found.key, settlements: found.settlements, check: found.check, reused };
+  return { environment, merchant: found.merchant, key: found.key, settlements: found.settlements, check: found.check };
 }
 
 export async function requireSessionToken(services: Services, request: Request): Promise<SessionTokenAuth> {

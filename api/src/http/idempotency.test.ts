@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { requestHash, seal, unseal } from "./idempotency.ts";
+import { requestHash } from "./idempotency.ts";
+import { seal, unseal, withIdempotency } from "../db/idempotency-keys.ts";
 
 let svc: TestService;
 let key: string;
@@ -139,12 +140,12 @@ describe("Idempotency-Key", () => {
     expect(await svc.count("payment_sessions")).toBe(rows);
   });
 
-  test("grouped: many keyed creates at once share transactions, each keeps its own key and answer", async () => {
-    const before = { ...svc.services.keyedCreates.stats };
+  test("grouped: many keyed creates at once share statements, each keeps its own key and answer", async () => {
+    const before = { ...svc.services.creates.stats };
     const n = 40;
     const first = await Promise.all(Array.from({ length: n }, (_, i) => post(`grouped-${i}`, { amount: `${i + 1}.00`, currency: "USD" })));
     expect(first.map((r) => r.status)).toEqual(Array(n).fill(201));
-    const stats = svc.services.keyedCreates.stats;
+    const stats = svc.services.creates.stats;
     expect(stats.items - before.items).toBe(n);
     expect(stats.batches - before.batches).toBeLessThan(n);
     expect(first.map((r) => r.body.amount)).toEqual(first.map((_, i) => `${i + 1}.00`));
@@ -174,6 +175,29 @@ describe("Idempotency-Key", () => {
     expect([mine.status, theirs.status]).toEqual([201, 201]);
     expect(mine.body.paymentSessionId).not.toBe(theirs.body.paymentSessionId);
     expect(await svc.count("payment_sessions")).toBe(rows + 3);
+  });
+
+  test("a replay is the first answer as it was, after the session moved on (rebuilt from the session: the record holds only its id and token)", async () => {
+    const first = await post("replay-after-cancel", { amount: "2.50", currency: "USD", metadata: { b: "1", a: "2" } });
+    expect(first.status).toBe(201);
+    const canceled = await svc.call("POST", `/payment-sessions/${first.body.paymentSessionId}/cancel`, { auth: key, body: {} });
+    expect(canceled.body.status).toBe("CANCELED");
+    const again = await post("replay-after-cancel", { amount: "2.50", currency: "USD", metadata: { b: "1", a: "2" } });
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+    expect(again.body).toEqual(first.body);
+    expect(JSON.stringify(again.body)).toBe(JSON.stringify(first.body));
+  });
+
+  test("a record holding a whole answer (written by the build before) still replays that answer", async () => {
+    const m = await svc.merchant("Whole answers");
+    const stored = { paymentSessionId: "ps_from_the_build_before", status: "PENDING", amount: "3.00" };
+    const ctx = { secret: svc.services.encryptionKey, merchantId: m.merchant.id, environment: "sandbox" as const, endpoint: "POST /payment-sessions" };
+    await withIdempotency(svc.services.database.sql, ctx, "whole-answer", requestHash({ amount: "3.00", currency: "USD" }), async () => ({ status: 201, body: stored }));
+    const rows = await svc.count("payment_sessions");
+    const again = await post("whole-answer", { amount: "3.00", currency: "USD" }, m.sandboxKey);
+    expect([again.status, again.headers.get("idempotent-replayed"), again.body]).toEqual([201, "true", stored]);
+    expect((await post("whole-answer", { amount: "4.00", currency: "USD" }, m.sandboxKey)).body.error.code).toBe("idempotency_key_reused");
+    expect(await svc.count("payment_sessions")).toBe(rows);
   });
 
   test("an unusable Idempotency-Key header is 400", async () => {

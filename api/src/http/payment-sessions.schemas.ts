@@ -5,7 +5,7 @@
 import { t } from "elysia";
 import { TRANSITION_REASONS } from "../../../shared/status.ts";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
-import { METADATA_LIMITS } from "../sessions/create-input.ts";
+import { METADATA_LIMITS } from "../sessions/create/input.ts";
 import { ReasonAndDetailSchema, type ReasonAndDetail as ReasonAndDetailType } from "../sessions/event-detail.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 

@@ -9,8 +9,7 @@ import type { MetricsRegistry } from "./metrics.ts";
 import type { Group } from "../db/group.ts";
 import type { KeyLookup } from "../credentials/store.ts";
 import type { KeyMemo } from "../credentials/key-memo.ts";
-import type { CreatedSession, NewSession } from "../sessions/repository.ts";
-import type { KeyedCreate, KeyedOutcome } from "./idempotent-creates.ts";
+import type { CreateGroup } from "../sessions/create/group.ts";
 
 /** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
@@ -29,14 +28,12 @@ export interface Services {
   networks: NetworkConfig[];
   /** Which of them are ready (deposit factory deployed): sessions are offered only there. */
   readiness: NetworkReadiness;
-  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request but plain creates. */
+  /** API-key lookups, grouped (credentials/store.ts apiKeyLookups): one per request but creates and retrieves that reuse one. */
   apiKeys: Group<string, KeyLookup | undefined>;
-  /** Each key's last lookup, which plain creates may reuse (credentials/key-memo.ts). */
+  /** Each key's last lookup, which creates and retrieves may reuse (credentials/key-memo.ts). */
   keyMemo: KeyMemo;
-  /** Plain creates, written with group commit (sessions/create-group.ts); null: its key check failed, not written. */
-  creates: Group<NewSession, CreatedSession | null>;
-  /** Creates with an Idempotency-Key whose key is free, grouped (http/idempotent-creates.ts). */
-  keyedCreates: Group<KeyedCreate, KeyedOutcome>;
+  /** Creates, written with group commit (sessions/create/group.ts). */
+  creates: CreateGroup;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */
   metrics?: MetricsRegistry;
 }

@@ -11,7 +11,8 @@ import { attemptExists, attemptView, insertAttempts, listAttempts, type NewAttem
 import { createEndpoint, DEFAULT_ROTATION_OVERLAP_SECONDS, deleteEndpoint, endpointView, findEndpoint, listEndpoints, MAX_ENDPOINTS, revealSecret, rotateSecret, signingSecrets, updateEndpoint, type EndpointRow } from "../webhooks/endpoints.ts";
 import { checkUrl, resolveTarget, TargetError } from "../webhooks/target.ts";
 import { readJsonBody } from "./body.ts";
-import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency.ts";
+import { readIdempotencyKey, requestHash } from "./idempotency.ts";
+import { withIdempotency } from "../db/idempotency-keys.ts";
 import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 import { AttemptList } from "./events.schemas.ts";

@@ -1,18 +1,18 @@
 /**
- * A plain create may be prepared from its key's last lookup (credentials/key-memo.ts); its insert
- * then checks that lookup again (sessions/repository.ts insertSessions, credentials/store.ts
+ * A create may be prepared from its key's last lookup (credentials/key-memo.ts); its statement
+ * then checks that lookup again (sessions/create/statement.ts insertSessions, credentials/store.ts
  * KeyCheck). These tests hold the check to what a fresh lookup per create promised: a revoked key
  * creates nothing, and deposits commit to the settlement addresses in force when they are written.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { newId } from "../../../shared/ids.ts";
-import { insertSessions, type NewSession } from "./repository.ts";
+import { insertSessions, newSessionToken, type CreateOutcome, type NewSession } from "./create/statement.ts";
+import { createClaim, readRecord } from "../db/idempotency-keys.ts";
 import { createApiKey, createMerchant, lookupApiKeys, revokeApiKey, type KeyCheck } from "../credentials/store.ts";
 import { hashSecret } from "../credentials/format.ts";
 import { setSettlement } from "./settlements.ts";
 import { KeyMemo } from "../credentials/key-memo.ts";
-import { keyedCreateGroup, type KeyedCreate } from "../http/idempotent-creates.ts";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -36,8 +36,12 @@ function checkedSession(merchantId: string, check: KeyCheck | undefined, settlem
     tokenGraceSeconds: 60,
     deposits: [{ chainId: sandboxChain(), address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
     keyCheck: check,
+    token: newSessionToken("sandbox"),
   };
 }
+
+/** The session id of a written create, null for one not written. */
+const idOf = (o: CreateOutcome | undefined) => (o?.written ? o.row.id : null);
 
 /** Everything a create writes, for these session ids. */
 async function written(ids: string[]) {
@@ -59,7 +63,7 @@ describe("a create's statement checks the key lookup it was prepared from", () =
     const first = await lookUp(m.sandboxKey);
     expect(first.check).toEqual({ keyHash: hashSecret(m.sandboxKey), keyId: first.key.id, settlements: null }); // none set in sandbox
     const fine = session(first.check, `0x${"1".repeat(40)}`);
-    expect((await insertSessions(svc.services.database.sql, [fine]))[0]?.row.id).toBe(fine.id);
+    expect(idOf((await insertSessions(svc.services.database.sql, [fine]))[0])).toBe(fine.id);
     expect(await written([fine.id])).toEqual({ sessions: 1, deposits: 1, events: 1, deliveries: 1 });
 
     // A settlement address set since the lookup: that create is not written, the one without a check is.
@@ -68,7 +72,8 @@ describe("a create's statement checks the key lookup it was prepared from", () =
     const stale = session(first.check, `0x${"1".repeat(40)}`);
     const unchecked = session(undefined, newSettlement);
     const answers = await insertSessions(svc.services.database.sql, [stale, unchecked]);
-    expect(answers.map((a) => a?.row.id ?? null)).toEqual([null, unchecked.id]);
+    expect(answers.map(idOf)).toEqual([null, unchecked.id]);
+    expect(answers[0]).toEqual({ written: false, why: "key_changed" });
     expect(await written([stale.id])).toEqual({ sessions: 0, deposits: 0, events: 0, deliveries: 0 });
     expect(await written([unchecked.id])).toEqual({ sessions: 1, deposits: 1, events: 1, deliveries: 1 });
 
@@ -79,18 +84,18 @@ describe("a create's statement checks the key lookup it was prepared from", () =
     const otherKey = await createApiKey(svc.services.database.db, m.merchant.id, "sandbox", "other");
     const borrowed = session({ ...second.check, keyId: otherKey.key.id }, newSettlement);
     const pair = await insertSessions(svc.services.database.sql, [again, borrowed]);
-    expect(pair.map((a) => a?.row.id ?? null)).toEqual([again.id, null]);
+    expect(pair.map(idOf)).toEqual([again.id, null]);
 
     // The key must be the session's merchant's: another merchant's session under this key is not written.
     const stranger = await svc.merchant("Stranger");
     const foreign = { ...session(second.check, newSettlement), merchantId: stranger.merchant.id };
-    expect(await insertSessions(svc.services.database.sql, [foreign])).toEqual([null]);
+    expect((await insertSessions(svc.services.database.sql, [foreign])).map(idOf)).toEqual([null]);
     expect(await written([foreign.id])).toEqual({ sessions: 0, deposits: 0, events: 0, deliveries: 0 });
 
     // Revoked: nothing more with that key, whatever it was prepared from.
     expect(await revokeApiKey(svc.services.database.db, m.merchant.id, second.key.id)).toBeDefined();
     const revoked = session(second.check, newSettlement);
-    expect(await insertSessions(svc.services.database.sql, [revoked])).toEqual([null]);
+    expect((await insertSessions(svc.services.database.sql, [revoked])).map(idOf)).toEqual([null]);
     expect(await written([revoked.id, borrowed.id])).toEqual({ sessions: 0, deposits: 0, events: 0, deliveries: 0 });
   });
 
@@ -102,7 +107,7 @@ describe("a create's statement checks the key lookup it was prepared from", () =
     await setSettlement(svc.services.database.db, b.merchant.id, "sandbox", chainId, `0x${"6".repeat(40)}`); // b's lookup is now stale
     const list = [checkedSession(a.merchant.id, la.check), checkedSession(b.merchant.id, lb.check), checkedSession(a.merchant.id, la.check), checkedSession(b.merchant.id, lb.check)];
     const answers = await insertSessions(svc.services.database.sql, list);
-    expect(answers.map((x) => x !== null)).toEqual([true, false, true, false]);
+    expect(answers.map((x) => x.written)).toEqual([true, false, true, false]);
     expect(await written(list.map((s) => s.id))).toEqual({ sessions: 2, deposits: 2, events: 2, deliveries: 0 });
   });
 });
@@ -133,7 +138,7 @@ describe("creates reuse their key's last lookup", () => {
 
   });
 
-  test("creates with an Idempotency-Key look their key up each time, use a settlement address set meanwhile, and replay their answer", async () => {
+  test("creates with an Idempotency-Key reuse the lookup too, use a settlement address set meanwhile, and replay their answer", async () => {
     const m = await svc.merchant("Reuse, keyed");
     const chainId = sandboxChain();
     const create = (key: string) => svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "4.00", currency: "USD" }, headers: { "idempotency-key": key } });
@@ -141,7 +146,7 @@ describe("creates reuse their key's last lookup", () => {
     expect((await create(newId("event"))).status).toBe(201);
     const afterFirst = lookups();
     expect((await create(newId("event"))).status).toBe(201);
-    expect(lookups()).toBe(afterFirst + 1);
+    expect(lookups()).toBe(afterFirst); // no lookup
     const newSettlement = "0x9999999999999999999999999999999999999999";
     expect((await svc.call("PUT", `/settlement-addresses/${chainId}`, { auth: m.sandboxKey, body: { address: newSettlement } })).status).toBe(200);
     const key = newId("event");
@@ -149,9 +154,10 @@ describe("creates reuse their key's last lookup", () => {
     expect(made.status).toBe(201);
     const [deposit] = await svc.services.database.sql`select settlement_address from app.session_deposits where session_id = ${made.body.paymentSessionId}`;
     expect(deposit!.settlement_address).toBe(newSettlement);
-    expect(lookups()).toBe(afterFirst + 3); // the PUT's and the create's
+    expect(lookups()).toBe(afterFirst + 2); // the PUT's, and the create's after its check refused the remembered lookup
     const replay = await create(key);
-    expect([replay.status, replay.headers.get("idempotent-replayed"), replay.body.paymentSessionId]).toEqual([201, "true", made.body.paymentSessionId]);
+    expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([201, "true"]);
+    expect(replay.body).toEqual(made.body);
     const [counts] = await svc.services.database.sql`
       select (select count(*)::int from app.payment_sessions where merchant_id = ${m.merchant.id}) as sessions,
              (select count(*)::int from app.idempotency_keys where merchant_id = ${m.merchant.id}) as keys,
@@ -159,27 +165,31 @@ describe("creates reuse their key's last lookup", () => {
     expect(counts).toEqual({ sessions: 3, keys: 3, answered: 3 });
   });
 
-  test("a keyed batch with a failed check is rolled back whole: the stale create and its batch-mate come back to be sent again, nothing claimed or written", async () => {
+  test("a keyed create whose check failed claims nothing and writes nothing; its batch-mates are written, each key once", async () => {
     const a = await svc.merchant("Keyed batch A");
     const b = await svc.merchant("Keyed batch B");
     const chainId = sandboxChain();
     const [la, lb] = [await lookUp(a.sandboxKey), await lookUp(b.sandboxKey)];
     await setSettlement(svc.services.database.db, b.merchant.id, "sandbox", chainId, `0x${"4".repeat(40)}`);
-    const group = keyedCreateGroup(svc.services.database.sql);
-    const item = (merchantId: string, check: KeyCheck): KeyedCreate => ({
-      claim: { ctx: { secret: Buffer.alloc(32, 3), merchantId, environment: "sandbox", endpoint: "POST /payment-sessions" }, key: newId("event"), hash: "0".repeat(64) },
-      session: checkedSession(merchantId, check),
-      respond: (c) => ({ status: 201, body: { id: c.row.id } }),
-    });
-    const [fine, stale] = [item(a.merchant.id, la.check), item(b.merchant.id, lb.check)];
-    const outcomes = await Promise.all([group.submit(fine), group.submit(stale)]); // one turn: one batch
-    expect(group.stats).toEqual({ batches: 1, items: 2 });
-    expect(outcomes).toEqual([{ claimed: false, why: "again" }, { claimed: false, why: "stale" }]);
+    const claimOf = (merchantId: string, key: string) => ({ ctx: { secret: Buffer.alloc(32, 3), merchantId, environment: "sandbox" as const, endpoint: "POST /payment-sessions" }, key, hash: "0".repeat(64) });
+    const keyed = (merchantId: string, check: KeyCheck, key: string) => {
+      const session = checkedSession(merchantId, check);
+      return { ...session, claim: createClaim(claimOf(merchantId, key), { sessionId: session.id, token: session.token.clear }) };
+    };
+    const shared = newId("event");
+    const [fine, stale, twin] = [keyed(a.merchant.id, la.check, shared), keyed(b.merchant.id, lb.check, newId("event")), keyed(a.merchant.id, la.check, shared)];
+    const outcomes = await insertSessions(svc.services.database.sql, [fine, stale, twin]);
+    expect(outcomes.map((o) => (o.written ? "written" : o.why))).toEqual(["written", "key_changed", "idempotency_key_taken"]);
     const [counts] = await svc.services.database.sql`
-      select (select count(*)::int from app.payment_sessions where id = any(${[fine.session.id, stale.session.id]})) as sessions,
-             (select count(*)::int from app.idempotency_keys where merchant_id = any(${[a.merchant.id, b.merchant.id]})) as keys`;
-    expect(counts).toEqual({ sessions: 0, keys: 0 });
-    expect(await group.submit(fine)).toEqual({ claimed: true, response: { status: 201, body: { id: fine.session.id } } });
+      select (select count(*)::int from app.payment_sessions where id = any(${[fine.id, stale.id, twin.id]})) as sessions,
+             (select count(*)::int from app.idempotency_keys where merchant_id = ${a.merchant.id}) as a_keys,
+             (select count(*)::int from app.idempotency_keys where merchant_id = ${b.merchant.id}) as b_keys`;
+    expect(counts).toEqual({ sessions: 1, a_keys: 1, b_keys: 0 });
+    // The key's record names the first create's session and token, sealed; the same key again is taken.
+    expect(await readRecord(svc.services.database.sql, claimOf(a.merchant.id, shared))).toEqual({ kind: "created", sessionId: fine.id, token: fine.token.clear });
+    expect((await insertSessions(svc.services.database.sql, [keyed(a.merchant.id, la.check, shared)])).map((o) => (o.written ? "written" : o.why))).toEqual(["idempotency_key_taken"]);
+    // Under another body, the record refuses it.
+    expect(await readRecord(svc.services.database.sql, { ...claimOf(a.merchant.id, shared), hash: "1".repeat(64) })).toEqual({ kind: "reused" });
   });
 
   test("a production merchant who sets its first settlement address can create at once (the refusal before came from the reused lookup)", async () => {

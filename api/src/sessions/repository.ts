@@ -1,7 +1,6 @@
 /**
- * Payment sessions in the database. Creation is the hot path (bench/api-create.ts), so it
- * is one SQL statement that writes sessions with their deposits, first events and deliveries
- * together, for one create or a group of them; the rest goes through drizzle.
+ * Payment sessions in the database: reads, transitions and money events. Creation is a module of
+ * its own (create/), one statement for a group of creates.
  */
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import type { Row, Sql, TransactionSql } from "postgres";
@@ -15,168 +14,13 @@ import type { MoneyEventReason, SessionStatus, TransitionReason } from "../../..
 import { hashSecret, mintCredential } from "../credentials/format.ts";
 import { SETTLEMENTS_TEXT, type KeyCheck } from "../credentials/store.ts";
 import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/webhook-outbox.ts";
-import type { CreateSessionInput } from "./create-input.ts";
+import type { CreateSessionInput } from "./create/input.ts";
 import type { PlannedDeposit } from "./deposits.ts";
 import type { MoneyReasonAndDetail, TransitionReasonAndDetail } from "./event-detail.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
 import { arrayParam, asDate, asJson } from "../db/client.ts";
 
 export type Query = Sql | TransactionSql;
-
-export interface CreatedSession {
-  row: SessionRow;
-  /** The session token in clear: returned once, in the creation response. */
-  token: string;
-}
-
-export interface NewSession {
-  id: string;
-  merchantId: string;
-  environment: Environment;
-  input: CreateSessionInput;
-  tokenGraceSeconds: number;
-  deposits: PlannedDeposit[];
-  /**
-   * The key lookup the create was prepared from (its deposits commit to the settlement
-   * addresses read there): written only if it still holds (see insertSessions).
-   */
-  keyCheck?: KeyCheck;
-}
-
-/** One create, with no key check (so always written, or an error). */
-export async function insertSession(q: Query, args: Omit<NewSession, "keyCheck">): Promise<CreatedSession> {
-  return (await insertSessions(q, [args]))[0]!;
-}
-
-/**
- * Creates sessions — each with its deposit addresses, its first event and that event's webhook
- * deliveries — in one statement, so one commit (group commit: sessions/create-group.ts). The
- * rows travel as arrays (one statement text for any count, prepared once); the database clock
- * is the one clock: created_at, expires_at and the token's expiry come from the same now().
- * Answers in the order asked.
- *
- * A create with a keyCheck is written only if, in this statement's snapshot, its key is still
- * there, unrevoked and its own merchant's in its environment, and the merchant's settlement
- * addresses in that environment are still the ones its lookup read (credentials/store.ts
- * KeyCheck); otherwise its answer is null and nothing of it is written. Each distinct check of
- * the batch is made once: one probe of the keys' unique index and one of the settlements'
- * primary key. (A revocation or settlement change that commits while this statement runs is
- * ordered after the create, as it was after a lookup of its own.)
- *
- * Only what the database decides comes back (the id, created_at, and metadata as jsonb stores
- * it: keys reordered); the rest of each row is what was written (createdRow). Returning whole
- * rows cost the batch ≈ 20 µs a create in this process and some in Postgres (formatting and
- * parsing five timestamps and a dozen columns) while the next batch waits (bench/api-create.ts).
- */
-export async function insertSessions(q: Query, list: NewSession[]): Promise<(CreatedSession | null)[]> {
-  if (list.length === 0) return [];
-  // The batch's distinct key checks (a merchant's server sends most creates with one key), each
-  // with the merchant and environment its key must belong to, and each create's number in that
-  // list (null: none).
-  const checks: (KeyCheck & { merchantId: string; environment: string })[] = [];
-  const checkNumbers = new Map<string, number>();
-  const checkNo = list.map((a) => {
-    const c = a.keyCheck;
-    if (!c) return null;
-    const k = `${c.keyHash} ${c.keyId} ${a.merchantId} ${a.environment} ${c.settlements}`;
-    let n = checkNumbers.get(k);
-    if (n === undefined) checkNumbers.set(k, (n = checks.push({ ...c, merchantId: a.merchantId, environment: a.environment })));
-    return n;
-  });
-  const tokens = list.map((a) => mintCredential("session_token", a.environment));
-  const hashes = tokens.map(hashSecret);
-  const col = <T>(f: (a: NewSession, i: number) => T) => list.map(f);
-  const deposits = list.flatMap((a) => a.deposits.map((d) => ({ sessionId: a.id, d })));
-  const dep = <T>(f: (d: PlannedDeposit) => T) => deposits.map((x) => f(x.d));
-  const arr = (type: Parameters<typeof arrayParam>[2], values: (string | number | null)[]) => arrayParam(q, values, type);
-  // Only a batch with key checks has the check's parts: a batch without (keyed creates, the
-  // dashboard's) runs the statement it ran before there were checks (a second prepared statement).
-  const checked = checks.length > 0;
-  const checkCte = checked
-    ? q`c as (
-      select c.n, coalesce(k.id = c.key_id and k.revoked_at is null and k.merchant_id = c.merchant_id and k.environment = c.environment, false)
-                  and st.settlements is not distinct from c.settlements as ok
-        from unnest(${arr("text", checks.map((c) => c.keyHash))}, ${arr("text", checks.map((c) => c.keyId))}, ${arr("text", checks.map((c) => c.merchantId))},
-                    ${arr("text", checks.map((c) => c.environment))}, ${arr("text", checks.map((c) => c.settlements))})
-             with ordinality as c(key_hash, key_id, merchant_id, environment, settlements, n)
-        left join lateral (select k.id, k.merchant_id, k.environment, k.revoked_at from app.api_keys k where k.key_hash = c.key_hash offset 0) k on true
-        left join lateral (select ${q.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
-                            where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st on true
-    ),`
-    : q``;
-  const rows = await q`
-    with ${checkCte} x as (
-      select x.* from unnest(
-        ${arr("text", col((a) => a.id))}, ${arr("text", col((a) => a.merchantId))}, ${arr("text", col((a) => a.environment))},
-        ${arr("bigint", col((a) => a.input.amountMinor.toString()))}, ${arr("text", col((a) => a.input.currency))},
-        ${arr("text", col((a) => a.input.referenceId))}, ${arr("jsonb", col((a) => JSON.stringify(a.input.metadata)))},
-        ${arr("int", col((a) => a.input.expiresInSeconds))}, ${arr("int", col((a) => a.input.expiresInSeconds + a.tokenGraceSeconds))},
-        ${arr("text", hashes)}, ${arr("text", col(() => newId("event")))}${checked ? q`, ${arr("int", checkNo)}` : q``}
-      ) as x(id, merchant_id, environment, amount_minor, currency, reference_id, metadata, expires_in, token_expires_in, token_hash, event_id${checked ? q`, check_no` : q``})
-      ${checked ? q`where x.check_no is null or exists (select from c where c.n = x.check_no and c.ok)` : q``}
-    ), s as (
-      insert into app.payment_sessions
-        (id, merchant_id, environment, status, status_reason, amount_minor, currency, reference_id, metadata,
-         expires_at, token_hash, token_expires_at, sequence, wake_at)
-      select id, merchant_id, environment, 'PENDING', 'created', amount_minor, currency, reference_id, metadata,
-             now() + make_interval(secs => expires_in), token_hash, now() + make_interval(secs => token_expires_in), 1,
-             now() + make_interval(secs => expires_in)
-        from x
-      returning *
-    ), d as (
-      insert into app.session_deposits
-        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
-      select dd.* from unnest(
-        ${arr("text", deposits.map((x) => x.sessionId))}, ${arr("int", dep((d) => d.chainId))}, ${arr("text", dep((d) => d.address))},
-        ${arr("text", dep((d) => d.settlementAddress))}, ${arr("text", dep((d) => d.tokenAddress))}, ${arr("int", dep((d) => d.decimals))},
-        ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))})
-        as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
-      ${checked ? q`where exists (select from x where x.id = dd.session_id)` : q``}
-    ), e as (
-      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-      select x.event_id, s.id, s.merchant_id, s.environment, 1, s.status, null, 'created', '{}'::jsonb, s.created_at
-        from s join x on x.id = s.id
-      returning id, session_id, merchant_id, environment, sequence
-    ), ${q.unsafe(NEW_SESSION_DELIVERIES_CTE)}
-    select s.id, s.created_at, s.metadata, (select count(*) from wn) as webhook_notified from s`;
-  const byId = new Map(rows.map((r) => [r.id as string, r]));
-  return list.map((a, i) => {
-    const r = byId.get(a.id);
-    return r ? { row: createdRow(a, hashes[i]!, r), token: tokens[i]! } : null;
-  });
-}
-
-/**
- * A new session's row as insertSessions wrote it, from what it sent and what came back: the
- * times from the database's created_at (the same now() that set them), metadata as stored.
- * create-group.test.ts checks it against the row read back, and the API's answer against a retrieve.
- */
-function createdRow(a: NewSession, tokenHash: string, r: Record<string, unknown>): SessionRow {
-  const createdAt = asDate(r.created_at);
-  const after = (seconds: number) => new Date(createdAt.getTime() + seconds * 1000);
-  const expiresAt = after(a.input.expiresInSeconds);
-  return {
-    id: a.id,
-    merchantId: a.merchantId,
-    environment: a.environment,
-    status: "PENDING",
-    statusReason: "created",
-    amountMinor: a.input.amountMinor,
-    currency: a.input.currency,
-    referenceId: a.input.referenceId,
-    metadata: asJson<Record<string, string>>(r.metadata),
-    expiresAt,
-    tokenHash,
-    tokenExpiresAt: after(a.input.expiresInSeconds + a.tokenGraceSeconds),
-    sequence: 1,
-    wakeAt: expiresAt,
-    fundingChainId: null,
-    fundingAmount: null,
-    forceSweepFailure: false,
-    createdAt,
-    updatedAt: createdAt,
-  };
-}
 
 export async function findSession(db: Db, merchantId: string, environment: Environment, id: string): Promise<SessionRow | undefined> {
   const [row] = await db

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestService, type TestService } from "../../../testing/service.ts";
-import { newId } from "../../../shared/ids.ts";
-import { CREATE_GROUP_LIMITS, createGroup } from "./create-group.ts";
-import { findSessionById, insertSessions, type NewSession } from "./repository.ts";
-import { apiKeyLookups, revokeApiKey } from "../credentials/store.ts";
-import { hashSecret } from "../credentials/format.ts";
+import { startTestService, type TestService } from "../../../../testing/service.ts";
+import { newId } from "../../../../shared/ids.ts";
+import { CREATE_GROUP_LIMITS, createGroup } from "./group.ts";
+import { findSessionById } from "../repository.ts";
+import { insertSessions, newSessionToken, type NewSession } from "./statement.ts";
+import { apiKeyLookups, revokeApiKey } from "../../credentials/store.ts";
+import { hashSecret } from "../../credentials/format.ts";
 
 let svc: TestService;
 let key: string;
@@ -80,8 +81,9 @@ describe("creates with group commit", () => {
       input: { amountMinor: BigInt(1000 + i), currency: "USD" as const, ...x },
       tokenGraceSeconds: 3600,
       deposits: [deposit(i)],
+      token: newSessionToken("sandbox"),
     }));
-    const created = (await insertSessions(sql, list)).map((c) => c!);
+    const created = (await insertSessions(sql, list)).map((c) => (c.written ? c : expect.unreachable()));
     expect(created.map((c) => c.row.id)).toEqual(list.map((a) => a.id));
     for (const c of created) {
       const stored = await findSessionById(svc.services.database.db, c.row.id);
@@ -102,7 +104,7 @@ describe("creates with group commit", () => {
     expect(made.status).toBe(201);
     const { answer, tokenExpiresAt } = await answerIsRetrieve(made.body);
     expect(Date.parse(tokenExpiresAt) - Date.parse(answer.expiresAt)).toBe(3600 * 1000);
-    // With an Idempotency-Key (its own group, its answer stored): the answer, then its replay.
+    // With an Idempotency-Key (its record holds the session's id and token): the answer, then its replay, rebuilt.
     const keyed = { auth: key, body: { amount: "6.00", currency: "USD", metadata: { second: "1", first: "2" } }, headers: { "idempotency-key": `row-test-${newId("event")}` } };
     const k1 = await svc.call("POST", "/payment-sessions", keyed);
     const k2 = await svc.call("POST", "/payment-sessions", keyed);
@@ -115,7 +117,7 @@ describe("creates with group commit", () => {
     const sql = svc.services.database.sql;
     const group = createGroup(sql, { maxBatch: 10, maxInFlight: 1 });
     const input = { amountMinor: 100n, currency: "USD" as const, metadata: {}, referenceId: null, expiresInSeconds: 600 };
-    const session = (id: string): NewSession => ({ id, merchantId, environment: "sandbox", input, tokenGraceSeconds: 60, deposits: [] });
+    const session = (id: string): NewSession => ({ id, merchantId, environment: "sandbox", input, tokenGraceSeconds: 60, deposits: [], token: newSessionToken("sandbox") });
     const taken = newId("paymentSession");
     await group.submit(session(taken));
     // Two submitted in the same turn leave together: one reuses an id (primary key), one is fine.
@@ -124,7 +126,8 @@ describe("creates with group commit", () => {
     expect(dup.status).toBe("rejected");
     expect(String((dup as PromiseRejectedResult).reason?.code)).toBe("23505");
     expect(ok.status).toBe("fulfilled");
-    expect((ok as PromiseFulfilledResult<{ row: { id: string } }>).value.row.id).toBe(fine);
+    const written = (ok as PromiseFulfilledResult<Awaited<ReturnType<typeof group.submit>>>).value;
+    expect(written.written && written.row.id).toBe(fine);
     expect(group.stats).toEqual({ batches: 2, items: 3 }); // the pair went as one batch before being written one by one
     const [row] = await sql`select count(*)::int as n from app.payment_sessions where id = any(${[taken, fine]})`;
     expect(row?.n).toBe(2);

@@ -2,8 +2,8 @@
  * The meaning checks of a create request, after its shape was validated against
  * CreateSessionBody: amount bounds, currency, metadata limits, expiry bounds. Pure.
  */
-import { ApiError } from "../errors.ts";
-import { formatAmount, isSupportedCurrency, parseAmount, SUPPORTED_CURRENCIES, type Currency } from "../../../shared/money.ts";
+import { ApiError } from "../../errors.ts";
+import { formatAmount, isSupportedCurrency, parseAmount, SUPPORTED_CURRENCIES, type Currency } from "../../../../shared/money.ts";
 
 export interface CreateSessionBody {
   amount: string;
