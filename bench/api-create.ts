@@ -4,8 +4,8 @@
  * the same rows (a session and its first event) inserted with postgres.js directly, no
  * HTTP, at the same concurrency, one statement per create; and a bare single-row insert
  * (autocommit) at the same concurrency; and creates with an Idempotency-Key each (as sdk/server
- * sends them). Prints JSON, with how many creates shared a statement under group commit
- * (api/src/db/group.ts; from the service's /metrics), how many key lookups a plain create made
+ * sends them), held to the same bare-floor goal. Prints JSON, with how many creates shared a statement under group commit
+ * (api/src/db/group.ts; from the service's /metrics), how many key lookups a create made
  * (none once its key was looked up: api/src/credentials/key-memo.ts), and the CPU
  * each process spent per create (cpuPerCreateUs: service, Postgres, and this driver). Goals: ≥ 0.5× the same-rows floor, ≥ 0.35× the bare floor, p99 ≤ 25 ms.
  *   BENCH_SECONDS (default 10), BENCH_CONCURRENCY (default 50); SERVICE_DB_POOL_SIZE is passed
@@ -70,7 +70,7 @@ try {
   const g1 = await grouped();
   const cpuPerCreateUs = Object.fromEntries(Object.entries(c0).map(([k, v]) => [k, Math.round((((c1 as Record<string, number>)[k]! - v) / http.ops) * 1e6)]));
   // The same with an Idempotency-Key on every create, as the typed server client (sdk/server)
-  // sends: grouped too, in their own group (key claims, sessions and sealed answers per batch).
+  // sends: the same group and statement, which also writes each key's record.
   const keyed = async () => {
     const r = await fetch(`${url}/payment-sessions`, { method: "POST", headers: { ...headers, "idempotency-key": crypto.randomUUID() }, body });
     await r.arrayBuffer();
@@ -80,10 +80,11 @@ try {
   const k0 = await grouped();
   const httpIdempotent = await closedLoop(concurrency, seconds, keyed);
   const k1 = await grouped();
-  const keyedPerStatement = round((k1("keyed_creates").items - k0("keyed_creates").items) / (k1("keyed_creates").batches - k0("keyed_creates").batches), 1);
+  const keyedPerStatement = round((k1("creates").items - k0("creates").items) / (k1("creates").batches - k0("creates").batches), 1);
+  const keyedLookups = k1("api_key_lookups").items - k0("api_key_lookups").items;
   // Group commit (api/src/db/group.ts): how many requests shared a statement, on average.
   const perStatement = (group: string) => round((g1(group).items - g0(group).items) / (g1(group).batches - g0(group).batches), 1);
-  // Plain creates reuse their key's last lookup (api/src/credentials/key-memo.ts): ≈ 0 lookups a create.
+  // Creates reuse their key's last lookup (api/src/credentials/key-memo.ts): ≈ 0 lookups a create.
   const keyLookups = g1("api_key_lookups").items - g0("api_key_lookups").items;
   const grouping = { createsPerStatement: perStatement("creates"), keyLookupsPerCreate: round(keyLookups / http.ops, 4) };
 
@@ -107,6 +108,7 @@ try {
 
   const ratio = round(http.perSecond / floor.perSecond, 3);
   const bareRatio = round(http.perSecond / bareFloor.perSecond, 3);
+  const keyedBareRatio = round(httpIdempotent.perSecond / bareFloor.perSecond, 3);
   console.log(
     JSON.stringify({
       bench: "api-create",
@@ -116,14 +118,14 @@ try {
       http,
       cpuPerCreateUs,
       grouping,
-      httpIdempotent: { ...httpIdempotent, createsPerTransaction: keyedPerStatement },
+      httpIdempotent: { ...httpIdempotent, createsPerStatement: keyedPerStatement, keyLookupsPerCreate: round(keyedLookups / httpIdempotent.ops, 4), bareRatio: keyedBareRatio },
       floor,
       bareFloor,
       ratio,
       bareRatio,
       cores: navigator.hardwareConcurrency,
       goals: { ratio: 0.5, bareRatio: 0.35, p99Ms: 25 },
-      pass: { ratio: ratio >= 0.5, bareRatio: bareRatio >= 0.35, p99: http.p99Ms <= 25 },
+      pass: { ratio: ratio >= 0.5, bareRatio: bareRatio >= 0.35, keyedBareRatio: keyedBareRatio >= 0.35, p99: http.p99Ms <= 25 },
     }),
   );
 } finally {
