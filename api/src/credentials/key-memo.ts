@@ -1,19 +1,18 @@
 /**
- * The last lookup of each API key this process made, by key hash, for plain creates and retrieves.
+ * The last lookup of each API key this process made, by key hash, for creates and retrieves.
  *
- * A plain create (POST /payment-sessions without an Idempotency-Key) is the one request that
- * may skip its key's lookup (a round trip before its write, ≈ 1.6 ms of a create's 9 under load,
- * and a statement of its own in Postgres): it is prepared from the key's last lookup and carries
- * that lookup's KeyCheck to its insert,
- * which writes the session only if the key is still there unrevoked and the merchant's
+ * A create (POST /payment-sessions, with or without an Idempotency-Key) may skip its key's lookup
+ * (a round trip before its write, ≈ 1.6 ms of a create's 9 under load, and a statement of its own
+ * in Postgres): it is prepared from the key's last lookup and carries that lookup's KeyCheck to its
+ * statement, which writes the session only if the key is still there unrevoked and the merchant's
  * settlement addresses are still the ones the deposit addresses were made for
- * (sessions/repository.ts insertSessions). A create whose check fails is not written; its
- * request looks the key up again and is prepared anew (http/payment-sessions.ts createPlain), so a revoked
- * key is refused and a new settlement address is used from the next create on — as when every
- * create looked its key up. A create refused before its insert (a bad body, no settlement address
- * in the reused lookup) is answered from a fresh lookup too: 401 for a key revoked meanwhile, and
- * no stale "no settlement address". A revocation or settlement change that commits while the
- * insert runs is ordered after that create, as it was after a lookup of its own.
+ * (sessions/create/statement.ts). A create whose check fails is not written; its request looks the
+ * key up again and is prepared anew (sessions/create/create.ts), so a revoked key is refused and
+ * a new settlement address is used from the next create on — as when every create looked its key
+ * up. A create refused before its write (a bad body, no settlement address in the reused lookup)
+ * is answered from a fresh lookup too: 401 for a key revoked meanwhile, and no stale "no
+ * settlement address". A revocation or settlement change that commits while the statement runs
+ * is ordered after that create, as it was after a lookup of its own.
  *
  * A retrieve (GET /payment-sessions/{id}) reuses it the same way: its one statement reads the
  * session only if the key is still there unrevoked (sessions/repository.ts readMerchantView);

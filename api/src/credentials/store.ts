@@ -97,7 +97,7 @@ export interface KeyLookup {
   readonly merchant: Readonly<Merchant>;
   /** The merchant's settlement addresses in the key's environment, by chain id (read here to save a query per create). */
   readonly settlements: ReadonlyMap<number, string>;
-  /** What a create checks again in its own statement (sessions/repository.ts insertSessions): this key and these settlements. */
+  /** What a create checks again in its own statement (sessions/create/statement.ts): this key and these settlements. */
   readonly check: KeyCheck;
 }
 
@@ -117,14 +117,14 @@ export interface KeyCheck {
 
 /**
  * The merchant's settlement addresses of one environment as one text, in chain order: the
- * lookup and the create's check (insertSessions) both write it with this expression, so equal
+ * lookup and the create's check (sessions/create/statement.ts) both write it with this expression, so equal
  * texts mean the same addresses. `ms` is app.merchant_settlements.
  */
 export const SETTLEMENTS_TEXT = "json_object_agg(ms.chain_id, ms.address order by ms.chain_id)::text";
 
 /**
  * The key and its merchant for a presented secret, or undefined when no key has that hash.
- * Runs on every authenticated request but plain creates that reuse an earlier one: see lookupApiKeys.
+ * Runs on every authenticated request but creates and retrieves that reuse an earlier one: see lookupApiKeys.
  */
 export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | undefined> {
   return (await lookupApiKeys(db.$client, [hashSecret(secret)]))[0];
