@@ -51,6 +51,14 @@ describe("decodeRows", () => {
     }
   });
 
+  test("wholeNumber: a bigint, decimal text or safe JSON integer, exactly; a JSON number past 2^53 is refused", () => {
+    const W = rowShape("whole", { n: col.wholeNumber });
+    expect(decodeRows(W, [{ n: 5n }, { n: "123456789012345678901234567890" }, { n: 42 }]).map((r) => r.n)).toEqual([5n, 123456789012345678901234567890n, 42n]);
+    expect(() => decodeRows(W, [{ n: 2 ** 60 }])).toThrow(RowShapeMismatch);
+    expect(() => decodeRows(W, [{ n: 1.5 }])).toThrow(RowShapeMismatch);
+    expect(() => decodeRows(W, [{ n: "1e3" }])).toThrow(RowShapeMismatch);
+  });
+
   test("json checked against its schema", () => {
     const S = rowShape("json row", { d: col.json(Type.Object({ a: Type.Number() })) });
     expect(decodeRows(S, [{ d: '{"a":1}' }])[0]!.d.a).toBe(1);

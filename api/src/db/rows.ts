@@ -41,6 +41,18 @@ const json = <S extends TSchema>(schema: S) =>
     })
     .Encode((v) => v);
 
+/**
+ * An integer column read exactly, whichever way it arrives: a bigint (int8 on the shared client),
+ * its decimal text (numeric), or a JSON number (int8 inside json_agg) — refused when past 2^53,
+ * where a JSON number may already have lost digits.
+ */
+const wholeNumber = Type.Transform(Type.Union([Type.BigInt(), Type.String({ pattern: "^-?[0-9]+$" }), Type.Integer()]))
+  .Decode((v) => {
+    if (typeof v === "number" && !Number.isSafeInteger(v)) throw new TypeError(`integer past 2^53 read from json: ${v}`);
+    return BigInt(v);
+  })
+  .Encode((v) => v);
+
 /** Column types as they come back from Postgres to a raw statement on the shared client. */
 export const col = {
   text: Type.String(),
@@ -48,6 +60,8 @@ export const col = {
   int: Type.Number(),
   /** int8: a JS bigint, never a lossy number. */
   bigint: Type.BigInt(),
+  /** int8 or numeric as a bigint, from a bigint, decimal text or a safe JSON integer. */
+  wholeNumber,
   /** numeric: its exact decimal text. */
   numeric: Type.String(),
   bool: Type.Boolean(),

@@ -7,18 +7,17 @@ import type { Row, Sql, TransactionSql } from "postgres";
 import { Pipeline } from "../db/pipeline.ts";
 import type { Db } from "../db/client.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
-import { merchants, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
-import type { Environment } from "../../../shared/environment.ts";
+import { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
+import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import type { MoneyEventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
-import { hashSecret, mintCredential } from "../credentials/format.ts";
-import { SETTLEMENTS_TEXT, type KeyCheck } from "../credentials/store.ts";
-import { enqueueEventDeliveries, NEW_SESSION_DELIVERIES_CTE } from "../effects/webhook-outbox.ts";
-import type { CreateSessionInput } from "./create/input.ts";
-import type { PlannedDeposit } from "./deposits.ts";
+import { EVENT_REASONS, SESSION_STATUSES, type MoneyEventReason, type SessionStatus, type TransitionReason } from "../../../shared/status.ts";
+import { hashSecret } from "../credentials/format.ts";
+import type { KeyCheck } from "../credentials/store.ts";
+import { enqueueEventDeliveries } from "../effects/webhook-outbox.ts";
 import type { MoneyReasonAndDetail, TransitionReasonAndDetail } from "./event-detail.ts";
 import { merchantView, type DepositLike, type DepositRow, type EventRow, type MerchantSessionView, type SessionRow } from "./views.ts";
-import { arrayParam, asDate, asJson } from "../db/client.ts";
+import { col, decodeFirst, decodeRow, rowShape } from "../db/rows.ts";
+import { Type } from "@sinclair/typebox";
 
 export type Query = Sql | TransactionSql;
 
@@ -81,32 +80,54 @@ export async function readMerchantView(
     ? sql`exists (select from app.api_keys k where k.key_hash = ${c.keyHash} and k.id = ${c.keyId} and k.revoked_at is null
                     and k.merchant_id = ${args.merchantId} and k.environment = ${args.environment})`
     : sql`true`;
-  const [r] = await sql`
-    select k.ok as key_ok, s.*,
-           (select json_agg(d order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json,
+  const rows = await sql`
+    select k.ok as key_ok, s.id is not null as found, s.*,
+           (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json,
            (select json_agg(e order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
       from (select ${keyOk} as ok) k
       left join app.payment_sessions s on k.ok and s.id = ${args.id} and s.merchant_id = ${args.merchantId} and s.environment = ${args.environment}`;
-  if (!r!.key_ok) return { keyOk: false };
-  if (r!.id == null) return { keyOk: true };
-  const deposits = asJson<Record<string, unknown>[] | null>(r!.deposits_json) ?? [];
-  const events = asJson<Record<string, unknown>[] | null>(r!.events_json) ?? [];
-  return { keyOk: true, view: merchantView(sessionFromSql(r!), args.publicMerchantId, deposits.map(depositFromJson), events.map(eventFromJson)) };
+  const r = decodeRow(RetrieveRow, rows[0]);
+  if (!r.key_ok) return { keyOk: false };
+  if (!r.found) return { keyOk: true };
+  return { keyOk: true, view: merchantView(sessionFromSql(r), args.publicMerchantId, (r.deposits_json ?? []).map(depositFromJson), (r.events_json ?? []).map(eventFromJson)) };
 }
 
-/** A `session_events` row as Postgres's row_to_json spells it (snake_case). */
-export function eventFromJson(r: Record<string, unknown>): EventRow {
+const jsonList = col.nullable(col.json(Type.Array(Type.Unknown())));
+const RetrieveRow = rowShape("retrieve", { key_ok: col.bool, found: col.bool, deposits_json: jsonList, events_json: jsonList });
+
+/**
+ * A `session_deposits` row as json, its amount as text: a numeric in json is a JSON number, which
+ * loses digits past 2^53 (an 18-decimal token's amounts). `d` is the row.
+ */
+const DEPOSIT_JSON = "to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text)";
+
+const EventJson = rowShape("session event (json)", {
+  id: col.text,
+  session_id: col.text,
+  merchant_id: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  sequence: col.int,
+  status: col.oneOf(SESSION_STATUSES),
+  previous_status: col.nullable(col.oneOf(SESSION_STATUSES)),
+  reason: col.oneOf(EVENT_REASONS),
+  detail: col.json(Type.Record(Type.String(), Type.Unknown())),
+  created_at: col.time,
+});
+
+/** A `session_events` row as Postgres's row_to_json spells it (snake_case), checked. */
+export function eventFromJson(json: unknown): EventRow {
+  const r = decodeRow(EventJson, json);
   return {
-    id: r.id as string,
-    sessionId: r.session_id as string,
-    merchantId: r.merchant_id as string,
-    environment: r.environment as string,
-    sequence: Number(r.sequence),
-    status: r.status as string,
-    previousStatus: (r.previous_status as string | null) ?? null,
-    reason: r.reason as string,
-    detail: r.detail as Record<string, unknown>,
-    createdAt: asDate(r.created_at),
+    id: r.id,
+    sessionId: r.session_id,
+    merchantId: r.merchant_id,
+    environment: r.environment,
+    sequence: r.sequence,
+    status: r.status,
+    previousStatus: r.previous_status,
+    reason: r.reason,
+    detail: r.detail,
+    createdAt: r.created_at,
   };
 }
 
@@ -123,19 +144,22 @@ export async function findSessionByToken(
   sql: Sql,
   token: string,
 ): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string }; deposits: DepositLike[] } | undefined> {
-  const [r] = await sql`
+  const rows = await sql`
     select s.*, m.name as merchant_name, m.sandbox_public_id, m.live_public_id,
-           (select json_agg(d order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json
+           (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json
       from app.payment_sessions s join app.merchants m on m.id = s.merchant_id
      where s.token_hash = ${hashSecret(token)}`;
+  const r = decodeFirst(TokenRow, rows);
   if (!r) return undefined;
   return {
-    session: sessionFromSql(r),
-    merchantName: r.merchant_name as string,
-    merchantPublicIds: { sandbox: r.sandbox_public_id as string, production: r.live_public_id as string },
-    deposits: (asJson<Record<string, unknown>[] | null>(r.deposits_json) ?? []).map(depositFromJson),
+    session: sessionFromSql(rows[0]),
+    merchantName: r.merchant_name,
+    merchantPublicIds: { sandbox: r.sandbox_public_id, production: r.live_public_id },
+    deposits: (r.deposits_json ?? []).map(depositFromJson),
   };
 }
+
+const TokenRow = rowShape("session by token", { merchant_name: col.text, sandbox_public_id: col.text, live_public_id: col.text, deposits_json: jsonList });
 
 export interface ListArgs {
   merchantId: string;
@@ -172,11 +196,12 @@ export async function transitionSession(
   return sql.begin(async (tx) => {
     const [current] = await tx`
       select id, merchant_id, environment, status, status_reason, sequence from app.payment_sessions where id = ${args.sessionId} for update`;
-    if (!current || !args.from.includes(current.status as SessionStatus)) return undefined;
+    const locked = current && lockedSessionFromSql(current);
+    if (!locked || !args.from.includes(locked.status)) return undefined;
     const writes = new Pipeline();
     // A driver, not a decision: it records the detail it is given (none by default), whatever its reason.
     const change = { reason: args.reason, detail: args.detail ?? {} } as TransitionReasonAndDetail;
-    const { updated } = recordTransition(writes, tx, lockedSessionFromSql(current), { to: args.to, ...change });
+    const { updated } = recordTransition(writes, tx, locked, { to: args.to, ...change });
     await writes.flush();
     return sessionFromSql((await updated)[0]!);
   });
@@ -196,16 +221,19 @@ export interface LockedSession {
   sequence: number;
 }
 
+const LockedRow = rowShape("locked session", {
+  id: col.text,
+  merchant_id: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  status: col.oneOf(SESSION_STATUSES),
+  status_reason: col.text,
+  sequence: col.int,
+});
+
 /** From a row selected `for update` with id, merchant_id, environment, status, status_reason, sequence. */
-export function lockedSessionFromSql(r: Record<string, unknown>): LockedSession {
-  return {
-    id: r.id as string,
-    merchantId: r.merchant_id as string,
-    environment: r.environment as string,
-    status: r.status as SessionStatus,
-    statusReason: r.status_reason as string,
-    sequence: Number(r.sequence),
-  };
+export function lockedSessionFromSql(row: unknown): LockedSession {
+  const r = decodeRow(LockedRow, row);
+  return { id: r.id, merchantId: r.merchant_id, environment: r.environment, status: r.status, statusReason: r.status_reason, sequence: r.sequence };
 }
 
 /**
@@ -272,44 +300,77 @@ function queueEvent(
   return eventId;
 }
 
+const SessionSql = rowShape("payment session", {
+  id: col.text,
+  merchant_id: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  status: col.oneOf(SESSION_STATUSES),
+  status_reason: col.text,
+  amount_minor: col.wholeNumber,
+  currency: col.text,
+  reference_id: col.nullable(col.text),
+  metadata: col.json(Type.Record(Type.String(), Type.String())),
+  expires_at: col.time,
+  token_hash: col.text,
+  token_expires_at: col.time,
+  sequence: col.int,
+  wake_at: col.nullable(col.time),
+  funding_chain_id: col.nullable(col.int),
+  funding_amount: col.nullable(col.wholeNumber),
+  force_sweep_failure: col.bool,
+  created_at: col.time,
+  updated_at: col.time,
+});
+
 /**
- * A raw `app.payment_sessions` row (snake_case, from postgres.js) as drizzle would type it.
- * drizzle switches off postgres.js's own parsing of timestamps and json on the client it
- * wraps (it maps columns itself), so raw rows carry them as text.
+ * An `app.payment_sessions` row read with raw SQL (snake_case; or as json inside another
+ * statement), checked and typed as drizzle types it.
  */
-export function sessionFromSql(r: Record<string, unknown>): SessionRow {
+export function sessionFromSql(row: unknown): SessionRow {
+  const r = decodeRow(SessionSql, row);
   return {
-    id: r.id as string,
-    merchantId: r.merchant_id as string,
-    environment: r.environment as string,
-    status: r.status as string,
-    statusReason: r.status_reason as string,
-    amountMinor: BigInt(r.amount_minor as bigint | string),
-    currency: r.currency as string,
-    referenceId: (r.reference_id as string | null) ?? null,
-    metadata: asJson<Record<string, string>>(r.metadata),
-    expiresAt: asDate(r.expires_at),
-    tokenHash: r.token_hash as string,
-    tokenExpiresAt: asDate(r.token_expires_at),
-    sequence: r.sequence as number,
-    wakeAt: r.wake_at == null ? null : asDate(r.wake_at),
-    fundingChainId: (r.funding_chain_id as number | null) ?? null,
-    fundingAmount: r.funding_amount == null ? null : String(r.funding_amount),
-    forceSweepFailure: Boolean(r.force_sweep_failure),
-    createdAt: asDate(r.created_at),
-    updatedAt: asDate(r.updated_at),
+    id: r.id,
+    merchantId: r.merchant_id,
+    environment: r.environment,
+    status: r.status,
+    statusReason: r.status_reason,
+    amountMinor: r.amount_minor,
+    currency: r.currency,
+    referenceId: r.reference_id,
+    metadata: r.metadata,
+    expiresAt: r.expires_at,
+    tokenHash: r.token_hash,
+    tokenExpiresAt: r.token_expires_at,
+    sequence: r.sequence,
+    wakeAt: r.wake_at,
+    fundingChainId: r.funding_chain_id,
+    fundingAmount: r.funding_amount === null ? null : r.funding_amount.toString(),
+    forceSweepFailure: r.force_sweep_failure,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }
 
-/** A `session_deposits` row as Postgres's to_jsonb spells it (snake_case). */
-export function depositFromJson(r: Record<string, unknown>): DepositLike {
+const DepositJson = rowShape("session deposit (json)", {
+  chain_id: col.int,
+  address: col.text,
+  token_address: col.text,
+  decimals: col.int,
+  required_base_units: col.wholeNumber,
+  confirmations: col.int,
+  settlement_address: col.text,
+});
+
+/** A `session_deposits` row as Postgres's to_jsonb spells it (snake_case), checked. */
+export function depositFromJson(json: unknown): DepositLike {
+  const r = decodeRow(DepositJson, json);
   return {
-    chainId: Number(r.chain_id),
-    address: String(r.address),
-    tokenAddress: String(r.token_address),
-    decimals: Number(r.decimals),
-    requiredBaseUnits: String(r.required_base_units),
-    confirmations: Number(r.confirmations),
-    settlementAddress: String(r.settlement_address),
+    chainId: r.chain_id,
+    address: r.address,
+    tokenAddress: r.token_address,
+    decimals: r.decimals,
+    requiredBaseUnits: r.required_base_units,
+    confirmations: r.confirmations,
+    settlementAddress: r.settlement_address,
   };
 }
