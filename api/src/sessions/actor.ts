@@ -8,15 +8,16 @@
  * the same again.
  */
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
-import type { SessionStatus } from "../../../shared/status.ts";
+import { SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
 import { Pipeline } from "../db/pipeline.ts";
 import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
-import { readReportedMovements, reportMoneyMovements } from "./funds.ts";
+import { readReportedMovements, reportedMovements, reportMoneyMovements } from "./funds.ts";
 import { forgetOnMissingTable, indexedPastExpiry, readIndexed } from "./indexed.ts";
-import { confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions, type DepositFact } from "./movements.ts";
+import { confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions } from "./movements.ts";
 
 
 export interface StepRequest {
@@ -78,31 +79,28 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
       select chain_id, address, settlement_address, token_address, required_base_units::text, confirmations
         from app.session_deposits where session_id = ${sessionId} order by chain_id`.execute();
     const reported = readReportedMovements(tx, sessionId).execute();
-    const [[s], deposits, indexed, sweeps, known] = await Promise.all([
-      locked,
-      depositRows as unknown as Promise<DepositFact[]>,
-      readIndexed(tx, sessionId),
-      readSweepRounds(tx, sessionId),
-      reported,
-    ]);
+    const [lockedRows, depositList, indexed, sweeps, reportedRows] = await Promise.all([locked, depositRows, readIndexed(tx, sessionId), readSweepRounds(tx, sessionId), reported]);
+    const s = decodeFirst(StepSession, lockedRows);
     if (!s) return { found: false };
+    const deposits = decodeRows(DepositFactRow, depositList);
+    const known = reportedMovements(reportedRows);
     if (indexed === "not_ready") {
       // While the indexer rebuilds, missing rows are not reorgs: look again shortly.
       await tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`;
-      return { found: true, status: s.status as SessionStatus };
+      return { found: true, status: s.status };
     }
     const state: SessionState = {
-      status: s.status as SessionStatus,
-      expiresAt: new Date(s.expires_at as string),
+      status: s.status,
+      expiresAt: s.expires_at,
       networks: deposits.map((d) => ({
         chainId: d.chain_id,
         requiredBaseUnits: BigInt(d.required_base_units),
         confirmationsRequired: d.confirmations,
         minSweepBaseUnits: opts.networks?.find((n) => n.chainId === d.chain_id)?.minSweepBaseUnits ?? 0n,
       })),
-      ...(s.funding_chain_id != null ? { funding: { chainId: s.funding_chain_id as number, amount: BigInt(s.funding_amount as string) } } : {}),
+      ...(s.funding_chain_id !== null && s.funding_amount !== null ? { funding: { chainId: s.funding_chain_id, amount: s.funding_amount } } : {}),
     };
-    const now = opts.now ?? new Date(s.db_now as string);
+    const now = opts.now ?? s.db_now;
     const outflows = confirmedOutflows(indexed.outflows, deposits);
     const facts: Facts = {
       transfers: indexed.transfers,
@@ -119,7 +117,7 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     // The writes go out together too (db/pipeline.ts), in the order a step always wrote them:
     // the transition, the money it moved, the sweeps it calls for, the next wake-up.
     const writes = new Pipeline();
-    const session = lockedSessionFromSql(s);
+    const session = lockedSessionFromSql(lockedRows[0]);
     let transitionEventId: string | undefined;
     if (decision.transition) {
       const t = decision.transition;
@@ -172,13 +170,39 @@ async function readSweepRounds(tx: TransactionSql, sessionId: string): Promise<S
       join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id and d.token_address = w.token_address
       left join app.sweep_transactions t on t.id = w.transaction_id and t.state = 'mined'
      where w.session_id = ${sessionId} order by w.created_at, w.id`;
-  return rows.map((r) => ({
-    chainId: r.chain_id as number,
-    state: r.state as SweepRound["state"],
-    amount: BigInt(r.amount as string),
-    ...(r.swept_amount != null ? { swept: BigInt(r.swept_amount as string) } : {}),
-    ...(r.tx_hash ? { txHash: r.tx_hash as string } : {}),
-    attempts: Number(r.attempts),
-    ...(r.last_error ? { error: r.last_error as string } : {}),
+  return decodeRows(SweepRoundRow, rows).map((r) => ({
+    chainId: r.chain_id,
+    state: r.state,
+    amount: r.amount,
+    ...(r.swept_amount !== null ? { swept: r.swept_amount } : {}),
+    ...(r.tx_hash ? { txHash: r.tx_hash } : {}),
+    attempts: r.attempts,
+    ...(r.last_error ? { error: r.last_error } : {}),
   }));
 }
+
+// The rows a step reads, checked (db/rows.ts).
+const StepSession = rowShape("step: locked session", {
+  status: col.oneOf(SESSION_STATUSES),
+  expires_at: col.time,
+  funding_chain_id: col.nullable(col.int),
+  funding_amount: col.nullable(col.wholeNumber),
+  db_now: col.time,
+});
+const DepositFactRow = rowShape("step: deposits", {
+  chain_id: col.int,
+  address: col.text,
+  settlement_address: col.text,
+  token_address: col.text,
+  required_base_units: col.numeric,
+  confirmations: col.int,
+});
+const SweepRoundRow = rowShape("step: sweep rounds", {
+  chain_id: col.int,
+  state: col.oneOf(["queued", "sending", "confirmed", "failed"] as const),
+  amount: col.wholeNumber,
+  swept_amount: col.nullable(col.wholeNumber),
+  attempts: col.int,
+  last_error: col.nullable(col.text),
+  tx_hash: col.nullable(col.text),
+});

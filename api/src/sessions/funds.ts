@@ -13,6 +13,7 @@
 import type { PendingQuery, Row, TransactionSql } from "postgres";
 import type { SessionStatus } from "../../../shared/status.ts";
 import type { Pipeline } from "../db/pipeline.ts";
+import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import type { Outflow, Transfer } from "./decide.ts";
 import { recordMoneyEvent, type LockedSession } from "./repository.ts";
 
@@ -39,18 +40,34 @@ export interface Movements {
 const EXPLAINS_INCOMING: readonly SessionStatus[] = ["FUNDED", "ERROR"];
 const EXPLAINS_OUTGOING: readonly SessionStatus[] = ["SUCCEEDED"];
 
-/** The movements reported so far: read with the step's other facts, under its row lock. */
+/**
+ * The movements reported so far: read with the step's other facts, under its row lock (a query
+ * the caller sends with them; its rows are then read with reportedMovements).
+ */
 export function readReportedMovements(tx: TransactionSql, sessionId: string): PendingQuery<Row[]> {
   return tx`
-    select chain_id, direction, tx_hash, log_index, amount::text as amount, reverted_at from app.session_funds where session_id = ${sessionId}`;
+    select chain_id, direction, tx_hash, log_index, amount::text as amount, reverted_at is not null as reverted from app.session_funds where session_id = ${sessionId}`;
 }
 
-/** Queues on `writes` the events and ledger rows of the movements not reported yet (`known`: readReportedMovements). */
-export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, session: LockedSession, known: readonly Row[], m: Movements): void {
+const ReportedMovement = rowShape("reported movement", {
+  chain_id: col.int,
+  direction: col.oneOf(["in", "out"] as const),
+  tx_hash: col.text,
+  log_index: col.int,
+  amount: col.numeric,
+  reverted: col.bool,
+});
+export type ReportedMovement = RowOf<typeof ReportedMovement>;
+
+/** The rows of readReportedMovements, checked. */
+export const reportedMovements = (rows: Iterable<unknown>): ReportedMovement[] => decodeRows(ReportedMovement, rows);
+
+/** Queues on `writes` the events and ledger rows of the movements not reported yet (`known`: reportedMovements). */
+export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, session: LockedSession, known: readonly ReportedMovement[], m: Movements): void {
   if (known.length === 0 && m.incoming.length === 0 && m.outgoing.length === 0) return;
   // Reported movements the chain took back: said once, and the row marked.
   for (const k of known) {
-    if (k.reverted_at != null || m.present.has(`${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}`)) continue;
+    if (k.reverted || m.present.has(`${k.chain_id}:${k.direction}:${k.tx_hash.toLowerCase()}`)) continue;
     // A funding payment reorged away is reported by the ERROR reorged transition of this step.
     const t = m.transition;
     const explained = t !== undefined && t.to === "ERROR" && t.chainId === k.chain_id && k.direction === "in";
@@ -58,13 +75,13 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
       ? t.eventId
       : recordMoneyEvent(writes, tx, session, {
           reason: "funds_reverted",
-          detail: { chainId: k.chain_id as number, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash as string, amountBaseUnits: k.amount as string },
+          detail: { chainId: k.chain_id, direction: k.direction === "in" ? "received" : "settled", txHash: k.tx_hash, amountBaseUnits: k.amount },
         });
     writes.send(tx`
       update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
        where session_id = ${session.id} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`);
   }
-  const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${String(k.tx_hash).toLowerCase()}:${k.log_index}`));
+  const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${k.tx_hash.toLowerCase()}:${k.log_index}`));
   const fresh = [
     ...m.incoming.map((t) => ({ direction: "in" as const, chainId: t.chainId, txHash: t.txHash, logIndex: t.logIndex, amount: t.value, blockTimestamp: t.blockTimestamp })),
     ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined })),
