@@ -4,8 +4,19 @@
  * confirmations, whether the indexer has stored a block past an expiry, the chains' indexed
  * heads, and which sessions new blocks concern. The schema may be missing (no indexer ever ran
  * here: nothing indexed) or being rebuilt (not ready: missing rows are not missing payments).
+ *
+ * Ponder's private table. Whether the indexer is past its backfill is kept by Ponder in
+ * `indexer._ponder_meta` (`value->>'is_ready'`), which Ponder does not document. This module is
+ * the one place of the service that reads it, and the launcher (indexer/process.ts) the one
+ * place that writes it (unlocking a schema left locked by a killed indexer). What Ponder does
+ * expose — its HTTP `/ready` — is another process's answer at another moment; a step needs
+ * readiness in the same snapshot as the transfers it reads (one statement: a rebuild that
+ * begins between the two must not read as missing payments). So the private read stays, here,
+ * covered by indexer/indexer.test.ts and sessions/indexer-behind.test.ts against the pinned
+ * Ponder; docs/decisions.md, "Ponder's readiness".
  */
 import type { Sql, TransactionSql } from "postgres";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import type { Transfer } from "./decide.ts";
 import type { IndexedOutflow } from "./movements.ts";
 
@@ -31,7 +42,7 @@ export type { IndexedOutflow };
 let tablesSeen = false;
 
 /** An undefined-table error (42P01): the indexer dropped its tables for a rebuild. */
-export const isMissingTable = (e: unknown) => (e as { code?: string })?.code === "42P01";
+export const isMissingTable = (e: unknown) => e instanceof Error && "code" in e && e.code === "42P01";
 
 /** Forgets the tables on an undefined-table error and says whether it was one. */
 export function forgetOnMissingTable(e: unknown): boolean {
@@ -69,9 +80,12 @@ function sessionTransfersSql(label: string, columns: string): string {
  */
 export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
   if (!tablesSeen) {
-    const [meta] = await tx`
-      select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
-             to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass('indexer_meta.settings')::text as launched`;
+    const meta = decodeFirst(
+      IndexerTables,
+      await tx`
+        select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
+               to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass('indexer_meta.settings')::text as launched`,
+    );
     // No table: either no indexer was ever started here (nothing indexed: no transfers), or
     // one is rebuilding its schema (not ready: missing rows are not missing payments).
     if (!meta?.transfers || !meta.meta || !meta.heads) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
@@ -93,26 +107,46 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
     forgetOnMissingTable(e);
     throw e;
   }
-  if (rows.some((r) => r.dir === "ready" && r.value === "false")) return "not_ready";
   const transfers: Transfer[] = [];
   const outflows: IndexedOutflow[] = [];
-  for (const r of rows) {
-    if (r.dir === "ready") continue;
+  for (const r of decodeRows(IndexedRow, rows)) {
+    if (r.dir === "ready") {
+      if (r.value === "false") return "not_ready";
+      continue;
+    }
+    // Rows of transfers have every column; a null is a schema the code does not know.
+    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.to === null || r.confirmations === null) {
+      throw new Error(`an indexed transfer of session ${sessionId} has a null column`);
+    }
     if (r.dir === "in") {
       transfers.push({
-        chainId: r.chain_id as number,
-        txHash: r.tx_hash as string,
-        logIndex: r.log_index as number,
-        value: BigInt(r.value as string),
+        chainId: r.chain_id,
+        txHash: r.tx_hash,
+        logIndex: r.log_index,
+        value: BigInt(r.value),
         blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
-        confirmations: r.confirmations as number,
+        confirmations: r.confirmations,
       });
     } else {
-      outflows.push({ chainId: r.chain_id as number, txHash: r.tx_hash as string, amount: BigInt(r.value as string), to: r.to as string, confirmations: r.confirmations as number });
+      outflows.push({ chainId: r.chain_id, txHash: r.tx_hash, amount: BigInt(r.value), to: r.to, confirmations: r.confirmations });
     }
   }
   return { transfers, outflows };
 }
+
+const IndexerTables = rowShape("indexer tables", { meta: col.nullable(col.text), transfers: col.nullable(col.text), heads: col.nullable(col.text), launched: col.nullable(col.text) });
+
+/** readIndexed's rows: one `ready` row (value 'true'/'false', or null: no is_ready yet), then the transfers. */
+const IndexedRow = rowShape("indexed transfers", {
+  dir: col.oneOf(["ready", "in", "out"] as const),
+  chain_id: col.nullable(col.int),
+  tx_hash: col.nullable(col.text),
+  log_index: col.nullable(col.int),
+  value: col.nullable(col.numeric),
+  block_timestamp: col.nullable(col.numeric),
+  to: col.nullable(col.text),
+  confirmations: col.nullable(col.int),
+});
 
 /**
  * readIndexed on its own, once more if the tables went away since last seen. No transaction:
@@ -135,15 +169,21 @@ export async function readIndexedAlone(sql: Sql, sessionId: string): ReturnType<
  * of the newest block, which may already hold a payment the indexer has not stored.
  */
 export async function indexedPastExpiry(tx: TransactionSql, chainIds: number[], expiresAt: Date): Promise<Record<number, boolean>> {
-  const [exists] = await tx`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-  if (!exists?.t) return {};
-  const heads = await tx.unsafe(`select chain_id, block_timestamp::text as ts from ${INDEXER_SCHEMA}.chain_heads`);
+  if (!(await headsTablePresent(tx))) return {};
+  const heads = decodeRows(HeadTime, await tx.unsafe(`select chain_id, block_timestamp::text as ts from ${INDEXER_SCHEMA}.chain_heads`));
   const out: Record<number, boolean> = {};
   for (const chainId of chainIds) {
     const h = heads.find((r) => r.chain_id === chainId);
     out[chainId] = h !== undefined && Number(h.ts) * 1000 > expiresAt.getTime();
   }
   return out;
+}
+
+const HeadTime = rowShape("indexed head times", { chain_id: col.int, ts: col.numeric });
+const Regclass = rowShape("table present", { t: col.nullable(col.text) });
+
+async function headsTablePresent(q: Sql | TransactionSql): Promise<boolean> {
+  return !!decodeFirst(Regclass, await q`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`)?.t;
 }
 
 export interface IndexedHead {
@@ -157,10 +197,7 @@ export interface IndexedHead {
 
 /** Each chain's newest indexed block beside the runners' cursor; none while there is no index. */
 export async function indexedHeads(sql: Sql): Promise<IndexedHead[]> {
-  if (!tablesSeen) {
-    const [exists] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-    if (!exists?.t) return [];
-  }
+  if (!tablesSeen && !(await headsTablePresent(sql))) return [];
   let rows;
   try {
     rows = await sql.unsafe(
@@ -171,14 +208,10 @@ export async function indexedHeads(sql: Sql): Promise<IndexedHead[]> {
     if (forgetOnMissingTable(e)) return []; // dropped for a rebuild since we looked
     throw e;
   }
-  return rows.map((h) => ({
-    chainId: h.chain_id as number,
-    head: BigInt(h.head as string),
-    hash: h.hash as string,
-    seen: h.seen === null ? null : BigInt(h.seen as string),
-    seenHash: (h.seen_hash as string | null) ?? null,
-  }));
+  return decodeRows(HeadRow, rows).map((h) => ({ chainId: h.chain_id, head: h.head, hash: h.hash, seen: h.seen, seenHash: h.seen_hash }));
 }
+
+const HeadRow = rowShape("indexed heads", { chain_id: col.int, head: col.wholeNumber, hash: col.text, seen: col.nullable(col.wholeNumber), seen_hash: col.nullable(col.text) });
 
 /**
  * Wakes the sessions whose deposit addresses received or sent money in the blocks after
@@ -218,31 +251,36 @@ export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterB
             await tx`set local statement_timeout = '10min'`;
             return statement(tx);
           });
-    return rows.map((r) => r.id as string);
+    return decodeRows(WokenRow, rows).map((r) => r.id);
   } catch (e) {
     forgetOnMissingTable(e);
     throw e;
   }
 }
 
+const WokenRow = rowShape("woken sessions", { id: col.text });
+
 /** chainId → the indexer's newest block, for figures (/metrics); empty while there is no index. */
 export async function indexedHeadBlocks(sql: Sql): Promise<Map<number, bigint>> {
-  const [exists] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as t`;
-  if (!exists?.t) return new Map();
-  const rows = await sql.unsafe(`select chain_id, block_number::text as b from ${INDEXER_SCHEMA}.chain_heads`);
-  return new Map(rows.map((r) => [r.chain_id as number, BigInt(r.b as string)]));
+  if (!(await headsTablePresent(sql))) return new Map();
+  const rows = decodeRows(HeadBlock, await sql.unsafe(`select chain_id, block_number::text as b from ${INDEXER_SCHEMA}.chain_heads`));
+  return new Map(rows.map((r) => [r.chain_id, r.b]));
 }
+
+const HeadBlock = rowShape("indexed head blocks", { chain_id: col.int, b: col.wholeNumber });
 
 /**
  * How far the indexer has got, for /readyz: whether it is past its backfill (`is_ready`; null:
  * no index here) and each chain's newest indexed block.
  */
 export async function indexerProgress(sql: Sql): Promise<{ ready: boolean | null; heads: Map<number, bigint> }> {
-  const [t] = await sql`select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta`;
-  if (!t?.meta) return { ready: null, heads: new Map() };
-  const [r] = await sql.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`);
+  const meta = decodeFirst(Regclass, await sql`select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as t`);
+  if (!meta?.t) return { ready: null, heads: new Map() };
+  const r = decodeFirst(Ready, await sql.unsafe(`select bool_and((value->>'is_ready')::int = 1) as ready from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'`));
   return { ready: r?.ready === true, heads: await indexedHeadBlocks(sql) };
 }
+
+const Ready = rowShape("indexer ready", { ready: col.nullable(col.bool) });
 
 // ---------------------------------------------------------------- what the dashboard shows of a payment
 
@@ -261,9 +299,11 @@ export interface IndexedMove {
 
 /** Whether the indexer's transfers and heads tables exist here now (no index, or one being rebuilt: no). */
 export async function indexerTablesPresent(sql: Sql): Promise<boolean> {
-  const [r] = await sql`select to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as t, to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as h`;
+  const r = decodeFirst(BothTables, await sql`select to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as t, to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as h`);
   return !!r?.t && !!r.h;
 }
+
+const BothTables = rowShape("indexer tables present", { t: col.nullable(col.text), h: col.nullable(col.text) });
 
 /**
  * The SQL expression for the sender of a ledger row's payment (app.session_funds as `alias`):
@@ -286,19 +326,31 @@ export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<Ind
        order by block_number, log_index`,
       [sessionId],
     );
-    return rows.map((r) => ({
-      chainId: r.chain_id as number,
-      direction: r.direction as "in" | "out",
-      txHash: String(r.tx_hash).toLowerCase(),
-      logIndex: r.log_index as number,
-      from: String(r.from).toLowerCase(),
-      to: String(r.to).toLowerCase(),
-      amount: r.amount as string,
+    return decodeRows(MoveRow, rows).map((r) => ({
+      chainId: r.chain_id,
+      direction: r.direction,
+      txHash: r.tx_hash.toLowerCase(),
+      logIndex: r.log_index,
+      from: r.from.toLowerCase(),
+      to: r.to.toLowerCase(),
+      amount: r.amount,
       at: new Date(Number(r.ts) * 1000),
-      confirmations: r.confirmations as number,
+      confirmations: r.confirmations,
     }));
   } catch (e) {
     if (isMissingTable(e)) return [];
     throw e;
   }
 }
+
+const MoveRow = rowShape("indexed moves", {
+  chain_id: col.int,
+  direction: col.oneOf(["in", "out"] as const),
+  tx_hash: col.text,
+  log_index: col.int,
+  from: col.text,
+  to: col.text,
+  amount: col.numeric,
+  ts: col.numeric,
+  confirmations: col.int,
+});
