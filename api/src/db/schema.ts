@@ -4,6 +4,8 @@
  * Change this file, then `bun run db:generate` writes the next SQL migration into drizzle/.
  */
 import { sql } from "drizzle-orm";
+import type { Environment } from "../../../shared/environment.ts";
+import type { EventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import {
   bigint,
   boolean,
@@ -63,9 +65,9 @@ export const paymentSessions = app.table(
     merchantId: text("merchant_id")
       .notNull()
       .references(() => merchants.id),
-    environment: text("environment").notNull(),
-    status: text("status").notNull(),
-    statusReason: text("status_reason").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
+    status: text("status").$type<SessionStatus>().notNull(),
+    statusReason: text("status_reason").$type<TransitionReason>().notNull(),
     amountMinor: bigint("amount_minor", { mode: "bigint" }).notNull(),
     currency: text("currency").notNull(),
     referenceId: text("reference_id"),
@@ -121,11 +123,11 @@ export const sessionEvents = app.table(
       .notNull()
       .references(() => paymentSessions.id),
     merchantId: text("merchant_id").notNull(),
-    environment: text("environment").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
     sequence: integer("sequence").notNull(),
-    status: text("status").notNull(),
-    previousStatus: text("previous_status"),
-    reason: text("reason").notNull(),
+    status: text("status").$type<SessionStatus>().notNull(),
+    previousStatus: text("previous_status").$type<SessionStatus>(),
+    reason: text("reason").$type<EventReason>().notNull(),
     detail: jsonb("detail").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: ts("created_at").notNull().defaultNow(),
   },

@@ -10,7 +10,7 @@ import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import { EVENT_REASONS, SESSION_STATUSES, type MoneyEventReason, type SessionStatus, type TransitionReason } from "../../../shared/status.ts";
+import { EVENT_REASONS, SESSION_STATUSES, TRANSITION_REASONS, type MoneyEventReason, type SessionStatus, type TransitionReason } from "../../../shared/status.ts";
 import { hashSecret } from "../credentials/format.ts";
 import type { KeyCheck } from "../credentials/store.ts";
 import { enqueueEventDeliveries } from "../effects/webhook-outbox.ts";
@@ -305,7 +305,7 @@ const SessionSql = rowShape("payment session", {
   merchant_id: col.text,
   environment: col.oneOf(ENVIRONMENTS),
   status: col.oneOf(SESSION_STATUSES),
-  status_reason: col.text,
+  status_reason: col.oneOf(TRANSITION_REASONS),
   amount_minor: col.wholeNumber,
   currency: col.text,
   reference_id: col.nullable(col.text),

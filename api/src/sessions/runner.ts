@@ -20,6 +20,7 @@ import { INDEXED_HEAD_CHANNEL, indexedHeads, isMissingTable, wakeSessionsTouched
 import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -96,16 +97,19 @@ export class SessionRunner {
     let queue = await this.scanNewBlocks().catch((e) => {
       // The indexer's schema dropped under us (a rebuild): nothing to scan until it is back.
       if (!isMissingTable(e)) throw e;
-      return [] as string[];
+      const none: string[] = [];
+      return none;
     });
     let woken = queue.length > 0;
     for (;;) {
       if (this.stopping) return;
       if (!woken) {
-        const due = await this.sql`
-          select id from app.payment_sessions where wake_at <= now() order by wake_at limit ${this.settings.concurrency * 8}`;
+        const due = decodeRows(
+          DueSession,
+          await this.sql`select id from app.payment_sessions where wake_at <= now() order by wake_at limit ${this.settings.concurrency * 8}`,
+        );
         if (due.length === 0) return;
-        queue = due.map((r) => r.id as string);
+        queue = due.map((r) => r.id);
       }
       const stepped = await this.stepAll(queue);
       if (stepped === 0 && !woken) return; // all due ones are being stepped elsewhere
@@ -172,3 +176,5 @@ export class SessionRunner {
     return woken;
   }
 }
+
+const DueSession = rowShape("due sessions", { id: col.text });

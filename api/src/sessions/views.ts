@@ -120,11 +120,11 @@ export interface PublicSessionView {
 export function merchantView(row: SessionRow, publicMerchantId: string, deposits: DepositLike[], events?: EventRow[]): MerchantSessionView {
   return {
     paymentSessionId: row.id,
-    status: row.status as SessionStatus,
-    statusReason: row.statusReason as TransitionReason,
+    status: row.status,
+    statusReason: row.statusReason,
     amount: formatAmount(row.amountMinor),
     currency: row.currency,
-    environment: row.environment as Environment,
+    environment: row.environment,
     merchantId: publicMerchantId,
     referenceId: row.referenceId,
     metadata: row.metadata,
@@ -139,10 +139,10 @@ export function merchantView(row: SessionRow, publicMerchantId: string, deposits
 export function publicView(row: SessionRow, merchantName: string, deposits: DepositLike[]): PublicSessionView {
   return {
     paymentSessionId: row.id,
-    status: row.status as SessionStatus,
+    status: row.status,
     amount: formatAmount(row.amountMinor),
     currency: row.currency,
-    environment: row.environment as Environment,
+    environment: row.environment,
     merchantName,
     expiresAt: row.expiresAt.toISOString(),
     createdAt: row.createdAt.toISOString(),
@@ -153,8 +153,8 @@ export function publicView(row: SessionRow, merchantName: string, deposits: Depo
 function historyEntry(e: EventRow): HistoryEntry {
   return {
     sequence: e.sequence,
-    status: e.status as SessionStatus,
-    previousStatus: (e.previousStatus as SessionStatus | null) ?? null,
+    status: e.status,
+    previousStatus: e.previousStatus,
     ...storedReasonAndDetail(e),
     at: e.createdAt.toISOString(),
   };
