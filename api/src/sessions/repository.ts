@@ -47,19 +47,11 @@ export async function depositsOfSession(db: Db, sessionId: string): Promise<Depo
   return (await depositsOf(db, [sessionId])).get(sessionId) ?? [];
 }
 
-/** The merchant's full view of one session: with its networks and its history. */
+/** The merchant's full view of one session (`row`, as read before): with its networks and its history, read afresh in one statement (readMerchantView). */
 export async function loadMerchantView(db: Db, row: SessionRow, publicMerchantId: string): Promise<MerchantSessionView> {
-  // The row and its history from one snapshot: a transition committed between two reads must
-  // not show a status that its own history contradicts.
-  return db.transaction(
-    async (tx) => {
-      const [fresh] = await tx.select().from(paymentSessions).where(eq(paymentSessions.id, row.id));
-      const deposits = await tx.select().from(sessionDeposits).where(eq(sessionDeposits.sessionId, row.id)).orderBy(asc(sessionDeposits.chainId));
-      const events = await tx.select().from(sessionEvents).where(eq(sessionEvents.sessionId, row.id)).orderBy(asc(sessionEvents.sequence));
-      return merchantView(fresh ?? row, publicMerchantId, deposits, events);
-    },
-    { isolationLevel: "repeatable read", accessMode: "read only" },
-  );
+  const { view } = await readMerchantView(db.$client, { id: row.id, merchantId: row.merchantId, environment: row.environment, publicMerchantId });
+  if (!view) throw new Error(`session ${row.id} is gone`); // sessions are never deleted
+  return view;
 }
 
 /**
