@@ -30,7 +30,8 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 import type { Sql, TransactionSql } from "postgres";
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import { col, decodeFirst, rowShape } from "./rows.ts";
+import { Type } from "@sinclair/typebox";
+import { col, decodeFirst, decodeRow, rowShape } from "./rows.ts";
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 
@@ -184,6 +185,7 @@ export interface ClaimColumns {
 
 /** Marks a record that holds a created session rather than a whole answer. */
 const CREATED = "paysession:created-session";
+const CreatedRecord = rowShape("idempotency record of a create", { [CREATED]: Type.Object({ sessionId: Type.String(), token: Type.String() }) });
 
 export function createClaim(claim: KeyClaim, created: { sessionId: string; token: string }): ClaimColumns {
   const { ctx, key, hash } = claim;
@@ -215,11 +217,8 @@ export async function readRecord(sql: Sql, claim: KeyClaim): Promise<KeyRecord> 
   if (prior.expired) return { kind: "expired" };
   if (prior.endpoint !== ctx.endpoint || prior.requestMac !== (prior.legacy ? hash : derive(ctx, "request", hash).toString("hex"))) return { kind: "reused" };
   const body: unknown = JSON.parse(prior.opened);
-  const created = body && typeof body === "object" ? (body as Record<string, unknown>)[CREATED] : undefined;
-  if (created && typeof created === "object") {
-    const { sessionId, token } = created as Record<string, unknown>;
-    if (typeof sessionId === "string" && typeof token === "string") return { kind: "created", sessionId, token };
-  }
+  const created = CreatedRecord.check.Check(body) ? decodeRow(CreatedRecord, body)[CREATED] : undefined;
+  if (created) return { kind: "created", ...created };
   return { kind: "answer", response: { status: prior.status, body } };
 }
 
