@@ -5,14 +5,6 @@
  */
 import { parseAbi } from "viem";
 
-/** The EIP-712 domain's fields, in the order USDC's DOMAIN_SEPARATOR hashes them. */
-export const EIP712_DOMAIN_TYPE = [
-  { name: "name", type: "string" },
-  { name: "version", type: "string" },
-  { name: "chainId", type: "uint256" },
-  { name: "verifyingContract", type: "address" },
-] as const;
-
 const AUTHORIZATION_FIELDS = [
   { name: "from", type: "address" },
   { name: "to", type: "address" },
