@@ -493,7 +493,7 @@ export const paymentAuthorizations = app.table(
     /** 0x hex, as the payer sent it (65 bytes from a plain wallet; a contract wallet's may be longer). */
     signature: text("signature").notNull(),
     /** recorded: checked and kept, not yet sent (the relayer's states come with it). */
-    status: text("status").notNull().default("recorded"),
+    status: text("status").$type<"recorded">().notNull().default("recorded"),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [check("payment_authorizations_status_chk", sql`${t.status} in ('recorded')`)],

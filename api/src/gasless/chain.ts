@@ -23,7 +23,12 @@ import { publicClientFor } from "../../../shared/chains/check.ts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import type { AuthorizationTerms, SubmittedAuthorization, TokenDomain } from "./authorization.ts";
 
-type GaslessNetwork = Pick<NetworkConfig, "chainId" | "rpcUrl" | "stablecoin">;
+/** A token on a network: the session's (its deposit row names the token it asks for). */
+export interface TokenOnNetwork {
+  chainId: NetworkConfig["chainId"];
+  rpcUrl: NetworkConfig["rpcUrl"];
+  token: Address;
+}
 
 export type DomainRead =
   | { ok: true; domain: TokenDomain }
@@ -37,7 +42,7 @@ const UNREACHABLE_FOR_MS = 15_000;
 const RPC_TIMEOUT_MS = 3_000;
 
 const clients = new Map<string, PublicClient>();
-function clientFor(net: GaslessNetwork): PublicClient {
+function clientFor(net: TokenOnNetwork): PublicClient {
   let c = clients.get(net.rpcUrl);
   if (!c) {
     c = publicClientFor(net, { timeoutMs: RPC_TIMEOUT_MS, retryCount: 0 });
@@ -50,8 +55,8 @@ const domains = new Map<string, { read: DomainRead; until: number }>();
 const inFlight = new Map<string, Promise<DomainRead>>();
 
 /** The token's domain (name(), version(), the chain's id, its address), checked against its DOMAIN_SEPARATOR(). */
-export function tokenDomain(net: GaslessNetwork, now = Date.now()): Promise<DomainRead> {
-  const key = `${net.rpcUrl}|${net.chainId}|${net.stablecoin.address.toLowerCase()}`;
+export function tokenDomain(net: TokenOnNetwork, now = Date.now()): Promise<DomainRead> {
+  const key = `${net.rpcUrl}|${net.chainId}|${net.token.toLowerCase()}`;
   const cached = domains.get(key);
   if (cached && cached.until > now) return Promise.resolve(cached.read);
   let pending = inFlight.get(key);
@@ -67,8 +72,8 @@ export function tokenDomain(net: GaslessNetwork, now = Date.now()): Promise<Doma
   return pending;
 }
 
-async function readDomain(client: PublicClient, net: GaslessNetwork): Promise<DomainRead> {
-  const token = net.stablecoin.address;
+async function readDomain(client: PublicClient, net: TokenOnNetwork): Promise<DomainRead> {
+  const token = net.token;
   const call = <F extends "name" | "version" | "DOMAIN_SEPARATOR">(functionName: F) => client.readContract({ address: token, abi: eip3009Abi, functionName });
   try {
     const [chainId, name, version, separator] = await Promise.all([
@@ -101,13 +106,13 @@ export type ChainVerdict =
  * from (the one that will submit it; anyone may). Throws when the RPC does not answer.
  */
 export async function chainChecks(
-  net: GaslessNetwork,
+  net: TokenOnNetwork,
   terms: AuthorizationTerms,
   sub: SubmittedAuthorization,
   relayer: Address | undefined,
 ): Promise<ChainVerdict> {
   const client = clientFor(net);
-  const token = net.stablecoin.address;
+  const token = net.token;
   const [used, balance] = await Promise.all([
     client.readContract({ address: token, abi: eip3009Abi, functionName: "authorizationState", args: [sub.from, terms.nonce] }),
     client.readContract({ address: token, abi: eip3009Abi, functionName: "balanceOf", args: [sub.from] }),
@@ -135,7 +140,7 @@ export async function chainChecks(
 }
 
 /** Whether the payer is a contract (a smart wallet signs by EIP-1271, which only the token can check). */
-export async function hasCode(net: GaslessNetwork, address: Address): Promise<boolean> {
+export async function hasCode(net: TokenOnNetwork, address: Address): Promise<boolean> {
   const code = await clientFor(net).getCode({ address });
   return code !== undefined && code !== "0x";
 }
