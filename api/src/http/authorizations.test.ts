@@ -6,7 +6,7 @@
  * authorization is recorded once, and what was recorded really pays when submitted.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { getAddress, type Address, type Hex } from "viem";
+import { getAddress, recoverTypedDataAddress, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { chainEnv, startTestChain, type TestChain } from "../../../testing/indexer-stack.ts";
 import { startTestService, type TestService } from "../../../testing/service.ts";
@@ -56,15 +56,20 @@ async function payerWith(units: bigint): Promise<PrivateKeyAccount> {
 
 type Message = Offer["message"];
 
-/** `signer` signs the offer's message (changed by `change`) as `from`, with viem, as a client would. */
-function sign(signer: PrivateKeyAccount, offer: Offer, from: Address, change: Partial<Message> = {}, domain: Partial<Offer["domain"]> = {}) {
+/** The typed data of the offer's message (changed by `change`) from `from`. */
+function typedOf(offer: Offer, from: Address, change: Partial<Message> = {}, domain: Partial<Offer["domain"]> = {}) {
   const m = { ...offer.message, ...change };
-  return signer.signTypedData({
+  return {
     domain: { ...offer.domain, ...domain },
     types: offer.types,
     primaryType: offer.primaryType,
     message: { from, to: m.to, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore), nonce: m.nonce },
-  });
+  };
+}
+
+/** `signer` signs the offer's message (changed by `change`) as `from`, with viem, as a client would. */
+function sign(signer: PrivateKeyAccount, offer: Offer, from: Address, change: Partial<Message> = {}, domain: Partial<Offer["domain"]> = {}) {
+  return signer.signTypedData(typedOf(offer, from, change, domain));
 }
 
 /** The body a client posts: the message as signed, `from`, the signature. */
@@ -183,6 +188,20 @@ describe("refusals: each its own 4xx, nothing recorded, no transaction", () => {
     expect(e.param).toBe("signature");
     // Signed by the payer for another token (domain): not a signature over this session's terms either.
     await refused(s.token, await signedBody(payer, s.offer, { domain: { verifyingContract: ANVIL_ACCOUNTS[0].address } }), 400, "authorization_signature_invalid");
+  });
+
+  test("a signature the token itself refuses (the malleable high-s twin of a good one): caught by the simulation", async () => {
+    const s = await newSession();
+    const payer = await payerWith(12_340_000n);
+    const body = await signedBody(payer, s.offer);
+    // (r, n − s, the other v) recovers to the same key, but the token (as USDC) takes only low s.
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const sig = body.signature;
+    const high = (n - BigInt(`0x${sig.slice(66, 130)}`)).toString(16).padStart(64, "0");
+    const v = parseInt(sig.slice(130, 132), 16) === 27 ? "1c" : "1b";
+    const twin = `${sig.slice(0, 66)}${high}${v}` as Hex;
+    expect(await recoverTypedDataAddress({ ...typedOf(s.offer, payer.address), signature: twin })).toBe(payer.address);
+    await refused(s.token, { ...body, signature: twin }, 400, "authorization_signature_invalid");
   });
 
   test("value, recipient, window: each mismatch its own code and parameter", async () => {
