@@ -71,7 +71,7 @@ try {
     await seedDb.sql`
       insert into app.session_deposits (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
       select 'ps_' || ${tag} || lpad(i::text, 21, '0'), 31337, '0x' || lpad(to_hex(i), 8, '0') || md5(${tag} || 'd' || i::text),
-             '0x70997970c51812dc3a010c7d01b50e0d17dc79c8', '0x6561a51f16f2de644622257b74b05773d450b47c', 6, (100 + i % 100000) * 10000, 1
+             '0x70997970c51812dc3a010c7d01b50e0d17dc79c8', '0xe2b4152e3b6cc732b52df67f42b2cbdbaee385a5', 6, (100 + i % 100000) * 10000, 1
         from generate_series(1, ${n}) i`;
   };
   await fill(merchant.id, sessions, "A");
@@ -126,7 +126,7 @@ try {
     const home = await createMerchant(db, "Home shop");
     const t1 = performance.now();
     const perDay = Math.ceil(homeSessions / 100);
-    const tusd = "0x6561a51f16f2de644622257b74b05773d450b47c";
+    const tusd = "0xe2b4152e3b6cc732b52df67f42b2cbdbaee385a5";
     for (let from = 1; from <= homeSessions; from += 100_000) {
       const to = Math.min(homeSessions, from + 99_999);
       await seedDb.sql`

@@ -128,6 +128,42 @@ export const ERROR_CATALOGUE = {
   },
   webhook_endpoint_disabled: { status: 409, type: "conflict_error", message: "The webhook endpoint is disabled; enable it first." },
   no_webhook_endpoint: { status: 409, type: "conflict_error", message: "There is no enabled webhook endpoint in this environment to deliver to." },
+  // Paying by a signed EIP-3009 authorization (POST /api/payment-sessions/authorizations)
+  gasless_unavailable: {
+    status: 409,
+    type: "conflict_error",
+    message: "Paying by signed authorization is not available for this payment session on that network (switched off here, or the token has no EIP-3009).",
+  },
+  authorization_signature_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "signature is not from's signature of the session's TransferWithAuthorization on that network's token.",
+  },
+  authorization_recipient_mismatch: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "to must be the session's settlement address on that network (the payer view's gasless.message.to).",
+  },
+  authorization_value_mismatch: { status: 400, type: "invalid_request_error", message: "value must be the session's amount in the token's base units." },
+  authorization_window_mismatch: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "validAfter must be 0 and validBefore the session's expiry in unix seconds (the payer view's gasless.message).",
+  },
+  authorization_nonce_mismatch: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "nonce must be this payment session's nonce (the payer view's gasless.message.nonce); a nonce of another session is never accepted.",
+  },
+  authorization_expired: {
+    status: 409,
+    type: "conflict_error",
+    message: "The payment session expires in under 30 seconds, or has expired: an authorization could no longer be carried out in time.",
+  },
+  authorization_insufficient_balance: { status: 409, type: "conflict_error", message: "from holds less of the token than the session's amount." },
+  authorization_nonce_used: { status: 409, type: "conflict_error", message: "from has already used or canceled this session's nonce on the token." },
+  authorization_rejected: { status: 409, type: "conflict_error", message: "The token refused the transfer when it was simulated; nothing was recorded." },
+  authorization_exists: { status: 409, type: "conflict_error", message: "The payment session already has a different authorization recorded." },
   idempotency_key_reused: {
     status: 422,
     type: "idempotency_error",

@@ -21,7 +21,7 @@ import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
 import { RunnerThread } from "./sessions/runner-thread.ts";
-import { DEV_RELAYER_ADDRESS, relayerAddress, relayerKeysFor } from "./sweeps/relayer.ts";
+import { relayerAddressOn, relayerKeysFor } from "./sweeps/relayer.ts";
 import { NetworkReadiness } from "./onchain/network-status.ts";
 import type { Address } from "viem";
 import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
@@ -77,8 +77,10 @@ export interface StartOptions {
 /** The relayer's address on a network: the configured key's, or on sandbox the dev key's. */
 export function relayerAddressFor(config: Config, networks: readonly NetworkConfig[]): (chainId: number) => Address | undefined {
   const key = config.sweeps.relayerPrivateKey?.reveal();
-  const own = key ? (relayerAddress(key) as Address) : undefined;
-  return (chainId) => own ?? (networks.find((n) => n.chainId === chainId)?.environment === "sandbox" ? (DEV_RELAYER_ADDRESS as Address) : undefined);
+  return (chainId) => {
+    const net = networks.find((n) => n.chainId === chainId);
+    return net ? relayerAddressOn(net, key) : undefined;
+  };
 }
 
 const HOUSEKEEPING_EVERY_MS = 60 * 60 * 1000;

@@ -38,8 +38,13 @@ export function chainFactsProblems(net: NetworkConfig, seen: ObservedChainFacts)
   return problems;
 }
 
-export function publicClientFor(net: Pick<NetworkConfig, "rpcUrl">): PublicClient {
-  const transport = net.rpcUrl.startsWith("ws") ? webSocket(net.rpcUrl) : http(net.rpcUrl);
+/**
+ * `timeoutMs`: each RPC request gives up after this; `retryCount`: failed requests are retried
+ * this many times (viem's defaults otherwise: 10 s, 3).
+ */
+export function publicClientFor(net: Pick<NetworkConfig, "rpcUrl">, opts: { timeoutMs?: number; retryCount?: number } = {}): PublicClient {
+  const { timeoutMs: timeout, retryCount } = opts;
+  const transport = net.rpcUrl.startsWith("ws") ? webSocket(net.rpcUrl, { timeout, retryCount }) : http(net.rpcUrl, { timeout, retryCount });
   return createPublicClient({ transport });
 }
 

@@ -14,6 +14,9 @@
  *   SERVICE_PUBLIC_RPC_URL_<KEY>     the RPC address handed to payers' wallets (wallet_addEthereumChain):
  *                                    one their browsers can reach (default: the RPC URL itself for the
  *                                    local networks, none for public ones, which wallets know already)
+ *   SERVICE_GASLESS_<KEY>            true | false: payers may pay by a signed EIP-3009 authorization
+ *                                    where the token supports it (default: on for sandbox networks, off
+ *                                    for production ones until the relayer submits them)
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
  *                                    is enabled, full for sandbox-only deployments)
@@ -47,6 +50,11 @@ export interface NetworkConfig {
    * and carry a provider's key. null: none (wallets know the public networks already).
    */
   publicRpcUrl?: string | null;
+  /**
+   * Payers may pay by a signed EIP-3009 authorization here, where the token supports it
+   * (api/src/gasless/). Absent: off.
+   */
+  gasless?: boolean;
 }
 
 /** The relayer low-balance threshold of a network, in wei. */
@@ -72,6 +80,7 @@ export const ENV_PREFIXES = [
   "SERVICE_MIN_SWEEP_",
   "SERVICE_RELAYER_MIN_BALANCE_",
   "SERVICE_PUBLIC_RPC_URL_",
+  "SERVICE_GASLESS_",
 ] as const;
 
 export function parseChainsEnv(env: Env): ParseResult {
@@ -133,6 +142,16 @@ export function parseChainsEnv(env: Env): ParseResult {
     if (publicRpc !== undefined && (!isRpcUrl(publicRpc) || publicRpc.startsWith("ws"))) {
       errors.push(`${publicRpcName}: expected an http(s):// URL, got "${publicRpc}"`);
     }
+    const gaslessName = `SERVICE_GASLESS_${sfx}`;
+    const rawGasless = get("SERVICE_GASLESS_")?.toLowerCase();
+    // Production networks stay off by default until the relayer submits authorizations there.
+    let gasless = preset.environment === "sandbox";
+    if (rawGasless !== undefined) {
+      if (["1", "true", "yes"].includes(rawGasless)) gasless = true;
+      else if (["0", "false", "no"].includes(rawGasless)) gasless = false;
+      else errors.push(`${gaslessName}: expected true or false, got "${rawGasless}"`);
+    }
+
     // The local networks run beside the service in development: their RPC is the payer's too.
     const isLocal = key === "local" || key === "local2";
 
@@ -153,6 +172,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       minSweepBaseUnits: minSweep ?? 0n,
       relayerMinBalanceWei: minBalanceWei,
       publicRpcUrl: publicRpc ?? (isLocal && !rpcUrl.startsWith("ws") ? rpcUrl : null),
+      gasless,
     });
   }
 

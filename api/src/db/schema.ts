@@ -470,6 +470,37 @@ export const sessionFunds = app.table(
   ],
 );
 
+/**
+ * A payer's signed EIP-3009 authorization for a session (api/src/gasless/), checked in full
+ * before it was written here: signature, terms, balance, a simulation of the exact transfer.
+ * One per session (the session's nonce allows no other); the relayer carries it out later.
+ */
+export const paymentAuthorizations = app.table(
+  "payment_authorizations",
+  {
+    sessionId: text("session_id")
+      .primaryKey()
+      .references(() => paymentSessions.id),
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase 0x hex, as everywhere. */
+    tokenAddress: text("token_address").notNull(),
+    fromAddress: text("from_address").notNull(),
+    /** The session's settlement address on that network. */
+    toAddress: text("to_address").notNull(),
+    value: numeric("value", { precision: 78, scale: 0 }).notNull(),
+    validAfter: numeric("valid_after", { precision: 78, scale: 0 }).notNull(),
+    validBefore: numeric("valid_before", { precision: 78, scale: 0 }).notNull(),
+    /** 0x + 64 lowercase hex: the session's nonce (gasless/authorization.ts authorizationNonce). */
+    nonce: text("nonce").notNull(),
+    /** 0x hex, as the payer sent it (65 bytes from a plain wallet; a contract wallet's may be longer). */
+    signature: text("signature").notNull(),
+    /** recorded: checked and kept, not yet sent (the relayer's states come with it). */
+    status: text("status").$type<"recorded">().notNull().default("recorded"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [check("payment_authorizations_status_chk", sql`${t.status} in ('recorded')`)],
+);
+
 /** How far the session runner has looked at each chain's indexed transfers. */
 export const runnerCursors = app.table("runner_cursors", {
   chainId: integer("chain_id").primaryKey(),

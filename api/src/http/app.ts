@@ -15,6 +15,7 @@ import { sandboxRoutes } from "./sandbox.ts";
 import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import { payerSandboxRoutes } from "./payer-sandbox.ts";
+import { authorizationRoutes } from "./authorizations.ts";
 import { checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
@@ -202,6 +203,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(settlementAddressRoutes(services))
     .use(sandboxRoutes(services))
     .use(payerSandboxRoutes(services))
+    .use(authorizationRoutes(services))
     .use(checkoutRoutes());
   // The faces (the merchant dashboard: pages hidden from the API reference). Their actions go
   // through the routes above, in-process (dashboard/api.ts), hence the late-bound handle.

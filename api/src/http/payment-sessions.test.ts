@@ -244,6 +244,8 @@ describe("public view", () => {
         rpcUrl: "http://127.0.0.1:9",
         nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
         explorerUrl: null,
+        // What to sign to pay by authorization: none here, the network's RPC does not answer.
+        gasless: null,
       })),
       payments: [],
     });

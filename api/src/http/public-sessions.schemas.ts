@@ -5,6 +5,7 @@
 import { t } from "elysia";
 import { PublicSession } from "./payment-sessions.schemas.ts";
 import { JsonInteger } from "./schemas.ts";
+import { GaslessOffer } from "./authorizations.schemas.ts";
 
 const PayerNetwork = t.Object({
   chainId: JsonInteger({ examples: [31337] }),
@@ -20,6 +21,9 @@ const PayerNetwork = t.Object({
   }),
   nativeCurrency: t.Object({ name: t.String(), symbol: t.String(), decimals: JsonInteger() }),
   explorerUrl: t.Union([t.String(), t.Null()]),
+  gasless: t.Union([GaslessOffer, t.Null()], {
+    description: "What to sign to pay without gas coin (POST /api/payment-sessions/authorizations); null: not offered on this network (switched off, the token has no EIP-3009, or the session is no longer payable that way).",
+  }),
 });
 
 export const PayerSession = t.Composite(

@@ -13,6 +13,7 @@ import { requestCancel } from "../sessions/cancel.ts";
 import { publicView, type SessionRow } from "../sessions/views.ts";
 import { readIndexedAlone } from "../sessions/indexed.ts";
 import { payerView, viewEtag, type PayerSessionView } from "../sessions/payer-view.ts";
+import { gaslessOffers, withGaslessOffers } from "../gasless/offers.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken, type SessionTokenAuth } from "./auth.ts";
 import { PublicQuery } from "./payment-sessions.schemas.ts";
@@ -31,12 +32,14 @@ export async function loadPayerView(services: Services, auth: SessionTokenAuth, 
   // While the indexer rebuilds, the payments are not known: show none rather than fail.
   const indexed = await readIndexedAlone(sql, row.id);
   const transfers = indexed === "not_ready" ? [] : indexed.transfers;
-  return payerView(
+  const view = payerView(
     publicView(row, auth.merchantName, deposits),
     { statusReason: row.statusReason, merchantId: auth.merchantPublicId, tokenExpiresAt: row.tokenExpiresAt },
     services.networks,
     transfers,
   );
+  // Per network, what to sign to pay by authorization (gasless/offers.ts), or null.
+  return withGaslessOffers(view, await gaslessOffers(row, deposits, services.networks));
 }
 
 export function publicSessionRoutes(services: Services) {

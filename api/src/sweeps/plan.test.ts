@@ -5,7 +5,7 @@ import { predictDepositAddress, predictedFactoryAddress, sessionSalt } from "../
 import { bumpBy, bumpFees, interpretReceipt, isConfirmed, marketFees, nextNonce, planBatch, retryDelayMs, withGasMargin, type SweepRow } from "./plan.ts";
 
 const factory = predictedFactoryAddress();
-const TOKEN = "0x6561a51f16f2de644622257b74b05773d450b47c";
+const TOKEN = "0xe2b4152e3b6cc732b52df67f42b2cbdbaee385a5";
 const OTHER_TOKEN = "0x1111111111111111111111111111111111111111";
 const SETTLE: Address = "0x2222222222222222222222222222222222222222";
 const TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";

@@ -7,7 +7,7 @@
  * use the public dev key (anvil's account #2, funded on every anvil) and a production network
  * refuses to start.
  */
-import type { Hex } from "viem";
+import { getAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
@@ -38,4 +38,10 @@ export function relayerKeysFor(networks: readonly NetworkConfig[], key: Hex | un
 
 export function relayerAddress(key: Hex): string {
   return privateKeyToAccount(key).address.toLowerCase();
+}
+
+/** The relayer's address on a network: the configured key's, or on sandbox the dev key's; none on production without a key. */
+export function relayerAddressOn(net: Pick<NetworkConfig, "environment">, key: Hex | undefined): Address | undefined {
+  if (key) return getAddress(relayerAddress(key));
+  return net.environment === "sandbox" ? DEV_RELAYER_ADDRESS : undefined;
 }

@@ -104,7 +104,7 @@ describe("progress", () => {
 
 describe("QR code", () => {
   test("a square of modules with the three finder patterns and a quiet zone", () => {
-    const { size, d } = qrPath("ethereum:0x6561A51F16f2dE644622257b74b05773D450b47C@31337/transfer?address=0x6E0cfAa6eE7Fbec4EcDD404ca7e1Dc9267ee558C&uint256=12340000");
+    const { size, d } = qrPath("ethereum:0xe2b4152e3b6Cc732B52DF67F42b2cBDbaEe385a5@31337/transfer?address=0x6E0cfAa6eE7Fbec4EcDD404ca7e1Dc9267ee558C&uint256=12340000");
     const dark = new Set([...d.matchAll(/M(\d+) (\d+)/g)].map((m) => `${m[1]},${m[2]}`));
     const inner = size - 8;
     expect(inner % 4).toBe(1); // QR sizes are 17 + 4 × version

@@ -6,6 +6,7 @@
  * the document does not list fails as well.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { eventually } from "../../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../../testing/lifecycle.ts";
 import { documentedAnswers, type DocumentedAnswers } from "../../../../testing/documented-answers.ts";
@@ -78,6 +79,22 @@ test("every documented operation answers as documented, successes and errors", a
   await call("POST", "/api/sandbox/faucet", { auth: sixth.paymentSessionToken, body: { address: "nope" } });
   await call("POST", "/api/sandbox/pay", { auth: sixth.paymentSessionToken, body: {} });
   await call("POST", "/api/sandbox/pay", { auth: key, body: {} });
+  // Paying by a signed authorization (EIP-3009): a payer with test tokens and no gas coin signs the view's offer.
+  const seventh = (await call("POST", "/payment-sessions", { ...auth, body: { amount: "1.00", currency: "USD" } })).body;
+  const offer = (await call("GET", "/api/payment-sessions", { auth: seventh.paymentSessionToken })).body.networks[0].gasless;
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await stack.chains[0]!.mint(payer.address, 1_000_000n);
+  const m = offer.message;
+  const signature = await payer.signTypedData({
+    domain: offer.domain,
+    types: offer.types,
+    primaryType: offer.primaryType,
+    message: { ...m, from: payer.address, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore) },
+  });
+  const authorization = { chainId: offer.domain.chainId, ...m, from: payer.address, signature };
+  expect((await call("POST", "/api/payment-sessions/authorizations", { auth: seventh.paymentSessionToken, body: authorization })).status).toBe(202);
+  await call("POST", "/api/payment-sessions/authorizations", { auth: seventh.paymentSessionToken, body: { ...authorization, value: "1" } });
+  await call("POST", "/api/payment-sessions/authorizations", { auth: sixth.paymentSessionToken, body: authorization });
   await eventually(async () => (await stack.svc.call("GET", `/payment-sessions/${id}`, auth)).body.status !== "PENDING", "the paid session leaves PENDING", 30_000);
   await call("GET", `/payment-sessions/${id}`, auth);
   await call("GET", "/api/payment-sessions", { auth: token });

@@ -1,0 +1,86 @@
+/**
+ * The recorded authorizations (app.payment_authorizations): one per session, written only
+ * while the session is PENDING — checked under the session row's lock, the lock the session
+ * actor takes, so a payment detected meanwhile and an authorization never both win.
+ */
+import { eq } from "drizzle-orm";
+import { getAddress } from "viem";
+import type { Db } from "../db/client.ts";
+import { paymentAuthorizations, paymentSessions } from "../db/schema.ts";
+import type { AuthorizationTerms, SubmittedAuthorization } from "./authorization.ts";
+
+export type AuthorizationRow = typeof paymentAuthorizations.$inferSelect;
+
+export async function findAuthorization(db: Db, sessionId: string): Promise<AuthorizationRow | undefined> {
+  const [row] = await db.select().from(paymentAuthorizations).where(eq(paymentAuthorizations.sessionId, sessionId));
+  return row;
+}
+
+/** Whether a submission is the recorded authorization again (a retry). */
+export function sameAuthorization(row: AuthorizationRow, sub: SubmittedAuthorization): boolean {
+  return (
+    row.chainId === sub.chainId &&
+    row.fromAddress === sub.from.toLowerCase() &&
+    (sub.to === undefined || row.toAddress === sub.to.toLowerCase()) &&
+    row.value === sub.value.toString() &&
+    row.validAfter === sub.validAfter.toString() &&
+    row.validBefore === sub.validBefore.toString() &&
+    row.nonce === sub.nonce.toLowerCase() &&
+    row.signature === sub.signature.toLowerCase()
+  );
+}
+
+export type RecordOutcome =
+  | { kind: "recorded"; row: AuthorizationRow }
+  /** Another request recorded one first (the same or not: the caller compares). */
+  | { kind: "exists"; row: AuthorizationRow }
+  | { kind: "not_pending"; status: string };
+
+/** Records a checked authorization if the session is still PENDING and has none. */
+export function recordAuthorization(
+  db: Db,
+  sessionId: string,
+  token: string,
+  terms: AuthorizationTerms,
+  sub: SubmittedAuthorization,
+): Promise<RecordOutcome> {
+  return db.transaction(async (tx) => {
+    const [session] = await tx.select({ status: paymentSessions.status }).from(paymentSessions).where(eq(paymentSessions.id, sessionId)).for("update");
+    const [existing] = await tx.select().from(paymentAuthorizations).where(eq(paymentAuthorizations.sessionId, sessionId));
+    if (existing) return { kind: "exists", row: existing };
+    if (session?.status !== "PENDING") return { kind: "not_pending", status: session?.status ?? "gone" };
+    const [row] = await tx
+      .insert(paymentAuthorizations)
+      .values({
+        sessionId,
+        chainId: sub.chainId,
+        tokenAddress: token.toLowerCase(),
+        fromAddress: sub.from.toLowerCase(),
+        toAddress: terms.to.toLowerCase(),
+        value: terms.value.toString(),
+        validAfter: terms.validAfter.toString(),
+        validBefore: terms.validBefore.toString(),
+        nonce: terms.nonce.toLowerCase(),
+        signature: sub.signature.toLowerCase(),
+      })
+      .returning();
+    return { kind: "recorded", row: row! };
+  });
+}
+
+/** The API's view of a record: addresses checksummed, numbers as decimal strings; never the signature. */
+export function authorizationView(row: AuthorizationRow) {
+  return {
+    paymentSessionId: row.sessionId,
+    status: row.status,
+    chainId: row.chainId,
+    tokenAddress: getAddress(row.tokenAddress),
+    from: getAddress(row.fromAddress),
+    to: getAddress(row.toAddress),
+    value: row.value,
+    validAfter: row.validAfter,
+    validBefore: row.validBefore,
+    nonce: row.nonce,
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Schemas of paying by a signed EIP-3009 authorization (authorizations.ts): what the payer view
+ * offers to sign on a network, the body that carries the signed authorization, and its record.
+ */
+import { t } from "elysia";
+import { JsonInteger, literals } from "./schemas.ts";
+
+const Uint = (description: string, examples: string[]) => t.String({ pattern: "^[0-9]{1,78}$", description, examples });
+const Bytes32 = (description: string) => t.String({ pattern: "^0x[0-9a-fA-F]{64}$", description });
+
+const TypedField = t.Object({ name: t.String(), type: t.String() });
+
+export const GaslessOffer = t.Object(
+  {
+    primaryType: t.Literal("TransferWithAuthorization"),
+    domain: t.Object(
+      {
+        name: t.String({ examples: ["Test USD"] }),
+        version: t.String({ examples: ["2"] }),
+        chainId: JsonInteger({ examples: [31337] }),
+        verifyingContract: t.String({ description: "The token." }),
+      },
+      { description: "The token's EIP-712 domain, as read from the token (name(), version(), the chain's id, its address)." },
+    ),
+    types: t.Object({ TransferWithAuthorization: t.Array(TypedField) }),
+    message: t.Object(
+      {
+        to: t.String({ description: "The session's settlement address on this network: the money goes there directly." }),
+        value: Uint("The session's amount in the token's base units.", ["12340000"]),
+        validAfter: Uint("Always 0.", ["0"]),
+        validBefore: Uint("The session's expiry, unix seconds.", ["1767225600"]),
+        nonce: Bytes32("The session's nonce: keccak256 of the UTF-8 bytes of `paysession:eip3009:v1:` + the session id."),
+      },
+      { description: "The TransferWithAuthorization to sign, without `from` (the wallet's own address); numbers as decimal strings." },
+    ),
+  },
+  {
+    description:
+      "What to sign to pay without the chain's gas coin (EIP-3009): with viem, `signTypedData({ domain, types, primaryType, message: { ...message, from } })` (numbers as bigints), then POST /api/payment-sessions/authorizations.",
+  },
+);
+
+export const AuthorizationBody = t.Object(
+  {
+    chainId: JsonInteger({ description: "One of the session's networks offering `gasless`.", examples: [31337] }),
+    from: t.String({ maxLength: 64, description: "The payer's address: the signer, whose tokens move.", examples: ["0x90F79bf6EB2c4f870365E785982E1f101E93b906"] }),
+    to: t.Optional(t.String({ maxLength: 64, description: "As signed; if sent, it must be the offer's `to`." })),
+    value: Uint("As signed: the offer's `value`.", ["12340000"]),
+    validAfter: Uint("As signed: the offer's `validAfter` (0).", ["0"]),
+    validBefore: Uint("As signed: the offer's `validBefore`.", ["1767225600"]),
+    nonce: Bytes32("As signed: the offer's `nonce`."),
+    signature: t.String({
+      pattern: "^0x([0-9a-fA-F]{2})+$",
+      maxLength: 4098,
+      description: "The EIP-712 signature, 0x hex (65 bytes from a plain wallet; a contract wallet's EIP-1271 signature may be longer).",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const PaymentAuthorization = t.Object(
+  {
+    paymentSessionId: t.String(),
+    status: literals(["recorded"] as const),
+    chainId: JsonInteger(),
+    tokenAddress: t.String(),
+    from: t.String(),
+    to: t.String(),
+    value: t.String(),
+    validAfter: t.String(),
+    validBefore: t.String(),
+    nonce: t.String(),
+    createdAt: t.String({ format: "date-time" }),
+  },
+  {
+    description:
+      "A checked and recorded authorization: signature, terms, the payer's balance and a simulation of the exact transfer passed. `recorded`: kept for the relayer to submit (nothing is sent on-chain by the request that records it).",
+  },
+);

@@ -1,0 +1,168 @@
+/**
+ * POST /api/payment-sessions/authorizations (session token): the payer hands over a signed
+ * EIP-3009 TransferWithAuthorization instead of sending a transfer — no gas coin needed.
+ *
+ * Everything is checked before anything is written, and nothing is sent on-chain: the network
+ * offers it, the session is PENDING and not about to expire, to/value/window/nonce are exactly
+ * the session's terms (api/src/gasless/authorization.ts), the signature is `from`'s, and on the
+ * chain the nonce is unused, `from` holds the amount, and the exact transaction the relayer
+ * will send succeeds in a simulation (gasless/chain.ts). Then it is recorded, once per session
+ * (gasless/records.ts), and the answer is 202 with the record. Each refusal is its own 4xx code.
+ */
+import { Elysia } from "elysia";
+import { getAddress, type Address, type Hex } from "viem";
+import { ApiError, type ErrorCode } from "../errors.ts";
+import {
+  authorizationTerms,
+  signedByFrom,
+  termsMismatch,
+  tooLate,
+  type SubmittedAuthorization,
+  type TermsMismatch,
+} from "../gasless/authorization.ts";
+import { chainChecks, hasCode, tokenDomain, type ChainVerdict, type TokenOnNetwork } from "../gasless/chain.ts";
+import { authorizationView, findAuthorization, recordAuthorization, sameAuthorization } from "../gasless/records.ts";
+import { relayerAddressOn } from "../sweeps/relayer.ts";
+import { AuthorizationBody, PaymentAuthorization } from "./authorizations.schemas.ts";
+import { readJsonBody } from "./body.ts";
+import { requireSessionToken } from "./auth.ts";
+import { BODY_ERRORS, doc, TOKEN_ERRORS } from "./schemas.ts";
+import type { Services } from "./services.ts";
+import { addressParam, validateBody } from "./validate.ts";
+
+const TAG = "Payment session (browser, session token)";
+
+interface Body {
+  chainId: number;
+  from: string;
+  to?: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+  signature: string;
+}
+
+const MISMATCH: Record<TermsMismatch, { code: ErrorCode; param: string }> = {
+  recipient: { code: "authorization_recipient_mismatch", param: "to" },
+  value: { code: "authorization_value_mismatch", param: "value" },
+  window: { code: "authorization_window_mismatch", param: "validBefore" },
+  nonce: { code: "authorization_nonce_mismatch", param: "nonce" },
+};
+
+const VERDICT: Record<Exclude<ChainVerdict, { ok: true }>["reason"], ErrorCode> = {
+  nonce_used: "authorization_nonce_used",
+  insufficient_balance: "authorization_insufficient_balance",
+  signature_invalid: "authorization_signature_invalid",
+  rejected: "authorization_rejected",
+};
+
+export function authorizationRoutes(services: Services) {
+  /** The network did not answer: a 503 to retry, never a 500 (and never its URL). */
+  async function onChain<T>(name: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch {
+      throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+    }
+  }
+
+  return new Elysia().post(
+    "/api/payment-sessions/authorizations",
+    async ({ request, set }) => {
+      const auth = await requireSessionToken(services, request);
+      const body = validateBody<Body>(AuthorizationBody, await readJsonBody(request));
+      const sub: SubmittedAuthorization = {
+        chainId: body.chainId,
+        from: addressParam(body.from, "from", { nonZero: true }),
+        ...(body.to !== undefined ? { to: addressParam(body.to, "to") } : {}),
+        value: BigInt(body.value),
+        validAfter: BigInt(body.validAfter),
+        validBefore: BigInt(body.validBefore),
+        nonce: body.nonce.toLowerCase() as Hex,
+        signature: body.signature.toLowerCase() as Hex,
+      };
+      const session = auth.session;
+      const deposit = auth.deposits.find((d) => d.chainId === sub.chainId);
+      if (!deposit) {
+        throw new ApiError("parameter_invalid", `chainId must be one of the session's networks: ${auth.deposits.map((d) => d.chainId).join(", ")}.`, "chainId");
+      }
+
+      // The same authorization again is answered with its record, whatever happened since.
+      const existing = await findAuthorization(services.database.db, session.id);
+      if (existing) {
+        if (!sameAuthorization(existing, sub)) throw new ApiError("authorization_exists");
+        set.status = 202;
+        return authorizationView(existing);
+      }
+
+      const net = services.networks.find((n) => n.chainId === sub.chainId);
+      if (!net?.gasless) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on ${net?.name ?? `chain ${sub.chainId}`} here.`, "chainId");
+      if (session.status !== "PENDING") {
+        throw new ApiError("session_not_pending", `The payment session is ${session.status}; only a PENDING session can be paid.`);
+      }
+      if (!deposit.settlementAddress) throw new ApiError("gasless_unavailable", undefined, "chainId");
+      const terms = authorizationTerms(session, { settlementAddress: deposit.settlementAddress, requiredBaseUnits: deposit.requiredBaseUnits });
+      if (tooLate(terms, BigInt(Math.floor(Date.now() / 1000)))) throw new ApiError("authorization_expired");
+      const mismatch = termsMismatch(sub, terms);
+      if (mismatch) {
+        const param = mismatch === "window" && sub.validAfter !== terms.validAfter ? "validAfter" : MISMATCH[mismatch].param;
+        throw new ApiError(MISMATCH[mismatch].code, undefined, param);
+      }
+
+      const token: TokenOnNetwork = { chainId: net.chainId, rpcUrl: net.rpcUrl, token: getAddress(deposit.tokenAddress) };
+      const read = await tokenDomain(token);
+      if (!read.ok) {
+        if (read.reason === "unreachable") throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+        throw new ApiError("gasless_unavailable", `The session's token on ${net.name} has no EIP-3009.`, "chainId");
+      }
+      // A plain wallet's signature is checked here; a contract wallet's (EIP-1271) only the token can check, in the simulation.
+      if (!(await signedByFrom(read.domain, terms, sub)) && !(await onChain(net.name, () => hasCode(token, sub.from)))) {
+        throw new ApiError("authorization_signature_invalid", undefined, "signature");
+      }
+      const relayer: Address | undefined = relayerAddressOn(net, services.config.sweeps.relayerPrivateKey?.reveal());
+      const verdict = await onChain(net.name, () => chainChecks(token, terms, sub, relayer));
+      if (!verdict.ok) throw new ApiError(VERDICT[verdict.reason], verdict.detail);
+
+      const outcome = await recordAuthorization(services.database.db, session.id, token.token, terms, sub);
+      if (outcome.kind === "not_pending") {
+        throw new ApiError("session_not_pending", `The payment session is ${outcome.status}; only a PENDING session can be paid.`);
+      }
+      if (outcome.kind === "exists" && !sameAuthorization(outcome.row, sub)) throw new ApiError("authorization_exists");
+      set.status = 202;
+      return authorizationView(outcome.row);
+    },
+    {
+      detail: doc({
+        tag: TAG,
+        summary: "Pay by a signed authorization (EIP-3009, no gas coin)",
+        description: [
+          "The payer signs the session's TransferWithAuthorization (the payer view's `networks[].gasless`: the token's EIP-712 domain and the message without `from`) with `eth_signTypedData_v4`, and sends it here with `from` and the signature. The money goes straight to the merchant's settlement address; the payer needs the stablecoin only, no gas coin.",
+          "",
+          "Checked before anything is recorded: the network offers it, the session is PENDING and has at least 30 s left, `to`, `value`, `validAfter`, `validBefore` and `nonce` are exactly the offer's, the signature is `from`'s, `from`'s nonce is unused and its balance covers the amount, and the exact transaction the relayer will send succeeds in a simulation. Nothing is sent on-chain by this request and a refusal costs no gas. One authorization per session: the same one again answers its record (202), a different one `authorization_exists`.",
+        ].join("\n"),
+        auth: "sessionToken",
+        body: AuthorizationBody,
+        ok: { status: 202, schema: PaymentAuthorization, description: "Checked and recorded." },
+        errors: [
+          ...TOKEN_ERRORS,
+          ...BODY_ERRORS,
+          "address_checksum_invalid",
+          "gasless_unavailable",
+          "session_not_pending",
+          "authorization_expired",
+          "authorization_recipient_mismatch",
+          "authorization_value_mismatch",
+          "authorization_window_mismatch",
+          "authorization_nonce_mismatch",
+          "authorization_signature_invalid",
+          "authorization_nonce_used",
+          "authorization_insufficient_balance",
+          "authorization_rejected",
+          "authorization_exists",
+          "network_unavailable",
+        ],
+      }),
+    },
+  );
+}
