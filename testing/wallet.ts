@@ -15,6 +15,12 @@ export interface TestWalletOptions {
   /** Chains the wallet knows at first: chain id → RPC URL. It starts on the first. */
   knownChains: Record<number, string>;
   privateKey?: Hex;
+  /**
+   * Whether the wallet signs EIP-712 typed data (eth_signTypedData_v4), as browser wallets do.
+   * Off by default: a wallet that answers "method not found", so the checkout pays by transfer
+   * (tests of the transfer path); on for tests of paying by authorization.
+   */
+  signsTypedData?: boolean;
 }
 
 export interface TestWallet {
@@ -105,6 +111,16 @@ export async function installWallet(context: BrowserContext, opts: TestWalletOpt
           data: tx.data,
           value: tx.value ? BigInt(tx.value) : undefined,
         });
+      }
+      case "eth_signTypedData_v4": {
+        if (!opts.signsTypedData) throw new RpcError(-32601, "The method eth_signTypedData_v4 does not exist / is not available");
+        if (String(params[0]).toLowerCase() !== account.address.toLowerCase()) throw new RpcError(4100, "Unknown account");
+        const typed = JSON.parse(String(params[1])) as { domain: any; types: Record<string, { name: string; type: string }[]>; primaryType: string; message: Record<string, unknown> };
+        const { EIP712Domain: _domainType, ...types } = typed.types;
+        // uint fields arrive as decimal strings: as numbers for the signer.
+        const uints = new Set(types[typed.primaryType]!.filter((f) => /^uint/.test(f.type)).map((f) => f.name));
+        const message = Object.fromEntries(Object.entries(typed.message).map(([k, v]) => [k, uints.has(k) ? BigInt(v as string) : v]));
+        return account.signTypedData({ domain: typed.domain, types, primaryType: typed.primaryType, message } as never);
       }
       default:
         return rpc(method, params);

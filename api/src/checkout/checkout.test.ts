@@ -45,10 +45,10 @@ afterAll(async () => {
 const anvil = () => stack.chains[0]!;
 
 /** A fresh browser profile; with a wallet that starts on Ethereum (chain 1) and does not know the local network. */
-async function newPage(opts: { wallet?: boolean; width?: number; height?: number } = {}): Promise<{ page: Page; wallet?: TestWallet }> {
+async function newPage(opts: { wallet?: boolean; width?: number; height?: number; signsTypedData?: boolean } = {}): Promise<{ page: Page; wallet?: TestWallet }> {
   const context = await browser.newContext({ viewport: { width: opts.width ?? 1100, height: opts.height ?? 820 } });
   contexts.push(context);
-  const wallet = opts.wallet === false ? undefined : await installWallet(context, { knownChains: { 1: "http://127.0.0.1:9" } });
+  const wallet = opts.wallet === false ? undefined : await installWallet(context, { knownChains: { 1: "http://127.0.0.1:9" }, signsTypedData: opts.signsTypedData ?? false });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error(`[page error] ${e.message}`));
   return { page, wallet };
@@ -139,6 +139,10 @@ describe("checkout in Chromium", () => {
     await finalTitle(frame, "Payment complete");
     expect(await frame.getAttribute("#progress-list li[data-step=settled]", "data-state")).toBe("done");
     await shot(page, "04-final-succeeded");
+    // This wallet cannot sign typed data: the checkout asked once, then paid by transfer.
+    const asked = wallet!.calls.map((c) => c.method);
+    expect(asked.indexOf("eth_signTypedData_v4")).toBeGreaterThan(-1);
+    expect(asked.indexOf("eth_signTypedData_v4")).toBeLessThan(asked.indexOf("eth_sendTransaction"));
 
     await frame.click("#done-btn");
     const result = await shopResult(page);
@@ -152,6 +156,27 @@ describe("checkout in Chromium", () => {
     expect(order.webhooks.map((w) => w.status)).toEqual(["PENDING", "FUNDED", "SUCCEEDED"]);
     await page.waitForFunction(() => /"paid"/.test(document.querySelector("#order-json")?.textContent ?? ""));
     await shot(page, "05-shop-result");
+  }, 60_000);
+
+  test("pay by authorization: a wallet holding TestUSD and no gas coin signs once; the service records it; the payer sends no transaction", async () => {
+    const { page, wallet } = await newPage({ signsTypedData: true });
+    await fund(wallet!.address, 50_000_000n, 0n);
+    const frame = await openFromShop(page);
+    await frame.click("button.wallet");
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    expect(await frame.textContent("#pay-equals")).toBe("You sign a transfer of 12.34 TUSD = 12.34 USD, the price. No network fee: the payment service submits it for you.");
+    await frame.click("#pay-btn");
+    await frame.waitForSelector("#progress:not([hidden])");
+    expect(await frame.textContent("#progress-list li[data-step=sent]")).toBe("Payment signed (no network fee)");
+    expect(await frame.isVisible("#problem")).toBe(false);
+    await shot(page, "03b-authorization-signed");
+    const methods = wallet!.calls.map((c) => c.method);
+    expect(methods.filter((m) => m === "eth_signTypedData_v4")).toHaveLength(1);
+    expect(methods).not.toContain("eth_sendTransaction");
+    expect(methods).not.toContain("eth_estimateGas");
+    const [record] = await stack.svc.services.database.sql`select from_address, status from app.payment_authorizations where from_address = ${wallet!.address.toLowerCase()}`;
+    expect(record).toMatchObject({ from_address: wallet!.address.toLowerCase() });
+    expect(await frame.isDisabled("#pay-btn")).toBe(true); // one payment at a time
   }, 60_000);
 
   test("the payer rejects the transaction: a plain message and a way forward; nothing was sent, the session stays open", async () => {

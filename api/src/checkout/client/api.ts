@@ -4,8 +4,23 @@
  */
 // The server's own types for what GET /api/payment-sessions answers (type-only: nothing of the
 // server is bundled into the page, and the two cannot drift apart).
-import type { PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
-export type { PayerNetworkView as PayerNetwork, PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
+import type { PayerNetworkView, PayerSessionView } from "../../sessions/payer-view.ts";
+import type { GaslessOffer } from "../../gasless/authorization.ts";
+
+/** A network of the payer view, with what to sign there to pay without gas coin (null: not offered). */
+export type PayerNetwork = PayerNetworkView & { gasless?: GaslessOffer | null };
+export type PayerSession = Omit<PayerSessionView, "networks"> & { networks: PayerNetwork[] };
+
+/** A signed authorization, as POST /api/payment-sessions/authorizations takes it. */
+export interface SignedAuthorization {
+  chainId: number;
+  from: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+  signature: string;
+}
 
 export class ApiFailure extends Error {
   constructor(
@@ -56,6 +71,11 @@ export class SessionApi {
 
   async faucet(address: string, chainId: number): Promise<{ amountBaseUnits: string; txHash: string }> {
     return (await (await this.call("POST", "/api/sandbox/faucet", { address, chainId })).json()) as { amountBaseUnits: string; txHash: string };
+  }
+
+  /** Records a signed authorization: the payment service submits it (the payer pays no network fee). */
+  async authorize(signed: SignedAuthorization): Promise<{ status: string }> {
+    return (await (await this.call("POST", "/api/payment-sessions/authorizations", signed)).json()) as { status: string };
   }
 
   async testPay(chainId: number): Promise<{ txHash: string }> {

@@ -8,7 +8,7 @@
 import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "../../../../sdk/src/protocol.ts";
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
 import { qrSvg } from "./qr.ts";
-import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type WalletProblem } from "./text.ts";
+import { cannotSignTypedData, finalScreen, formatCountdown, formatFee, formatUnits, gaslessLine, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type WalletProblem } from "./text.ts";
 import { discoverWallets, Wallet, type WalletChoice } from "./wallet.ts";
 
 const POLL_OPEN_MS = 500;
@@ -24,6 +24,8 @@ let chainId: number | undefined;
 let wallets: WalletChoice[] = [];
 let wallet: Wallet | undefined;
 let sentTxHash: string | undefined;
+/** The network on which the payer signed an authorization that the payment service recorded (it submits it). */
+let authorizedOn: number | undefined;
 let busy = false;
 let renderedNetworks = "";
 let renderedQr = "";
@@ -67,7 +69,7 @@ const network = (): PayerNetwork | undefined => view?.networks.find((n) => n.cha
 const tokenAmount = (n: PayerNetwork) => `${formatUnits(BigInt(n.amountBaseUnits), n.decimals)} ${n.tokenSymbol}`;
 const isOpen = () => view?.status === "PENDING";
 /** A transfer is on its way or seen: no second way to pay, no faucet, no cancel until it settles. */
-const paymentUnderWay = () => !!sentTxHash || (view?.payments.length ?? 0) > 0;
+const paymentUnderWay = () => !!sentTxHash || authorizedOn !== undefined || (view?.payments.length ?? 0) > 0;
 const expired = () => !!view && Date.parse(view.expiresAt) <= Date.now();
 
 /** What reached the deposit on the network that received most, for under- and over-payment texts. */
@@ -210,7 +212,7 @@ function renderWallet() {
     $("account").textContent = shortAddress(wallet.account);
     $("account").title = wallet.account;
     $("pay-btn").textContent = `Pay ${tokenAmount(n)}`;
-    $("pay-equals").textContent = sendsLine(tokenAmount(n), `${view.amount} ${view.currency}`);
+    $("pay-equals").textContent = n.gasless ? gaslessLine(tokenAmount(n), `${view.amount} ${view.currency}`) : sendsLine(tokenAmount(n), `${view.amount} ${view.currency}`);
     $("pay-btn").toggleAttribute("disabled", busy || expired() || paymentUnderWay());
   }
 }
@@ -219,7 +221,7 @@ function renderProgress() {
   if (!view) return;
   const n = network();
   const payments = view.payments.filter((p) => !n || p.chainId === n.chainId);
-  const steps = progressSteps({ status: view.status, reason: view.statusReason, required: n?.confirmations ?? 1, payments, sentTxHash });
+  const steps = progressSteps({ status: view.status, reason: view.statusReason, required: n?.confirmations ?? 1, payments, sentTxHash, authorized: authorizedOn !== undefined && authorizedOn === n?.chainId });
   const appearing = $("progress").hidden && !!steps;
   $("progress").hidden = !steps;
   if (!steps) return;
@@ -388,6 +390,8 @@ async function pay() {
         );
         return;
       }
+      // Where the payment service offers it: one signature, no gas coin needed (payByAuthorization).
+      if (n.gasless && (await payByAuthorization(n))) return;
       prepared = await wallet!.prepareTransfer(n.tokenAddress, n.depositAddress, amount);
       const native = await wallet!.nativeBalance();
       if (native < prepared.maxFeeWei) {
@@ -413,6 +417,31 @@ async function pay() {
     }
     void watchReceipt(wallet!, sentTxHash);
   });
+}
+
+/**
+ * Pays by signing the session's EIP-3009 authorization (the payer view's `gasless` offer) and
+ * handing it to the payment service, which checks it, records it and submits it: the payer needs
+ * no gas coin. false: the wallet cannot sign typed data, so the caller pays by transfer instead.
+ */
+async function payByAuthorization(n: PayerNetwork): Promise<boolean> {
+  const offer = n.gasless!;
+  let signature: string;
+  try {
+    signature = await wallet!.signAuthorization(offer);
+  } catch (err) {
+    if (cannotSignTypedData(err)) return false;
+    showProblem(walletProblem(err, { networkName: n.network }), [{ label: "Try again", run: () => void pay() }]);
+    return true;
+  }
+  try {
+    await api!.authorize({ chainId: n.chainId, from: wallet!.account, ...offer.message, signature });
+    authorizedOn = n.chainId;
+  } catch (err) {
+    const e = err instanceof ApiFailure ? err : new ApiFailure(0, "unknown", String(err));
+    showProblem({ kind: e.code, message: e.message }, [{ label: "Try again", run: () => void pay() }]);
+  }
+  return true;
 }
 
 /** A transaction that reverts never shows up as a payment: say so instead of waiting forever. */

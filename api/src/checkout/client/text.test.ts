@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { finalScreen, formatCountdown, formatFee, formatUnits, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type Status } from "./text.ts";
+import { cannotSignTypedData, finalScreen, formatCountdown, formatFee, formatUnits, gaslessLine, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type Status } from "./text.ts";
 import { qrPath } from "./qr.ts";
 
 describe("amounts and time", () => {
@@ -77,6 +77,25 @@ describe("wallet problems", () => {
     const other = walletProblem({ code: -32000, message: "nonce too low" });
     expect(other.kind).toBe("other");
     expect(other.message).toContain("QR code");
+  });
+});
+
+describe("paying by signature", () => {
+  test("a wallet that cannot sign typed data is told apart from a payer who refuses", () => {
+    expect(cannotSignTypedData({ code: 4200, message: "Unsupported method" })).toBe(true);
+    expect(cannotSignTypedData({ code: -32601, message: "The method eth_signTypedData_v4 does not exist / is not available" })).toBe(true);
+    expect(cannotSignTypedData({ code: -32603, data: { originalError: { code: 4200 } } })).toBe(true);
+    expect(cannotSignTypedData({ code: 4001, message: "User rejected the request." })).toBe(false);
+    expect(cannotSignTypedData(new Error("network down"))).toBe(false);
+  });
+
+  test("the line under Pay says what is signed and that there is no network fee", () => {
+    expect(gaslessLine("12.34 TUSD", "12.34 USD")).toBe("You sign a transfer of 12.34 TUSD = 12.34 USD, the price. No network fee: the payment service submits it for you.");
+  });
+
+  test("progress after signing starts at 'Payment signed'", () => {
+    const steps = progressSteps({ status: "PENDING", reason: "created", required: 1, payments: [], authorized: true })!;
+    expect(steps.map((x) => `${x.id}:${x.state}:${x.label}`).slice(0, 2)).toEqual(["sent:done:Payment signed (no network fee)", "seen:active:Seen on-chain"]);
   });
 });
 

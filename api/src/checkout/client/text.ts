@@ -157,6 +157,18 @@ export function walletProblem(err: unknown, ctx: { networkName?: string } = {}):
   return { kind: "other", message: `Your wallet reported a problem: ${text.slice(0, 160) || "unknown error"}. Try again, or pay with the QR code instead.` };
 }
 
+/** The wallet cannot sign typed data (EIP-1193 4200 unsupported method, JSON-RPC -32601 method not found): pay by transfer instead. */
+export function cannotSignTypedData(err: unknown): boolean {
+  const e = (err ?? {}) as { code?: number; message?: string; data?: { originalError?: { code?: number } } };
+  const code = e.data?.originalError?.code ?? e.code;
+  return code === 4200 || code === -32601 || /signTypedData.*(not supported|unsupported|does not exist)|method not found/i.test(String(e.message ?? ""));
+}
+
+/** Under the Pay button when the payment is by signature: what the payer signs and that it costs no network fee. */
+export function gaslessLine(amount: string, price: string): string {
+  return `You sign a transfer of ${amount} = ${price}, the price. No network fee: the payment service submits it for you.`;
+}
+
 export interface ProgressStep {
   id: "sent" | "seen" | "confirmations" | "funded" | "settled";
   label: string;
@@ -174,15 +186,17 @@ export function progressSteps(v: {
   required: number;
   payments: { txHash: string; confirmations: number }[];
   sentTxHash?: string;
+  /** The payer signed an authorization, which the payment service submits (no transaction of theirs). */
+  authorized?: boolean;
 }): ProgressStep[] | undefined {
   const seen = v.payments.length > 0;
-  if (!seen && !v.sentTxHash && v.status !== "FUNDED" && v.status !== "SUCCEEDED") return undefined;
+  if (!seen && !v.sentTxHash && !v.authorized && v.status !== "FUNDED" && v.status !== "SUCCEEDED") return undefined;
   const funded = v.status === "FUNDED" || v.status === "SUCCEEDED" || (v.status === "ERROR" && v.reason === "sweep_failed");
   const settled = v.status === "SUCCEEDED";
   const conf = Math.min(v.required, Math.max(0, ...v.payments.map((p) => p.confirmations)));
   const confirmed = funded || (seen && conf >= v.required);
   const steps: [ProgressStep["id"], string, boolean][] = [
-    ["sent", "Payment sent", true],
+    ["sent", v.authorized ? "Payment signed (no network fee)" : "Payment sent", true],
     ["seen", "Seen on-chain", seen || funded],
     ["confirmations", `Confirmations: ${confirmed ? v.required : conf} of ${v.required}`, confirmed],
     ["funded", "Payment received", funded],

@@ -123,6 +123,33 @@ export class Wallet {
     return { tx, maxFeeWei: BigInt(gas) * BigInt(price) };
   }
 
+  /**
+   * One eth_signTypedData_v4 signature of the session's TransferWithAuthorization (EIP-3009):
+   * `offer` as the payer view gives it, `from` this account. The wallet shows what it signs.
+   */
+  async signAuthorization(offer: {
+    primaryType: "TransferWithAuthorization";
+    domain: { name: string; version: string; chainId: number; verifyingContract: string };
+    types: { TransferWithAuthorization: readonly { name: string; type: string }[] };
+    message: { to: string; value: string; validAfter: string; validBefore: string; nonce: string };
+  }): Promise<string> {
+    const typed = {
+      types: {
+        EIP712Domain: [
+          { name: "name", type: "string" },
+          { name: "version", type: "string" },
+          { name: "chainId", type: "uint256" },
+          { name: "verifyingContract", type: "address" },
+        ],
+        ...offer.types,
+      },
+      primaryType: offer.primaryType,
+      domain: offer.domain,
+      message: { from: this.account, ...offer.message },
+    };
+    return (await this.provider.request({ method: "eth_signTypedData_v4", params: [this.account, JSON.stringify(typed)] })) as string;
+  }
+
   async send(tx: { from: string; to: string; data: string }): Promise<string> {
     return (await this.provider.request({ method: "eth_sendTransaction", params: [tx] })) as string;
   }
