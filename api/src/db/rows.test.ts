@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
-import { col, decodeFirst, decodeRows, rowShape, RowShapeMismatch } from "./rows.ts";
+import { col, decodeFirst, decodeRow, decodeRows, rowShape, RowShapeMismatch } from "./rows.ts";
 
 const Shape = rowShape("test row", {
   id: col.text,
@@ -55,5 +55,26 @@ describe("decodeRows", () => {
     const S = rowShape("json row", { d: col.json(Type.Object({ a: Type.Number() })) });
     expect(decodeRows(S, [{ d: '{"a":1}' }])[0]!.d.a).toBe(1);
     expect(() => decodeRows(S, [{ d: '{"a":"x"}' }])).toThrow(RowShapeMismatch);
+  });
+});
+
+describe("col.null", () => {
+  test("tells two kinds of row apart: null passes, a value names the column", () => {
+    const Plain = rowShape("plain row", { id: col.text, parent_id: col.null });
+    const Child = rowShape("child row", { id: col.text, parent_id: col.text });
+    const decode = (r: { id: string; parent_id: string | null }) => (r.parent_id === null ? decodeRow(Plain, r) : decodeRow(Child, r));
+    const [plain, child] = [decode({ id: "a", parent_id: null }), decode({ id: "b", parent_id: "a" })];
+    // The union narrows on the column: a child's parent_id is a string, a plain row's is null.
+    expect(child.parent_id === null ? null : child.parent_id.toUpperCase()).toBe("A");
+    expect(plain.parent_id).toBeNull();
+    expect(() => decodeRow(Plain, { id: "c", parent_id: "a" })).toThrow(/"plain row".*\/parent_id/);
+  });
+});
+
+describe("col.float", () => {
+  test("a float8 is a number; text is not", () => {
+    const S = rowShape("float row", { ms: col.nullable(col.float) });
+    expect(decodeRows(S, [{ ms: -12.5 }, { ms: null }]).map((r) => r.ms)).toEqual([-12.5, null]);
+    expect(() => decodeRows(S, [{ ms: "12.5" }])).toThrow(/"float row".*\/ms/);
   });
 });

@@ -45,6 +45,8 @@ export const col = {
   text: Type.String(),
   /** int2/int4 (and counts cast to int). */
   int: Type.Number(),
+  /** float8: durations and lags computed in SQL (never money: that is bigint or numeric). */
+  float: Type.Number(),
   /** int8: a JS bigint, never a lossy number. */
   bigint: Type.BigInt(),
   /** numeric: its exact decimal text. */
@@ -59,6 +61,11 @@ export const col = {
   /** A text column holding one of `values` (a status, a state, an environment). */
   oneOf: <const V extends readonly string[]>(values: V) => Type.Union(values.map((v) => Type.Literal(v))) as unknown as TSchema & { static: V[number] },
   nullable: <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]),
+  /**
+   * A column that is null in every row of this shape: for a statement whose rows come in two
+   * kinds told apart by one column (a shape per kind), so the decoded union narrows on it.
+   */
+  null: Type.Null(),
 } as const;
 
 export interface RowShape<R> {
