@@ -19,6 +19,8 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import type { Environment } from "../../../shared/environment.ts";
+import type { AccountEventType } from "../webhooks/payload.ts";
 
 export const app = pgSchema("app");
 
@@ -177,7 +179,7 @@ export const webhookEndpoints = app.table(
     merchantId: text("merchant_id")
       .notNull()
       .references(() => merchants.id),
-    environment: text("environment").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
     url: text("url").notNull(),
     description: text("description"),
     enabled: boolean("enabled").notNull().default(true),
@@ -211,7 +213,7 @@ export const accountEvents = app.table(
       .notNull()
       .references(() => merchants.id),
     environment: text("environment").notNull(),
-    type: text("type").notNull(),
+    type: text("type").$type<AccountEventType>().notNull(),
     data: jsonb("data").$type<Record<string, unknown>>().notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
