@@ -55,6 +55,9 @@ describe("decodeRows", () => {
     const S = rowShape("json row", { d: col.json(Type.Object({ a: Type.Number() })) });
     expect(decodeRows(S, [{ d: '{"a":1}' }])[0]!.d.a).toBe(1);
     expect(() => decodeRows(S, [{ d: '{"a":"x"}' }])).toThrow(RowShapeMismatch);
+    // A column that would not decode is named, as one that does not check.
+    expect(() => decodeRows(S, [{ d: '{"a":"x"}' }])).toThrow(/"json row".*\/d: .*\/a/);
+    expect(() => decodeRows(S, [{ d: "{" }])).toThrow(/"json row".*\/d: /);
   });
 });
 
@@ -76,5 +79,18 @@ describe("col.float", () => {
     const S = rowShape("float row", { ms: col.nullable(col.float) });
     expect(decodeRows(S, [{ ms: -12.5 }, { ms: null }]).map((r) => r.ms)).toEqual([-12.5, null]);
     expect(() => decodeRows(S, [{ ms: "12.5" }])).toThrow(/"float row".*\/ms/);
+  });
+});
+
+describe("col.hex", () => {
+  test("0x-prefixed hex passes, in a column or a json array; anything else names the column", () => {
+    const S = rowShape("hex row", { hash: col.hex, hashes: col.json(Type.Array(col.hex)) });
+    const [r] = decodeRows(S, [{ hash: "0xAb01", hashes: '["0x", "0xff"]' }]);
+    const typed: `0x${string}` = r!.hash;
+    expect(typed).toBe("0xAb01");
+    expect(r!.hashes).toEqual(["0x", "0xff"]);
+    expect(() => decodeRows(S, [{ hash: "ab01", hashes: "[]" }])).toThrow(/"hex row".*\/hash/);
+    expect(() => decodeRows(S, [{ hash: "0xzz", hashes: "[]" }])).toThrow(/"hex row".*\/hash/);
+    expect(() => decodeRows(S, [{ hash: "0x01", hashes: '["01"]' }])).toThrow(/"hex row".*\/hashes/);
   });
 });

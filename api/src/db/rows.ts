@@ -20,6 +20,7 @@
  */
 import { Type, type Static, type StaticDecode, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { TransformDecodeError } from "@sinclair/typebox/value";
 
 /** The text of a time as Postgres sends it to a raw statement, or a Date; decoded to a Date. */
 const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
@@ -29,6 +30,8 @@ const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
     return d;
   })
   .Encode((d) => d);
+
+const hex = Type.Unsafe<`0x${string}`>(Type.String({ pattern: "^0x[0-9a-fA-F]*$" }));
 
 const json = <S extends TSchema>(schema: S) =>
   Type.Transform(Type.Unknown())
@@ -56,6 +59,8 @@ export const col = {
   time,
   /** timestamptz kept as the text Postgres sent, for statements that only pass it on. */
   timeText: Type.String(),
+  /** Text holding 0x-prefixed hex (a hash, an address, signed bytes): viem's `0x${string}`. */
+  hex,
   /** jsonb/json: parsed, then checked against `schema` (anything, by default). */
   json: <S extends TSchema = ReturnType<typeof Type.Unknown>>(schema?: S) => json(schema ?? (Type.Unknown() as TSchema as S)),
   /** A text column holding one of `values` (a status, a state, an environment). */
@@ -110,7 +115,9 @@ export function decodeRow<R>(shape: RowShape<R>, row: unknown): R {
   try {
     return shape.check.Decode(row) as R;
   } catch (e) {
-    throw new RowShapeMismatch(shape.name, e instanceof Error ? e.message : String(e));
+    // A time or json column that would not decode: its path names the column.
+    const at = e instanceof TransformDecodeError ? `${e.path}: ` : "";
+    throw new RowShapeMismatch(shape.name, at + (e instanceof Error ? e.message : String(e)));
   }
 }
 
