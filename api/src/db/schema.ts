@@ -21,6 +21,7 @@ import {
 } from "drizzle-orm/pg-core";
 import type { Environment } from "../../../shared/environment.ts";
 import type { AccountEventType } from "../webhooks/payload.ts";
+import type { DeliveryState } from "../webhooks/delivery-states.ts";
 
 export const app = pgSchema("app");
 
@@ -256,7 +257,7 @@ export const webhookDeliveries = app.table(
     sessionId: text("session_id"),
     sequence: integer("sequence"),
     ordered: boolean("ordered").notNull().default(true),
-    state: text("state").notNull(),
+    state: text("state").$type<DeliveryState>().notNull(),
     /** Claims so far; also the fencing token of the current claim. */
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: ts("next_attempt_at"),
