@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
+import { col, decodeRows, rowShape } from "./rows.ts";
 
 const MIGRATIONS_DIR = resolve(import.meta.dir, "../../../drizzle");
 /** Arbitrary constant: "paysession migrations". */
@@ -42,6 +43,8 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
+const AppliedMigration = rowShape("applied migrations, with their hashes", { tag: col.text, hash: col.text });
+
 /** Returns the tags it applied (empty when the database was up to date). */
 export async function migrate(sql: Sql, migrations = readMigrations()): Promise<string[]> {
   return sql.begin(async (tx) => {
@@ -55,7 +58,7 @@ export async function migrate(sql: Sql, migrations = readMigrations()): Promise<
       hash text not null,
       applied_at timestamptz not null default now()
     )`);
-    const rows = await tx<{ tag: string; hash: string }[]>`select tag, hash from app.__migrations`;
+    const rows = decodeRows(AppliedMigration, await tx`select tag, hash from app.__migrations`);
     const done = new Map(rows.map((r) => [r.tag, r.hash]));
     const applied: string[] = [];
     for (const m of migrations) {

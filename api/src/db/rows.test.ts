@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
-import { col, decodeFirst, decodeRows, rowShape, RowShapeMismatch } from "./rows.ts";
+import { col, decodeFirst, decodeRow, decodeRows, rowShape, RowShapeMismatch } from "./rows.ts";
 
 const Shape = rowShape("test row", {
   id: col.text,
@@ -66,5 +66,42 @@ describe("decodeRows", () => {
     expect(() => decodeRows(S, [{ d: null }])).toThrow(RowShapeMismatch);
     const N = rowShape("nullable json row", { d: col.nullable(col.json(Type.Object({ a: Type.Number() }))) });
     expect(decodeRows(N, [{ d: null }, { d: { a: 2 } }]).map((r) => r.d)).toEqual([null, { a: 2 }]);
+    // A column that would not decode is named, as one that does not check.
+    expect(() => decodeRows(S, [{ d: '{"a":"x"}' }])).toThrow(/"json row".*\/d: .*\/a/);
+    expect(() => decodeRows(S, [{ d: "{" }])).toThrow(/"json row".*\/d: /);
+  });
+});
+
+describe("col.null", () => {
+  test("tells two kinds of row apart: null passes, a value names the column", () => {
+    const Plain = rowShape("plain row", { id: col.text, parent_id: col.null });
+    const Child = rowShape("child row", { id: col.text, parent_id: col.text });
+    const decode = (r: { id: string; parent_id: string | null }) => (r.parent_id === null ? decodeRow(Plain, r) : decodeRow(Child, r));
+    const [plain, child] = [decode({ id: "a", parent_id: null }), decode({ id: "b", parent_id: "a" })];
+    // The union narrows on the column: a child's parent_id is a string, a plain row's is null.
+    expect(child.parent_id === null ? null : child.parent_id.toUpperCase()).toBe("A");
+    expect(plain.parent_id).toBeNull();
+    expect(() => decodeRow(Plain, { id: "c", parent_id: "a" })).toThrow(/"plain row".*\/parent_id/);
+  });
+});
+
+describe("col.float", () => {
+  test("a float8 is a number; text is not", () => {
+    const S = rowShape("float row", { ms: col.nullable(col.float) });
+    expect(decodeRows(S, [{ ms: -12.5 }, { ms: null }]).map((r) => r.ms)).toEqual([-12.5, null]);
+    expect(() => decodeRows(S, [{ ms: "12.5" }])).toThrow(/"float row".*\/ms/);
+  });
+});
+
+describe("col.hex", () => {
+  test("0x-prefixed hex passes, in a column or a json array; anything else names the column", () => {
+    const S = rowShape("hex row", { hash: col.hex, hashes: col.json(Type.Array(col.hex)) });
+    const [r] = decodeRows(S, [{ hash: "0xAb01", hashes: '["0x", "0xff"]' }]);
+    const typed: `0x${string}` = r!.hash;
+    expect(typed).toBe("0xAb01");
+    expect(r!.hashes).toEqual(["0x", "0xff"]);
+    expect(() => decodeRows(S, [{ hash: "ab01", hashes: "[]" }])).toThrow(/"hex row".*\/hash/);
+    expect(() => decodeRows(S, [{ hash: "0xzz", hashes: "[]" }])).toThrow(/"hex row".*\/hash/);
+    expect(() => decodeRows(S, [{ hash: "0x01", hashes: '["01"]' }])).toThrow(/"hex row".*\/hashes/);
   });
 });

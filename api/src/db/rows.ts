@@ -20,6 +20,7 @@
  */
 import { Type, type Static, type StaticDecode, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { TransformDecodeError } from "@sinclair/typebox/value";
 
 /** The text of a time as Postgres sends it to a raw statement, or a Date; decoded to a Date. */
 const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
@@ -29,6 +30,8 @@ const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
     return d;
   })
   .Encode((d) => d);
+
+const hex = Type.Unsafe<`0x${string}`>(Type.String({ pattern: "^0x[0-9a-fA-F]*$" }));
 
 // Anything but SQL null, so that col.nullable(col.json(…)) sends a null to its Null branch.
 const json = <S extends TSchema>(schema: S) =>
@@ -58,6 +61,8 @@ export const col = {
   text: Type.String(),
   /** int2/int4 (and counts cast to int). */
   int: Type.Number(),
+  /** float8: durations and lags computed in SQL (never money: that is bigint or numeric). */
+  float: Type.Number(),
   /** int8: a JS bigint, never a lossy number. */
   bigint: Type.BigInt(),
   /** int8 or numeric as a bigint, from a bigint, decimal text or a safe JSON integer. */
@@ -69,11 +74,18 @@ export const col = {
   time,
   /** timestamptz kept as the text Postgres sent, for statements that only pass it on. */
   timeText: Type.String(),
+  /** Text holding 0x-prefixed hex (a hash, an address, signed bytes): viem's `0x${string}`. */
+  hex,
   /** jsonb/json: parsed, then checked against `schema` (anything, by default). */
   json: <S extends TSchema = ReturnType<typeof Type.Unknown>>(schema?: S) => json(schema ?? (Type.Unknown() as TSchema as S)),
   /** A text column holding one of `values` (a status, a state, an environment). */
   oneOf: <const V extends readonly string[]>(values: V) => Type.Union(values.map((v) => Type.Literal(v))) as unknown as TSchema & { static: V[number] },
   nullable: <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]),
+  /**
+   * A column that is null in every row of this shape: for a statement whose rows come in two
+   * kinds told apart by one column (a shape per kind), so the decoded union narrows on it.
+   */
+  null: Type.Null(),
 } as const;
 
 export interface RowShape<R> {
@@ -118,7 +130,9 @@ export function decodeRow<R>(shape: RowShape<R>, row: unknown): R {
   try {
     return shape.check.Decode(row) as R;
   } catch (e) {
-    throw new RowShapeMismatch(shape.name, e instanceof Error ? e.message : String(e));
+    // A time or json column that would not decode: its path names the column.
+    const at = e instanceof TransformDecodeError ? `${e.path}: ` : "";
+    throw new RowShapeMismatch(shape.name, at + (e instanceof Error ? e.message : String(e)));
   }
 }
 

@@ -21,6 +21,8 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import type { AccountEventType } from "../webhooks/payload.ts";
+import type { DeliveryState } from "../webhooks/delivery-states.ts";
 
 export const app = pgSchema("app");
 
@@ -179,7 +181,7 @@ export const webhookEndpoints = app.table(
     merchantId: text("merchant_id")
       .notNull()
       .references(() => merchants.id),
-    environment: text("environment").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
     url: text("url").notNull(),
     description: text("description"),
     enabled: boolean("enabled").notNull().default(true),
@@ -213,7 +215,7 @@ export const accountEvents = app.table(
       .notNull()
       .references(() => merchants.id),
     environment: text("environment").notNull(),
-    type: text("type").notNull(),
+    type: text("type").$type<AccountEventType>().notNull(),
     data: jsonb("data").$type<Record<string, unknown>>().notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
@@ -256,7 +258,7 @@ export const webhookDeliveries = app.table(
     sessionId: text("session_id"),
     sequence: integer("sequence"),
     ordered: boolean("ordered").notNull().default(true),
-    state: text("state").notNull(),
+    state: text("state").$type<DeliveryState>().notNull(),
     /** Claims so far; also the fencing token of the current claim. */
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: ts("next_attempt_at"),

@@ -28,6 +28,8 @@
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { sql as dsql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { col, decodeRow, rowShape } from "../db/rows.ts";
+import type { AccountEventType } from "../webhooks/payload.ts";
 
 export const WEBHOOK_CHANNEL = "paysession_webhooks";
 
@@ -94,7 +96,7 @@ export interface NewAccountEvent {
   id: string;
   merchantId: string;
   environment: string;
-  type: string;
+  type: AccountEventType;
   data: Record<string, unknown>;
 }
 
@@ -103,6 +105,8 @@ export interface NewAccountEvent {
  * and the security history are drizzle's): the account event, one delivery per enabled endpoint
  * of its merchant and environment, and a NOTIFY on commit. Returns how many deliveries.
  */
+const AccountEventDeliveries = rowShape("enqueue account event", { n: col.int });
+
 export async function enqueueAccountEvent(tx: Pick<Db, "execute">, event: NewAccountEvent): Promise<number> {
   const rows = await tx.execute(dsql`
     with a as (
@@ -118,5 +122,5 @@ export async function enqueueAccountEvent(tx: Pick<Db, "execute">, event: NewAcc
     )
     select (select count(*) from wd)::int as n,
            (select count(*) from (select pg_notify(${WEBHOOK_CHANNEL}, '') from (select 1 from wd limit 1) x) y)::int as notified`);
-  return Number((rows as unknown as { n: number }[])[0]!.n);
+  return decodeRow(AccountEventDeliveries, rows[0]).n;
 }

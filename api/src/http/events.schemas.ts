@@ -3,6 +3,7 @@
  */
 import { t } from "elysia";
 import { ACCOUNT_EVENT_TYPES, EVENT_TYPES } from "../webhooks/payload.ts";
+import { DELIVERY_STATES } from "../webhooks/delivery-states.ts";
 import { ReasonAndDetail, sessionFields } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 
@@ -32,7 +33,7 @@ export const SessionEvent = t.Object({
 
 const Delivery = t.Object({
   webhookEndpointId: t.String(),
-  state: literals(["waiting", "pending", "sending", "succeeded", "failed", "canceled"] as const),
+  state: literals(DELIVERY_STATES),
   ordered: t.Boolean({ description: "true for the automatic delivery (for a session event: in the per-session order), false for redeliveries you asked for." }),
   attempts: JsonInteger(),
   nextAttemptAt: t.Union([t.String({ format: "date-time" }), t.Null()]),

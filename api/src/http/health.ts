@@ -8,6 +8,9 @@ import type { NetworkStatus } from "../onchain/network-status.ts";
 import type { Services } from "./services.ts";
 import { indexerLag } from "./indexer-lag.ts";
 import { indexerProgress } from "../sessions/indexed.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
+
+const AppliedMigration = rowShape("applied migrations", { tag: col.text });
 
 const TAG = "Health";
 /** /readyz asks the chains at most this often (it is public). */
@@ -57,7 +60,7 @@ export function healthRoutes(services: Services) {
           query.catch(() => {});
           throw new ApiError("service_unavailable", "The database is unreachable (no answer within a second).");
         }
-        const applied = new Set(rows.map((r) => r.tag as string));
+        const applied = new Set(decodeRows(AppliedMigration, rows).map((r) => r.tag));
         if (expected.some((tag) => !applied.has(tag))) throw new ApiError("service_unavailable", "The database is not migrated.");
         // An unreachable RPC never holds /readyz: past the limit, the last known state.
         const probed = services.readiness.check(READYZ_MAX_AGE_MS);

@@ -14,6 +14,10 @@ import type { Sql } from "postgres";
 import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import type { NetworkReadiness } from "../onchain/network-status.ts";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
+import { SESSION_STATUSES } from "../../../shared/status.ts";
+import { DELIVERY_STATES } from "../webhooks/delivery-states.ts";
+import { SWEEP_STATES } from "../sweeps/states.ts";
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const CACHE_MS = 5000;
@@ -101,6 +105,13 @@ interface DbFigures {
   indexerHeads: { chainId: number; block: bigint }[];
 }
 
+const SessionsByStatus = rowShape("metrics: sessions by status", { status: col.oneOf(SESSION_STATUSES), n: col.int });
+const DeliveriesByState = rowShape("metrics: deliveries by state", { state: col.oneOf(DELIVERY_STATES), n: col.int });
+const SweepsByState = rowShape("metrics: sweeps by state", { state: col.oneOf(SWEEP_STATES), n: col.int });
+/** Seconds, float8 (0 when nothing is late). */
+const ActorLag = rowShape("metrics: oldest overdue session wake-up", { s: col.float });
+const SweepLag = rowShape("metrics: oldest overdue sweep", { s: col.float });
+
 async function readDbFigures(sql: Sql): Promise<DbFigures> {
   const [sessions, lag, webhooks, sweeps, sweepLag, heads] = await Promise.all([
     sql`select status, count(*)::int as n from app.payment_sessions group by status`,
@@ -111,11 +122,11 @@ async function readDbFigures(sql: Sql): Promise<DbFigures> {
     indexedHeadBlocks(sql),
   ]);
   return {
-    sessions: sessions.map((r) => ({ status: r.status as string, n: r.n as number })),
-    actorLagSeconds: Number(lag[0]?.s ?? 0),
-    webhooks: webhooks.map((r) => ({ state: r.state as string, n: r.n as number })),
-    sweeps: sweeps.map((r) => ({ state: r.state as string, n: r.n as number })),
-    sweepOldestDueSeconds: Number(sweepLag[0]?.s ?? 0),
+    sessions: decodeRows(SessionsByStatus, sessions),
+    actorLagSeconds: decodeFirst(ActorLag, lag)?.s ?? 0,
+    webhooks: decodeRows(DeliveriesByState, webhooks),
+    sweeps: decodeRows(SweepsByState, sweeps),
+    sweepOldestDueSeconds: decodeFirst(SweepLag, sweepLag)?.s ?? 0,
     indexerHeads: [...heads].map(([chainId, block]) => ({ chainId, block })),
   };
 }

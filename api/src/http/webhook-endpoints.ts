@@ -20,8 +20,11 @@ import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.t
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, DeletedWebhookEndpoint, RotateSecretBody, TestEventResult, UpdateWebhookEndpointBody, WebhookEndpoint, WebhookEndpointList, WebhookSecret } from "./webhook-endpoints.schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
+import { col, decodeRow, rowShape } from "../db/rows.ts";
 
 const TAG = "Webhook endpoints (server, API key)";
+const EndpointCount = rowShape("live endpoints of an account", { n: col.int });
+
 const URL_ERRORS = ["url_invalid", "url_https_required", "url_address_forbidden", "url_unresolvable"] as const;
 
 interface CreateBody {
@@ -67,10 +70,10 @@ export function webhookEndpointRoutes(services: Services) {
   /** In a transaction (the idempotency key's, or its own): the endpoint and its security-history line commit together. */
   async function create(q: TransactionSql, auth: ApiKeyAuth, by: ChangedBy, body: CreateBody, url: string) {
     // Counted here, inside the idempotency transaction, so a replay is never refused by the limit.
-    const [c] = await q`
+    const [count] = await q`
       select count(*)::int as n from app.webhook_endpoints
        where merchant_id = ${auth.merchant.id} and environment = ${auth.environment} and deleted_at is null`;
-    if ((c!.n as number) >= MAX_ENDPOINTS) throw new ApiError("webhook_endpoint_limit_reached");
+    if (decodeRow(EndpointCount, count).n >= MAX_ENDPOINTS) throw new ApiError("webhook_endpoint_limit_reached");
     const { row, secret } = await createEndpoint(q, encryptionKey, {
       ...owner(auth),
       url,
@@ -257,7 +260,7 @@ export function webhookEndpointRoutes(services: Services) {
           previousSecretSealed: row.previousSecretSealed,
           previousValid: !!row.previousSecretExpiresAt && row.previousSecretExpiresAt > now,
         }).map(secretKey);
-        const result = await sendWebhook(row.url, row.environment as Environment, webhookHeaders(keys, event.id, Math.floor(now.getTime() / 1000), body), body, {
+        const result = await sendWebhook(row.url, row.environment, webhookHeaders(keys, event.id, Math.floor(now.getTime() / 1000), body), body, {
           timeoutMs: services.config.webhooks.timeoutMs,
           resolver: services.resolver,
           allowPrivateTargets: services.config.webhooks.allowPrivateTargets,

@@ -13,6 +13,13 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 import { wakeSessions } from "../effects/wake.ts";
 import { marketFees, retryDelayMs, type Fees } from "./plan.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { SWEEP_STATES } from "./states.ts";
+
+const SweepAttempts = rowShape("sweeps' attempts", { id: col.text, attempts: col.int });
+
+/** A sweep whose failed attempt was recorded: its session, and whether that was its last. */
+const RecordedFailure = rowShape("record failed sweep attempts", { session_id: col.text, state: col.oneOf(SWEEP_STATES) });
 
 export interface SweeperHooks {
   /** Tests: runs after a transaction is recorded, before it is broadcast; throwing simulates a crash there. */
@@ -135,9 +142,8 @@ export class SweepChain {
   /** A failed attempt per sweep (`counted`: attempts + 1 now; otherwise already counted at claim): queued again after a backoff, or `failed` once attempts reach the maximum. */
   async recordFailedAttempts(tx: TransactionSql, items: { id: string; error: string }[], counted: boolean, txId?: string): Promise<void> {
     if (items.length === 0) return;
-    const rows = await tx`
-      select id, attempts from app.sweeps where id in ${tx(items.map((i) => i.id))}`;
-    const attemptsOf = new Map(rows.map((r) => [r.id as string, Number(r.attempts) + (counted ? 1 : 0)]));
+    const rows = decodeRows(SweepAttempts, await tx`select id, attempts from app.sweeps where id in ${tx(items.map((i) => i.id))}`);
+    const attemptsOf = new Map(rows.map((r) => [r.id, r.attempts + (counted ? 1 : 0)]));
     const updates = items.map((i) => {
       const attempts = attemptsOf.get(i.id) ?? this.s.maxAttempts;
       const final = attempts >= this.s.maxAttempts;
@@ -151,7 +157,7 @@ export class SweepChain {
         from r
        where s.id = r.id and (${txId ?? null}::text is null or (s.state = 'sending' and s.transaction_id = ${txId ?? null}::text))
       returning s.session_id, s.state`;
-    const finals = [...new Set(done.filter((d) => d.state === "failed").map((d) => d.session_id as string))];
+    const finals = [...new Set(decodeRows(RecordedFailure, done).flatMap((d) => (d.state === "failed" ? [d.session_id] : [])))];
     await wakeSessions(tx, finals);
   }
 }

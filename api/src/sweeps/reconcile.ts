@@ -21,6 +21,8 @@
 import type { Sql } from "postgres";
 import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
 import { wakeSessions } from "../effects/wake.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
 export const RECONCILE_GRACE_MS = 10_000;
@@ -55,15 +57,26 @@ export function planReconcile(
   return { vanished, stranded };
 }
 
+/** A transaction at or above the chain's mined nonce count: the ones that may be out of step. */
+const RecordedTransaction = rowShape("transactions to reconcile", {
+  id: col.text,
+  nonce: col.bigint,
+  state: col.oneOf(SWEEP_TRANSACTION_STATES),
+  tx_hash: col.nullable(col.hex),
+});
+
+const RequeuedSweep = rowShape("requeue a dropped transaction's sweeps", { session_id: col.text });
+
 export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropped: number }> {
   const now = ctx.now ?? Date.now;
   const grace = ctx.graceMs ?? RECONCILE_GRACE_MS;
   const latest = BigInt(await ctx.client.getTransactionCount({ address: ctx.relayerAddress, blockTag: "latest" }));
-  const rows = (
+  const rows = decodeRows(
+    RecordedTransaction,
     await ctx.sql`
-      select id, nonce::text as nonce, state, tx_hash from app.sweep_transactions
-       where chain_id = ${ctx.chainId} and relayer = ${ctx.relayer} and state in ('mined', 'signed', 'sent') and nonce >= ${latest.toString()}::bigint`
-  ).map((r) => ({ id: r.id as string, nonce: BigInt(r.nonce as string), state: r.state as string, txHash: r.tx_hash as string | null }));
+      select id, nonce, state, tx_hash from app.sweep_transactions
+       where chain_id = ${ctx.chainId} and relayer = ${ctx.relayer} and state in ('mined', 'signed', 'sent') and nonce >= ${latest.toString()}::bigint`,
+  ).map((r) => ({ id: r.id, nonce: r.nonce, state: r.state, txHash: r.tx_hash }));
   const plan = planReconcile(latest, rows);
   const suspects = new Set([...plan.vanished, ...plan.stranded]);
   for (const id of [...ctx.firstSeen.keys()]) if (!suspects.has(id)) ctx.firstSeen.delete(id); // the chain caught up
@@ -73,7 +86,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
     ctx.firstSeen.set(id, since);
     if (now() - since < grace) continue;
     const row = rows.find((r) => r.id === id)!;
-    if (row.state === "mined" && row.txHash && (await receiptExists(ctx.client, row.txHash as Hex))) {
+    if (row.state === "mined" && row.txHash && (await receiptExists(ctx.client, row.txHash))) {
       ctx.firstSeen.delete(id); // its receipt is there after all: the count was stale
       continue;
     }
@@ -93,7 +106,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
                last_error = ${`swept again: ${why}`}
          where transaction_id = ${id} and state in ('sending', 'confirmed')
         returning session_id`;
-      const ids = [...new Set(requeued.map((r) => r.session_id as string))];
+      const ids = [...new Set(decodeRows(RequeuedSweep, requeued).map((r) => r.session_id))];
       await wakeSessions(tx, ids);
       return ids;
     });

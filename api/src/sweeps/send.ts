@@ -16,6 +16,7 @@ import { newSweepTransactionId } from "../effects/sweep-queue.ts";
 import { nextNonce, planBatch, withGasMargin, type BatchPlan, type Fees, type SweepRow } from "./plan.ts";
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
 import { isRevert, firstLine, type SweepChain } from "./chain.ts";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
 
@@ -24,6 +25,27 @@ interface ClaimedRow extends SweepRow {
   /** Attempts of every sweep of this session on this network: the transactions it already cost. */
   sessionAttempts: number;
 }
+
+const NonceLock = rowShape("sweep nonce lock", { ok: col.bool });
+
+const ClaimedSweep = rowShape("claim due sweeps", {
+  id: col.text,
+  session_id: col.text,
+  deposit_address: col.text,
+  settlement_address: col.text,
+  token_address: col.text,
+  attempts: col.int,
+  force_sweep_failure: col.bool,
+  /** Attempts of every sweep of the session on this network. */
+  session_attempts: col.int,
+});
+
+const EmptiedSweep = rowShape("confirm sweeps of empty deposits", { session_id: col.text });
+
+/** The highest nonce recorded for the relayer (null: none yet). */
+const LastNonce = rowShape("last recorded nonce", { n: col.nullable(col.bigint) });
+
+const RecentTransactions = rowShape("relayer transactions lately", { minute: col.int, hour: col.int });
 
 const erc20BalanceAbi = [
   { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
@@ -46,9 +68,11 @@ export async function sendDue(c: SweepChain): Promise<number> {
   const fees = await c.marketFees();
   let toSend: { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint } | undefined;
   const handled = await c.sql.begin(async (tx) => {
-    const [lock] = await tx`select pg_try_advisory_xact_lock(hashtext(${`paysession-sweeps:${c.net.chainId}:${c.relayer}`})) as ok`;
+    const lock = decodeFirst(NonceLock, await tx`select pg_try_advisory_xact_lock(hashtext(${`paysession-sweeps:${c.net.chainId}:${c.relayer}`})) as ok`);
     if (!lock?.ok) return 0;
-    const rows = await tx`
+    const rows = decodeRows(
+      ClaimedSweep,
+      await tx`
       select s.id, s.session_id, s.deposit_address, s.settlement_address, s.token_address, s.attempts,
              p.force_sweep_failure,
              (select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)::int as session_attempts
@@ -58,17 +82,18 @@ export async function sendDue(c: SweepChain): Promise<number> {
                           where o.chain_id = s.chain_id and o.deposit_address = s.deposit_address and o.state = 'sending')
        order by s.next_attempt_at, s.created_at, s.id
        limit ${c.s.batchSize}
-       for update of s skip locked`;
+       for update of s skip locked`,
+    );
     if (rows.length === 0) return 0;
     const claimed: ClaimedRow[] = rows.map((r) => ({
-      id: r.id as string,
-      sessionId: r.session_id as string,
-      depositAddress: r.deposit_address as string,
-      settlementAddress: r.settlement_address as string,
-      tokenAddress: r.token_address as string,
-      attempts: Number(r.attempts),
-      forceFailure: r.force_sweep_failure === true || r.force_sweep_failure === "t",
-      sessionAttempts: Number(r.session_attempts),
+      id: r.id,
+      sessionId: r.session_id,
+      depositAddress: r.deposit_address,
+      settlementAddress: r.settlement_address,
+      tokenAddress: r.token_address,
+      attempts: r.attempts,
+      forceFailure: r.force_sweep_failure,
+      sessionAttempts: r.session_attempts,
     }));
 
     // Sandbox: "force the next sweep of this session to fail" — nothing is sent.
@@ -115,7 +140,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
         update app.sweeps set state = 'confirmed', swept_amount = 0, transaction_id = null, updated_at = now(),
                last_error = 'nothing to sweep: the deposit was already empty (swept by another transaction)'
          where id in ${tx(ids)} returning session_id`;
-      await wakeSessions(tx, [...new Set(done.map((r) => r.session_id as string))]);
+      await wakeSessions(tx, [...new Set(decodeRows(EmptiedSweep, done).map((r) => r.session_id))]);
       c.log(`sweeper ${c.net.name}: ${ids.length} sweep(s) found their deposit already empty; nothing sent for them`);
       plan = planBatch(rest.filter((r) => !ids.includes(r.id) && !plan.mismatched.some((m) => m.id === r.id)), c.factory);
       if (!plan.call) return settledEarly + plan.mismatched.length + ids.length;
@@ -124,7 +149,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
 
     let gas: bigint;
     try {
-      gas = withGasMargin(await c.client.estimateGas({ account: c.account.address as Address, to: plan.call.to, data: plan.call.data }));
+      gas = withGasMargin(await c.client.estimateGas({ account: c.account.address, to: plan.call.to, data: plan.call.data }));
     } catch (e) {
       if (!isRevert(e)) throw e; // an RPC problem: roll back, the sweeps stay due
       await c.recordFailedAttempts(tx, sweepIds.map((id) => ({ id, error: `gas estimation reverted: ${firstLine(e)}` })), true);
@@ -141,10 +166,13 @@ export async function sendDue(c: SweepChain): Promise<number> {
       c.setWaiting(reason);
       return 0;
     }
-    const [last] = await tx`
-      select max(nonce) as n from app.sweep_transactions
-       where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state <> 'dropped'`;
-    const dbNext = last?.n == null ? null : BigInt(last.n as string | bigint) + 1n;
+    const last = decodeFirst(
+      LastNonce,
+      await tx`
+        select max(nonce) as n from app.sweep_transactions
+         where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state <> 'dropped'`,
+    );
+    const dbNext = last?.n == null ? null : last.n + 1n;
     const pending = BigInt(await c.client.getTransactionCount({ address: c.account.address, blockTag: "pending" }));
     const nonce = nextNonce(dbNext, pending);
     const raw = await c.sign(nonce, plan.call, gas, fees);
@@ -186,12 +214,15 @@ async function factoryMissing(c: SweepChain): Promise<{ reason: string; waitMs: 
 
 /** The relayer-spend guard's verdict on this network (guard.ts). */
 async function overSpent(c: SweepChain): Promise<{ reason: string; waitMs: number } | undefined> {
-  const [counts] = await c.sql`
-    select count(*) filter (where created_at > now() - interval '1 minute')::int as minute,
-           count(*)::int as hour
-      from app.sweep_transactions
-     where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and created_at > now() - interval '1 hour'`;
-  const verdict = relayerVerdict({ lastMinute: Number(counts?.minute ?? 0), lastHour: Number(counts?.hour ?? 0) }, c.s);
+  const counts = decodeFirst(
+    RecentTransactions,
+    await c.sql`
+      select count(*) filter (where created_at > now() - interval '1 minute')::int as minute,
+             count(*)::int as hour
+        from app.sweep_transactions
+       where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and created_at > now() - interval '1 hour'`,
+  );
+  const verdict = relayerVerdict({ lastMinute: counts?.minute ?? 0, lastHour: counts?.hour ?? 0 }, c.s);
   return verdict.ok ? undefined : { reason: verdict.reason, waitMs: verdict.waitMs };
 }
 

@@ -27,12 +27,16 @@ import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { SweepChain, type SweeperHooks, type SweeperOptions } from "./chain.ts";
 import { sendDue } from "./send.ts";
 import { watch } from "./watch.ts";
+import { col, decodeFirst, rowShape } from "../db/rows.ts";
 
 export { FORCED_FAILURE_ERROR } from "./send.ts";
 export type { SweeperHooks, SweeperOptions };
 
 /** Unfinished transactions per relayer and chain before new batches wait. */
 const MAX_IN_FLIGHT = 16;
+
+/** float8 ms until the network's next queued sweep is due; null when none is queued. */
+const NextQueued = rowShape("next queued sweep", { ms: col.nullable(col.float) });
 
 export interface Sweeper {
   /** Look at the tables and chains now. */
@@ -100,10 +104,13 @@ class ChainSweeper {
     const sent = open < MAX_IN_FLIGHT ? await sendDue(c) : 0;
     if (sent > 0) return 0;
     if (open > 0) return c.s.pollMs;
-    const [next] = await c.sql`
-      select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-        from app.sweeps where chain_id = ${c.net.chainId} and state = 'queued'`;
-    const ms = next?.ms == null ? c.s.pollMs : Number(next.ms);
+    const next = decodeFirst(
+      NextQueued,
+      await c.sql`
+        select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
+          from app.sweeps where chain_id = ${c.net.chainId} and state = 'queued'`,
+    );
+    const ms = next?.ms ?? c.s.pollMs;
     // Due but not claimable (its deposit is in flight, or another process holds the nonce
     // lock): look again after a short pause rather than spin.
     return ms <= 0 ? Math.min(c.s.pollMs, 100) : Math.max(5, ms);

@@ -10,8 +10,10 @@
  */
 import type { Address, Hex, TransactionReceipt } from "viem";
 import { keccak256, TransactionReceiptNotFoundError } from "viem";
+import { Type } from "@sinclair/typebox";
 import { wakeSessions } from "../effects/wake.ts";
-import { asJson } from "../db/client.ts";
+import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
+import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type Fees } from "./plan.ts";
 import { reconcileWithChain } from "./reconcile.ts";
 import type { SweepChain } from "./chain.ts";
@@ -24,17 +26,20 @@ const FEE_BUMP_PERCENT = 25;
  */
 const NONCE_SPENT_GRACE_MS = 3_000;
 
-interface TxRow {
-  id: string;
-  nonce: bigint;
-  state: string;
-  tx_hashes: string[] | string;
-  tx_hash: string | null;
+/** An unfinished transaction of the relayer. */
+const OpenTransaction = rowShape("open sweep transactions", {
+  id: col.text,
+  nonce: col.bigint,
+  state: col.oneOf(SWEEP_TRANSACTION_STATES),
+  /** Every hash signed for its nonce, oldest first. */
+  tx_hashes: col.json(Type.Array(col.hex)),
+  tx_hash: col.nullable(col.hex),
   /** The signed bytes of tx_hash, kept so that any process can broadcast them again. */
-  raw_tx: string | null;
-  max_fee_per_gas: string | null;
-  age_ms: number;
-}
+  raw_tx: col.nullable(col.hex),
+  max_fee_per_gas: col.nullable(col.numeric),
+  age_ms: col.float,
+});
+type TxRow = RowOf<typeof OpenTransaction>;
 
 /** Advances every unfinished transaction of this relayer. Returns how many are still open. */
 export async function watch(c: SweepChain): Promise<number> {
@@ -49,16 +54,19 @@ export async function watch(c: SweepChain): Promise<number> {
     firstSeen: c.reconcileSeen,
     ...(c.opts.reconcileGraceMs !== undefined ? { graceMs: c.opts.reconcileGraceMs } : {}),
   });
-  const open = (await c.sql`
-    select id, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
-           (extract(epoch from (now() - coalesce(sent_at, created_at))) * 1000)::float8 as age_ms
-      from app.sweep_transactions
-     where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state in ('signed', 'sent')
-     order by nonce`) as unknown as TxRow[];
+  const open = decodeRows(
+    OpenTransaction,
+    await c.sql`
+      select id, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
+             (extract(epoch from (now() - coalesce(sent_at, created_at))) * 1000)::float8 as age_ms
+        from app.sweep_transactions
+       where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state in ('signed', 'sent')
+       order by nonce`,
+  );
   let still = 0;
   for (const row of open) {
     if (c.stopping) break;
-    if (!(await advance(c, { ...row, nonce: BigInt(row.nonce), age_ms: Number(row.age_ms) }))) still++;
+    if (!(await advance(c, row))) still++;
   }
   return still;
 }
@@ -68,10 +76,10 @@ export async function watch(c: SweepChain): Promise<number> {
  * receipt" means not mined: any other RPC error is thrown (the pass is retried), so an
  * unreachable node is never read as a transaction that vanished.
  */
-async function receiptOf(c: SweepChain, hashes: readonly string[]): Promise<TransactionReceipt | null> {
+async function receiptOf(c: SweepChain, hashes: readonly Hex[]): Promise<TransactionReceipt | null> {
   for (const hash of [...hashes].reverse()) {
     try {
-      return await c.client.getTransactionReceipt({ hash: hash as Hex });
+      return await c.client.getTransactionReceipt({ hash });
     } catch (e) {
       if (!(e instanceof TransactionReceiptNotFoundError)) throw e;
     }
@@ -81,7 +89,7 @@ async function receiptOf(c: SweepChain, hashes: readonly string[]): Promise<Tran
 
 /** One look at one unfinished transaction. Returns true when it is finished. */
 async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
-  const hashes = asJson<string[]>(row.tx_hashes);
+  const hashes = row.tx_hashes;
   const receipt = await receiptOf(c, hashes);
   if (receipt) {
     const head = await c.client.getBlockNumber({ cacheTime: 0 });
@@ -102,11 +110,11 @@ async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
     return true;
   }
   c.nonceSpentSeen.delete(row.id);
-  const newest = hashes[hashes.length - 1] as Hex | undefined;
+  const newest = hashes.at(-1);
   const known = newest ? await c.client.getTransaction({ hash: newest }).catch(() => null) : null;
   const mine = newest ? c.signed.get(newest) : undefined;
   // The node lost it (or never got it, or this process restarted): the very same bytes again.
-  const raw = mine?.raw ?? (row.raw_tx && row.tx_hash === newest ? (row.raw_tx as Hex) : undefined);
+  const raw = mine?.raw ?? (row.raw_tx && row.tx_hash === newest ? row.raw_tx : undefined);
   if (!known && raw && newest) await c.broadcast(row.id, newest, raw);
   else if (known && row.state === "signed" && newest) {
     await c.sql`update app.sweep_transactions set state = 'sent', last_error = null where id = ${row.id} and state = 'signed' and tx_hash = ${newest}`;
@@ -137,7 +145,7 @@ async function replace(c: SweepChain,
   let gas = known?.gas ?? mine?.gas;
   if (gas === undefined) {
     gas = await c.client
-      .estimateGas({ account: c.account.address as Address, to, data })
+      .estimateGas({ account: c.account.address, to, data })
       .then(withGasMargin)
       .catch(() => 150_000n + 80_000n * BigInt(Math.max(1, sweeps.length)));
   }
@@ -164,19 +172,29 @@ async function replace(c: SweepChain,
   await c.broadcast(row.id, hash, raw);
 }
 
+const TransactionSweep = rowShape("sweeps of a transaction", {
+  id: col.text,
+  session_id: col.text,
+  deposit_address: col.text,
+  settlement_address: col.text,
+  token_address: col.text,
+});
+
 async function sweepsOf(c: SweepChain, txId: string) {
   const rows = await c.sql`
     select id, session_id, deposit_address, settlement_address, token_address
       from app.sweeps where transaction_id = ${txId} and state = 'sending'
      order by created_at, id`;
-  return rows.map((r) => ({
-    id: r.id as string,
-    sessionId: r.session_id as string,
-    depositAddress: r.deposit_address as string,
-    settlementAddress: r.settlement_address as string,
-    tokenAddress: r.token_address as string,
+  return decodeRows(TransactionSweep, rows).map((r) => ({
+    id: r.id,
+    sessionId: r.session_id,
+    depositAddress: r.deposit_address,
+    settlementAddress: r.settlement_address,
+    tokenAddress: r.token_address,
   }));
 }
+
+const ConfirmedSweep = rowShape("confirm a transaction's sweeps", { session_id: col.text });
 
 /** A mined (and confirmed) transaction: the outcome of each of its sweeps, in one database transaction. */
 async function recordMined(c: SweepChain, row: TxRow, receipt: TransactionReceipt): Promise<void> {
@@ -198,7 +216,7 @@ async function recordMined(c: SweepChain, row: TxRow, receipt: TransactionReceip
         update app.sweeps s set state = 'confirmed', swept_amount = r.swept::numeric, last_error = null, updated_at = now()
           from r where s.id = r.id and s.state = 'sending' and s.transaction_id = ${row.id}
         returning s.session_id`;
-      await wakeSessions(tx, [...new Set(rows.map((r) => r.session_id as string))]);
+      await wakeSessions(tx, [...new Set(decodeRows(ConfirmedSweep, rows).map((r) => r.session_id))]);
     }
     const failed = outcomes.flatMap((o) => (o.outcome === "failed" ? [{ id: o.id, error: o.error }] : []));
     await c.recordFailedAttempts(tx, failed, false, row.id);

@@ -18,9 +18,9 @@ import { checksummed } from "../sessions/views.ts";
 import { recordSecurityEvent, type Actor } from "../credentials/security-history.ts";
 import { enqueueAccountEvent } from "../effects/webhook-outbox.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
-import type { SettlementAddressUpdatedData } from "./payload.ts";
+import type { AccountEventType, SettlementAddressUpdatedData } from "./payload.ts";
 
-export const SETTLEMENT_EVENT_TYPE = "settlement_address.updated";
+export const SETTLEMENT_EVENT_TYPE: AccountEventType = "settlement_address.updated";
 
 export interface SettlementChange {
   chainId: number;
@@ -74,7 +74,7 @@ export async function changeSettlementAddress(database: Pick<Database, "db">, r:
       merchantId: r.merchant.id,
       environment: r.environment,
       type: SETTLEMENT_EVENT_TYPE,
-      data: data as unknown as Record<string, unknown>,
+      data,
     });
     return { saved, change, eventId, deliveries };
   });

@@ -7,6 +7,8 @@ import type { Db } from "../db/client.ts";
 import { webhookAttempts } from "../db/schema.ts";
 import type { Query } from "../sessions/repository.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
+import { ENVIRONMENTS } from "../../../shared/environment.ts";
+import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { type Owner } from "./endpoints.ts";
 
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
@@ -77,7 +79,7 @@ export async function newestAttemptsOfEvents(db: Db, o: Owner, eventIds: string[
          where a.event_id = e.id and a.merchant_id = ${o.merchantId} and a.environment = ${o.environment}
          order by a.created_at desc, a.id desc limit ${perEvent + 1}) a`;
   const byEvent = new Map<string, AttemptRow[]>();
-  for (const r of rows) {
+  for (const r of decodeRows(AttemptSqlRow, rows)) {
     const row = attemptFromSql(r);
     byEvent.set(row.eventId, [...(byEvent.get(row.eventId) ?? []), row]);
   }
@@ -85,22 +87,41 @@ export async function newestAttemptsOfEvents(db: Db, o: Owner, eventIds: string[
   return out;
 }
 
-function attemptFromSql(r: Record<string, unknown>): AttemptRow {
+/** A raw `app.webhook_attempts` row (snake_case, from postgres.js: `a.*`). */
+const AttemptSqlRow = rowShape("newest attempts of events", {
+  id: col.text,
+  endpoint_id: col.text,
+  merchant_id: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  event_id: col.text,
+  kind: col.text,
+  attempt_number: col.int,
+  url: col.text,
+  succeeded: col.bool,
+  status_code: col.nullable(col.int),
+  latency_ms: col.int,
+  response_excerpt: col.nullable(col.text),
+  error: col.nullable(col.text),
+  created_at: col.time,
+});
+
+/** As drizzle would type it. */
+function attemptFromSql(r: RowOf<typeof AttemptSqlRow>): AttemptRow {
   return {
-    id: r.id as string,
-    endpointId: r.endpoint_id as string,
-    merchantId: r.merchant_id as string,
-    environment: r.environment as string,
-    eventId: r.event_id as string,
-    kind: r.kind as string,
-    attemptNumber: r.attempt_number as number,
-    url: r.url as string,
-    succeeded: r.succeeded as boolean,
-    statusCode: (r.status_code as number | null) ?? null,
-    latencyMs: r.latency_ms as number,
-    responseExcerpt: (r.response_excerpt as string | null) ?? null,
-    error: (r.error as string | null) ?? null,
-    createdAt: new Date(r.created_at as string),
+    id: r.id,
+    endpointId: r.endpoint_id,
+    merchantId: r.merchant_id,
+    environment: r.environment,
+    eventId: r.event_id,
+    kind: r.kind,
+    attemptNumber: r.attempt_number,
+    url: r.url,
+    succeeded: r.succeeded,
+    statusCode: r.status_code,
+    latencyMs: r.latency_ms,
+    responseExcerpt: r.response_excerpt,
+    error: r.error,
+    createdAt: r.created_at,
   };
 }
 

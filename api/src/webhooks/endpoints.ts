@@ -8,12 +8,12 @@ import { and, asc, eq, isNull, sql as dsql } from "drizzle-orm";
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { webhookEndpoints } from "../db/schema.ts";
-import type { Environment } from "../../../shared/environment.ts";
+import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { Query } from "../sessions/repository.ts";
 import { seal, unseal } from "./secrets.ts";
 import { generateSecret } from "./signing.ts";
-import { asDate } from "../db/client.ts";
+import { col, decodeFirst, decodeRow, rowShape } from "../db/rows.ts";
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
@@ -49,7 +49,7 @@ export function endpointView(row: EndpointRow, now = new Date()): EndpointView {
     description: row.description,
     enabled: row.enabled,
     disabledReason: row.disabledReason,
-    environment: row.environment as Environment,
+    environment: row.environment,
     previousSecretExpiresAt: prev ? prev.toISOString() : null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -104,6 +104,8 @@ async function cancelOpenDeliveries(q: Query, endpointId: string): Promise<void>
                    order by id for update)`;
 }
 
+const EndpointEnabled = rowShape("endpoint enabled, for update", { enabled: col.bool });
+
 export async function updateEndpoint(
   sql: Sql,
   o: Owner,
@@ -112,11 +114,14 @@ export async function updateEndpoint(
   withChange?: WithChange,
 ): Promise<EndpointRow | undefined> {
   return sql.begin(async (tx) => {
-    const [current] = await tx`
-      select enabled from app.webhook_endpoints
-       where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null for update`;
+    const current = decodeFirst(
+      EndpointEnabled,
+      await tx`
+        select enabled from app.webhook_endpoints
+         where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null for update`,
+    );
     if (!current) return undefined;
-    const enabled = patch.enabled ?? (current.enabled as boolean);
+    const enabled = patch.enabled ?? current.enabled;
     const rows = await tx`
       update app.webhook_endpoints
          set url = coalesce(${patch.url ?? null}, url),
@@ -193,22 +198,39 @@ export function signingSecrets(key: Buffer, r: { id: string; secretSealed: strin
   return out;
 }
 
-/** A raw `app.webhook_endpoints` row (snake_case, from postgres.js) as drizzle would type it. */
-export function endpointFromSql(r: Record<string, unknown>): EndpointRow {
+/** A raw `app.webhook_endpoints` row (snake_case, from postgres.js: `returning *`). */
+const EndpointSqlRow = rowShape("webhook endpoint", {
+  id: col.text,
+  merchant_id: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  url: col.text,
+  description: col.nullable(col.text),
+  enabled: col.bool,
+  disabled_reason: col.nullable(col.text),
+  secret_sealed: col.text,
+  previous_secret_sealed: col.nullable(col.text),
+  previous_secret_expires_at: col.nullable(col.time),
+  created_at: col.time,
+  updated_at: col.time,
+  deleted_at: col.nullable(col.time),
+});
+
+/** A raw `app.webhook_endpoints` row as drizzle would type it. */
+export function endpointFromSql(row: unknown): EndpointRow {
+  const r = decodeRow(EndpointSqlRow, row);
   return {
-    id: r.id as string,
-    merchantId: r.merchant_id as string,
-    environment: r.environment as string,
-    url: r.url as string,
-    description: (r.description as string | null) ?? null,
-    enabled: r.enabled as boolean,
-    disabledReason: (r.disabled_reason as string | null) ?? null,
-    secretSealed: r.secret_sealed as string,
-    previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
-    previousSecretExpiresAt: r.previous_secret_expires_at == null ? null : asDate(r.previous_secret_expires_at),
-    createdAt: asDate(r.created_at),
-    updatedAt: asDate(r.updated_at),
-    deletedAt: r.deleted_at == null ? null : asDate(r.deleted_at),
+    id: r.id,
+    merchantId: r.merchant_id,
+    environment: r.environment,
+    url: r.url,
+    description: r.description,
+    enabled: r.enabled,
+    disabledReason: r.disabled_reason,
+    secretSealed: r.secret_sealed,
+    previousSecretSealed: r.previous_secret_sealed,
+    previousSecretExpiresAt: r.previous_secret_expires_at,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    deletedAt: r.deleted_at,
   };
 }
-

@@ -19,6 +19,7 @@ import type { DepositLike } from "../sessions/views.ts";
 import { notifyWorkers } from "../effects/webhook-outbox.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { type Owner } from "./endpoints.ts";
+import type { DeliveryState } from "./delivery-states.ts";
 
 type EventRow = typeof sessionEvents.$inferSelect;
 
@@ -97,7 +98,7 @@ export async function listEvents(
 
 export interface DeliveryView {
   webhookEndpointId: string;
-  state: string;
+  state: DeliveryState;
   ordered: boolean;
   attempts: number;
   nextAttemptAt: string | null;

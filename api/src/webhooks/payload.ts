@@ -112,7 +112,8 @@ export function buildTestEvent(id: string, endpointId: string, environment: stri
 export const ACCOUNT_EVENT_TYPES = ["settlement_address.updated"] as const;
 export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
 
-export interface SettlementAddressUpdatedData {
+// A type (not an interface) so it is a Record<string, unknown>: stored and sent as the event's `data`.
+export type SettlementAddressUpdatedData = {
   environment: string;
   /** The public merchant id of the environment (NEXT_PUBLIC_SERVICE_MERCHANT_ID). */
   merchantId: string;
@@ -124,7 +125,7 @@ export interface SettlementAddressUpdatedData {
   previousAddress: string | null;
   /** The dashboard user's email, or `API key <prefix>…`. */
   changedBy: string;
-}
+};
 
 export interface AccountEvent {
   id: string;
@@ -133,6 +134,6 @@ export interface AccountEvent {
   data: Record<string, unknown>;
 }
 
-export function buildAccountEvent(row: { id: string; type: string; data: Record<string, unknown>; createdAt: Date }): AccountEvent {
-  return { id: row.id, type: row.type as AccountEventType, createdAt: row.createdAt.toISOString(), data: row.data };
+export function buildAccountEvent(row: { id: string; type: AccountEventType; data: Record<string, unknown>; createdAt: Date }): AccountEvent {
+  return { id: row.id, type: row.type, createdAt: row.createdAt.toISOString(), data: row.data };
 }

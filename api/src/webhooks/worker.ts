@@ -31,14 +31,13 @@ import type { Sql } from "postgres";
 import type { WebhookSettings } from "../config.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import { sessionFromSql } from "../sessions/repository.ts";
 import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
 import { buildAccountEvent, buildEvent } from "./payload.ts";
 import { depositFromJson } from "../sessions/repository.ts";
 import { deliveryOutcome } from "./outcome.ts";
 import { msUntilNextDue } from "./statements/next-due.ts";
-import { claimDeliveries } from "./statements/claim-deliveries.ts";
+import { claimDeliveries, type ClaimedDelivery } from "./statements/claim-deliveries.ts";
 import { recordOutcomes, type OutcomeRow } from "./statements/record-outcomes.ts";
 import { disableGoneEndpoints } from "./statements/disable-gone-endpoints.ts";
 import { releaseNextHeads } from "./statements/release-next-heads.ts";
@@ -47,7 +46,6 @@ import { insertAttempts, type NewAttempt } from "./attempts.ts";
 import { signingSecrets } from "./endpoints.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
-import { asJson } from "../db/client.ts";
 import { Outage } from "../db/outage.ts";
 import { Pump } from "../pump.ts";
 
@@ -174,48 +172,43 @@ export class WebhookWorker {
     return rows.map((r) => {
       const common = {
         deliveryId: Number(r.delivery_id),
-        claim: r.claim as number,
-        ordered: r.ordered as boolean,
-        endpointId: r.endpoint_id as string,
-        url: r.url as string,
-        environment: r.environment as Environment,
-        merchantId: r.merchant_id as string,
+        claim: r.claim,
+        ordered: r.ordered,
+        endpointId: r.endpoint_id,
+        url: r.url,
+        environment: r.environment,
+        merchantId: r.merchant_id,
         keys: this.keysOf(r),
       };
-      if (r.account_event_id != null) {
-        const event = buildAccountEvent({
-          id: r.account_event_id as string,
-          type: r.account_type as string,
-          data: asJson<Record<string, unknown>>(r.account_data),
-          createdAt: new Date(r.account_created_at as string),
-        });
+      if (r.account_event_id !== null) {
+        const event = buildAccountEvent({ id: r.account_event_id, type: r.account_type, data: r.account_data, createdAt: r.account_created_at });
         return { ...common, account: true, eventId: event.id, body: JSON.stringify(event) };
       }
-      const session = sessionFromSql({ ...asJson<Record<string, unknown>>(r.session), token_hash: "" });
-      const deposits = asJson<Record<string, unknown>[]>(r.deposits).map(depositFromJson);
-      const event = buildEvent(session, r.public_merchant_id as string, deposits, {
-        id: r.event_id as string,
-        sequence: r.sequence as number,
-        status: r.status as SessionStatus,
-        previousStatus: (r.previous_status as SessionStatus | null) ?? null,
-        reason: r.reason as TransitionReason,
-        detail: asJson<Record<string, unknown>>(r.detail),
-        createdAt: new Date(r.event_created_at as string),
+      const session = sessionFromSql({ ...r.session, token_hash: "" });
+      const deposits = r.deposits.map(depositFromJson);
+      const event = buildEvent(session, r.public_merchant_id, deposits, {
+        id: r.event_id,
+        sequence: r.sequence,
+        status: r.status,
+        previousStatus: r.previous_status,
+        reason: r.reason,
+        detail: r.detail,
+        createdAt: r.event_created_at,
       });
-      return { ...common, account: false, eventId: r.event_id as string, body: JSON.stringify(event) };
+      return { ...common, account: false, eventId: r.event_id, body: JSON.stringify(event) };
     });
   }
 
-  private keysOf(r: Record<string, unknown>): Buffer[] {
-    const id = r.endpoint_id as string;
+  private keysOf(r: ClaimedDelivery): Buffer[] {
+    const id = r.endpoint_id;
     const cacheKey = `${id}|${r.secret_sealed}|${r.previous_valid ? r.previous_secret_sealed : ""}`;
     let keys = this.keyCache.get(cacheKey);
     if (!keys) {
       const secrets = signingSecrets(this.opts.encryptionKey, {
         id,
-        secretSealed: r.secret_sealed as string,
-        previousSecretSealed: (r.previous_secret_sealed as string | null) ?? null,
-        previousValid: r.previous_valid as boolean,
+        secretSealed: r.secret_sealed,
+        previousSecretSealed: r.previous_secret_sealed,
+        previousValid: r.previous_valid,
       });
       keys = secrets.map(secretKey);
       if (this.keyCache.size > 10_000) this.keyCache.clear();

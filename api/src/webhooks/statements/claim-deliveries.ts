@@ -7,7 +7,12 @@
  * delivery with what its body is built from: the session event (with the session and its
  * deposits) or the account event, and the endpoint's sealed secrets.
  */
-import type { Row, Sql } from "postgres";
+import { Type } from "@sinclair/typebox";
+import type { Sql, TransactionSql } from "postgres";
+import { ENVIRONMENTS } from "../../../../shared/environment.ts";
+import { EVENT_REASONS, SESSION_STATUSES } from "../../../../shared/status.ts";
+import { ACCOUNT_EVENT_TYPES } from "../payload.ts";
+import { col, decodeRow, rowShape, type RowOf } from "../../db/rows.ts";
 
 export interface ClaimLimits {
   limit: number;
@@ -16,8 +21,57 @@ export interface ClaimLimits {
   leaseMs: number;
 }
 
-export function claimDeliveries(sql: Sql, c: ClaimLimits): Promise<readonly Row[]> {
-  return sql`
+/**
+ * A json object, checked as one: its fields are read by what builds the body (sessionFromSql,
+ * depositFromJson, the event's detail by its reason), and a per-key check here would cost the
+ * claim loop more than all the rest of the decoding.
+ */
+const JsonObject = Type.Unsafe<Record<string, unknown>>(Type.Object({}));
+
+/** What every claimed delivery carries: the claim, and the endpoint with its sealed secrets. */
+const claimedColumns = {
+  delivery_id: col.bigint,
+  claim: col.int,
+  ordered: col.bool,
+  endpoint_id: col.text,
+  url: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  merchant_id: col.text,
+  secret_sealed: col.text,
+  previous_secret_sealed: col.nullable(col.text),
+  previous_valid: col.bool,
+};
+
+/** A claimed delivery of a session event: the event, the session as json and its deposits. */
+const ClaimedSessionDelivery = rowShape("claim deliveries (session event)", {
+  ...claimedColumns,
+  account_event_id: col.null,
+  event_id: col.text,
+  sequence: col.int,
+  status: col.oneOf(SESSION_STATUSES),
+  previous_status: col.nullable(col.oneOf(SESSION_STATUSES)),
+  reason: col.oneOf(EVENT_REASONS),
+  detail: col.json(JsonObject),
+  event_created_at: col.time,
+  session: col.json(JsonObject),
+  deposits: col.json(Type.Array(JsonObject)),
+  public_merchant_id: col.text,
+});
+
+/** A claimed delivery of an account event (a settlement change): its type and frozen data. */
+const ClaimedAccountDelivery = rowShape("claim deliveries (account event)", {
+  ...claimedColumns,
+  account_event_id: col.text,
+  account_type: col.oneOf(ACCOUNT_EVENT_TYPES),
+  account_data: col.json(JsonObject),
+  account_created_at: col.time,
+});
+
+/** Either kind; `account_event_id` tells them apart (null: a session event). */
+export type ClaimedDelivery = RowOf<typeof ClaimedSessionDelivery> | RowOf<typeof ClaimedAccountDelivery>;
+
+export async function claimDeliveries(sql: Sql | TransactionSql, c: ClaimLimits): Promise<ClaimedDelivery[]> {
+  const rows = await sql`
     with due as (
       select d.id, d.endpoint_id, d.next_attempt_at, (ep.enabled and ep.deleted_at is null) as live
         from app.webhook_deliveries d join app.webhook_endpoints ep on ep.id = d.endpoint_id
@@ -57,4 +111,5 @@ export function claimDeliveries(sql: Sql, c: ClaimLimits): Promise<readonly Row[
       left join app.payment_sessions s on s.id = e.session_id
       left join app.account_events a on a.id = c.account_event_id
       join app.merchants m on m.id = ep.merchant_id`;
+  return rows.map((r) => (r.account_event_id === null ? decodeRow(ClaimedSessionDelivery, r) : decodeRow(ClaimedAccountDelivery, r)));
 }

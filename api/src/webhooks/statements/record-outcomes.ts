@@ -5,11 +5,15 @@
  * not count. Returns the deliveries it finished or rescheduled, for the queue's next head.
  */
 import type { TransactionSql } from "postgres";
+import { col, decodeRows, rowShape } from "../../db/rows.ts";
+
+/** The states an outcome writes. */
+const OUTCOME_STATES = ["succeeded", "failed", "pending"] as const;
 
 export interface OutcomeRow {
   id: number;
   claim: number;
-  state: "succeeded" | "failed" | "pending";
+  state: (typeof OUTCOME_STATES)[number];
   delayMs: number;
   atMs: number;
   statusCode: number | null;
@@ -24,6 +28,13 @@ export interface RecordedDelivery {
   ordered: boolean;
   state: OutcomeRow["state"];
 }
+
+const RecordedOutcome = rowShape("record outcomes", {
+  endpoint_id: col.text,
+  session_id: col.nullable(col.text),
+  ordered: col.bool,
+  state: col.oneOf(OUTCOME_STATES),
+});
 
 export async function recordOutcomes(tx: TransactionSql, rows: readonly OutcomeRow[]): Promise<RecordedDelivery[]> {
   const recorded = await tx`
@@ -46,5 +57,5 @@ export async function recordOutcomes(tx: TransactionSql, rows: readonly OutcomeR
       from r
      where d.id = r.id and d.id in (select id from locked) and d.state = 'sending' and d.attempts = r.claim
     returning d.endpoint_id, d.session_id, d.ordered, d.state`;
-  return recorded.map((f) => ({ endpointId: String(f.endpoint_id), sessionId: f.session_id == null ? null : String(f.session_id), ordered: f.ordered === true, state: f.state as OutcomeRow["state"] }));
+  return decodeRows(RecordedOutcome, recorded).map((f) => ({ endpointId: f.endpoint_id, sessionId: f.session_id, ordered: f.ordered, state: f.state }));
 }
