@@ -25,7 +25,8 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
 }
 
-export async function createMerchant(db: Db, name: string): Promise<Merchant> {
+/** On `db` or a transaction (a dashboard sign-up writes the merchant with its first user). */
+export async function createMerchant(db: Pick<Db, "insert">, name: string): Promise<Merchant> {
   const [row] = await db
     .insert(merchants)
     .values({

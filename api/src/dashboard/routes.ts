@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Services } from "../http/services.ts";
-import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { depositsOf, findSession } from "../sessions/repository.ts";
 import { attemptExists, listAttempts } from "../webhooks/attempts.ts";
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
@@ -16,10 +16,11 @@ import { listSecurityEvents, recentFailures, recordSecurityEvent, type Actor, ty
 import type { Environment } from "../../../shared/environment.ts";
 import { makeContext, errorPage } from "./context.ts";
 import type { Dispatch } from "./api.ts";
-import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
+import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookies, signIn } from "./logins.ts";
+import { signUp } from "./sign-up.ts";
 import { clientIp, currentLogin, originProblem, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
 import { retryAfterSeconds } from "../credentials/sign-in-throttle.ts";
-import { checkPassword, createUser, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
+import { checkPassword, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
 import { listTransactions, parseFilters, type Filters } from "./transactions.ts";
 import { CSV_HEADER, csvRow } from "./csv-export.ts";
 import { reconciliationOf } from "./reconciliation.ts";
@@ -133,8 +134,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
               await recordSecurityEvent(db, { merchantId: found?.merchantId ?? null, userId: found?.id ?? null, email, ip }, "sign_in_failed");
               return signInForm({ email: rawEmail, next, error: "Wrong email or password." }, 401);
             }
-            const { token } = await startLogin(db, user.id, ip);
-            await recordSecurityEvent(db, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in");
+            // The login and its security-history line commit together (logins.ts).
+            const { token } = await signIn(db, user, ip);
             const headers = new Headers({ location: next ?? HOME, ...SECURITY_HEADERS });
             headers.append("set-cookie", loginCookie(token, secure));
             headers.append("set-cookie", preCookie("", 0));
@@ -145,8 +146,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
       .post(
         "/dashboard/sign-out",
         actionRoute(async (c) => {
-          await endLogin(db, c.login.tokenHash);
-          await recordSecurityEvent(db, c.actor(), "sign_out");
+          await endLogin(db, c.login.tokenHash, c.actor());
           return redirect("/dashboard/sign-in?notice=signed-out", { "set-cookie": loginCookie("", secure, 0) });
         }),
         HIDE,
@@ -177,19 +177,14 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             const email = normalizeEmail(form.get("email") ?? "");
             if (!email) return again("That is not an email address.", 400);
             if (await findUserByEmail(db, email)) return again("An account with that email exists. Sign in instead.", 409);
-            let userId: string;
-            let merchantId: string;
+            // The merchant, its user, the login and its line: one transaction (sign-up.ts).
+            let token: string;
             try {
-              const merchant = await createMerchant(db, name);
-              merchantId = merchant.id;
-              userId = (await createUser(db, merchant.id, email, form.get("password") ?? "")).id;
+              ({ token } = await signUp(db, { name, email, password: form.get("password") ?? "", ip: clientIp(r) }));
             } catch (e) {
               if (e instanceof UserInputError) return again(e.message, 400);
               throw e;
             }
-            const ip = clientIp(r);
-            const { token } = await startLogin(db, userId, ip);
-            await recordSecurityEvent(db, { merchantId, userId, email, ip }, "sign_in", { signUp: true });
             return redirect(HOME, { "set-cookie": loginCookie(token, secure) });
           })(request),
         HIDE,
