@@ -59,6 +59,16 @@ export interface ChangedBy {
   detail: Record<string, unknown>;
 }
 
+/** A change by the signed-in person: the dashboard's door (http/auth.ts `changedBy` builds the API's). */
+export function byPerson(actor: Actor, environment: Environment): ChangedBy {
+  return { actor, environment, detail: { via: "dashboard" } };
+}
+
+/** Who made a change, in words (an announcement's `changedBy`): the person's email, or "API key <prefix>…". */
+export function changedByName(by: ChangedBy): string {
+  return by.actor.email ?? `API key ${String(by.detail.keyPrefix ?? "")}…`;
+}
+
 /**
  * The same line as a postgres.js statement, for a transaction written that way: a change and
  * its line commit together or not at all (a cancel, sessions/cancel.ts; webhook endpoints,

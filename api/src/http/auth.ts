@@ -13,7 +13,7 @@ import { touchApiKey, type ApiKeySummary, type KeyCheck, type Merchant } from ".
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
-import type { Actor, ChangedBy } from "../credentials/security-history.ts";
+import type { ChangedBy } from "../credentials/security-history.ts";
 import { clientAddresses } from "./client-address.ts";
 
 export interface ApiKeyAuth {
@@ -22,12 +22,10 @@ export interface ApiKeyAuth {
   key: ApiKeySummary;
   /** The merchant's settlement addresses in this environment, by chain id. */
   settlements: ReadonlyMap<number, string>;
-  /** A presented key's check, for a create's statement to hold it to (absent for delegated requests). */
+  /** A presented key's check, for a create's statement to hold it to. */
   check?: KeyCheck;
   /** Read from the process's last lookup of the key, not now (requireApiKey's `reuse`). */
   reused?: boolean;
-  /** Delegated requests only (dashboard/api.ts): the signed-in person acting, for the security history and announcements. */
-  person?: Actor;
 }
 
 export interface SessionTokenAuth {
@@ -81,25 +79,12 @@ function limit(services: Services, bucket: string): void {
 const TOUCH_EVERY_MS = 60_000;
 
 /**
- * Requests the dashboard makes to the API's own routes in-process, on behalf of a signed-in
- * user (api/src/dashboard/api.ts): the same routes, validation and rules as with a key. Keyed
- * by the Request object itself, which only code in this process can hold, so nothing arriving
- * over the network can ever be found here.
- */
-export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
-
-/**
  * The request's API key, looked up — or, with `reuse` (plain creates and retrieves only, whose
  * statement checks the key again: credentials/key-memo.ts), this process's last lookup of it when there is one.
  * `again`: the same request's key looked up once more (its create's key check failed); the
  * request was counted against the rate limit the first time.
  */
 export async function requireApiKey(services: Services, request: Request, opts: { reuse?: boolean; again?: boolean } = {}): Promise<ApiKeyAuth> {
-  const delegated = delegatedAuth.get(request);
-  if (delegated) {
-    limit(services, delegated.key.id);
-    return delegated;
-  }
   const cred = presented(services, request);
   if (cred.kind !== "api_key") throw new ApiError("api_key_required");
   const keyHash = hashSecret(cred.raw);
@@ -146,12 +131,11 @@ export async function requireSessionToken(services: Services, request: Request):
 }
 
 /**
- * Who a request's change is by, for its security-history line: the signed-in person when the
- * dashboard sent it (delegated), else the key, named by its id and prefix, from the caller's address.
+ * Who a request's change is by, for its security-history line: the key, named by its id and
+ * prefix, from the caller's address. (The dashboard's changes name the signed-in person:
+ * credentials/security-history.ts byPerson.)
  */
 export function changedBy(auth: ApiKeyAuth, request: Request): ChangedBy {
-  const person = auth.person;
-  if (person) return { actor: person, environment: auth.environment, detail: { via: "dashboard" } };
   return {
     actor: { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
     environment: auth.environment,

@@ -6,7 +6,7 @@ import { isId, newId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { checkCreateInput, type CreateSessionBody as CreateBody } from "../sessions/create-input.ts";
 import { depositsOf, findSession, insertSession, listSessions, loadMerchantView, readMerchantView, type CreatedSession as CreatedSessionRow, type NewSession } from "../sessions/repository.ts";
-import { requestCancel } from "../sessions/cancel.ts";
+import { cancelSession } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { planDeposits } from "../sessions/deposits.ts";
 import { readJsonBody } from "./body.ts";
@@ -305,10 +305,8 @@ export function paymentSessionRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
-        const row = await loadOwn(auth, params.id);
-        // From the dashboard (auth.person), the cancel is recorded in the security history too.
-        await requestCancel(database.sql, row.id, "merchant", auth.person ? { actor: auth.person, environment: auth.environment } : undefined);
-        return fullView(auth, await loadOwn(auth, row.id));
+        await cancelSession(database, { merchantId: auth.merchant.id, environment: auth.environment }, params.id);
+        return fullView(auth, await loadOwn(auth, params.id));
       },
       {
         detail: doc({
