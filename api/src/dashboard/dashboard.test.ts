@@ -14,12 +14,15 @@ import { CSP } from "./request.ts";
 import { likePrefix } from "./transactions.ts";
 import { insertAttempts, type NewAttempt } from "../webhooks/attempts.ts";
 import { newId } from "../../../shared/ids.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
 
 let svc: TestService;
 let a: Awaited<ReturnType<typeof merchantWithUser>>;
 let b: Awaited<ReturnType<typeof merchantWithUser>>;
 let asA: Browser;
 const bOwn: { sessionId: string; endpointId: string; keyId: string; eventId: string } = {} as never;
+
+const Count = rowShape("test count", { n: col.int });
 
 /** Dashboard routes anyone may reach (the pages of signing in, the assets). */
 const PUBLIC = new Set(["GET /dashboard", "GET /dashboard/assets/:file", "GET /dashboard/sign-in", "POST /dashboard/sign-in", "GET /dashboard/sign-up", "POST /dashboard/sign-up"]);
@@ -330,6 +333,21 @@ describe("pages", () => {
     expect(revealed.headers.get("location")).toBe(`/dashboard/sandbox/settings/webhooks/${id}`);
     expect(await (await asA.follow(revealed)).text()).toContain(secret!);
     expect(await (await asA.get(`/dashboard/sandbox/settings/webhooks/${id}`)).text()).not.toContain(secret!);
+  });
+
+  test("a form the API would refuse shows the API's own message, and changes nothing", async () => {
+    const long = "d".repeat(257);
+    const api = await svc.call("POST", "/webhook-endpoints", { auth: a.sandboxKey, body: { url: "https://93.184.215.14/too-long", description: long } });
+    expect(api.status).toBe(400);
+    const page = await asA.post("/dashboard/sandbox/settings/webhooks", { url: "https://93.184.215.14/too-long", description: long });
+    expect(page.status).toBe(400);
+    expect(await page.text()).toContain(api.body.error.message); // "description must be at most 256 characters."
+    const unknownChain = await svc.call("PUT", "/settlement-addresses/999", { auth: a.sandboxKey, body: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" } });
+    const onPage = await asA.post("/dashboard/sandbox/settings/settlement/999", { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", password: TEST_PASSWORD });
+    expect(onPage.status).toBe(400);
+    expect(await onPage.text()).toContain(unknownChain.body.error.message); // "chainId must be a network enabled for sandbox: …"
+    const [{ n }] = decodeRows(Count, await svc.services.database.sql`select count(*)::int as n from app.webhook_endpoints where url = 'https://93.184.215.14/too-long'`);
+    expect(n).toBe(0);
   });
 
   test("settlement: a wrong password or checksum is refused and changes nothing; a right change is recorded", async () => {
