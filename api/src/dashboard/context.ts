@@ -66,7 +66,7 @@ function guard(handler: (request: Request) => Promise<Response>) {
     } catch (e) {
       if (e instanceof FormError) return errorPage(e.status, "That did not work", e.message);
       if (isDatabaseUnavailable(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.");
-      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String((e as Error)?.stack ?? e) }));
+      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String(e instanceof Error ? (e.stack ?? e) : e) }));
       return errorPage(500, "Something went wrong", "That is our bug, and it was logged. Try again, or go back.");
     }
   };

@@ -64,6 +64,7 @@ const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf
 /** Sign-in's and sign-up's own CSRF cookie, before there is a signed-in session to hold a token. */
 const PRE_COOKIE = "ps_dashboard_pre";
 
+const SIGNED_OUT = "You are signed out.";
 /** Fixed texts for ?notice= after a redirect: nothing a link could inject. */
 const NOTICES: Record<string, Notice> = {
   "key-revoked": { kind: "ok", text: "The key is revoked. Requests with it are refused from now on." },
@@ -74,7 +75,7 @@ const NOTICES: Record<string, Notice> = {
   "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
   "canceled": { kind: "ok", text: "The payment is canceled: it can no longer be paid, and your webhook endpoints are told." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
-  "signed-out": { kind: "ok", text: "You are signed out." },
+  "signed-out": { kind: "ok", text: SIGNED_OUT },
 };
 const noticeOf = (q: Record<string, string | undefined>) => (q.notice ? NOTICES[q.notice] : undefined);
 
@@ -137,7 +138,7 @@ export function dashboardRoutes(services: Services) {
         ({ request, query }) =>
           guard(async (r) => {
             if (await currentLogin(services, r)) return redirect(safeNext(query.next) ?? HOME);
-            return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? NOTICES["signed-out"]!.text as string : undefined });
+            return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? SIGNED_OUT : undefined });
           })(request),
         HIDE,
       )
@@ -152,7 +153,8 @@ export function dashboardRoutes(services: Services) {
             const password = form.get("password") ?? "";
             const email = normalizeEmail(rawEmail) ?? rawEmail.trim().toLowerCase();
             const ip = clientIp(r);
-            const wait = retryAfterSeconds(...Object.values(await recentFailures(db, email, ip)) as [never, never], new Date());
+            const failures = await recentFailures(db, email, ip);
+            const wait = retryAfterSeconds(failures.byEmail, failures.byIp, new Date());
             if (wait > 0) {
               return signInForm({ email: rawEmail, next, error: `Too many failed sign-ins. Try again in ${wait} seconds.` }, 429, { "retry-after": String(wait) });
             }
