@@ -6,7 +6,7 @@
  * answer carries the security headers, and an error never leaves as a stack trace or a JSON blob.
  *
  * An action calls the same domain functions as the API's routes (webhooks/endpoint-actions.ts,
- * sessions/cancel.ts, sandbox/tools.ts, …) with typed input, naming the person (`by()`); a
+ * sessions/cancel.ts, sessions/sandbox-tools.ts, …) with typed input, naming the person (`by()`); a
  * refusal comes back as the catalogue's ApiError (`attempt`), whose message the page shows.
  */
 import type { Services } from "../http/services.ts";

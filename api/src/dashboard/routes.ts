@@ -22,8 +22,8 @@ import {
 } from "../webhooks/endpoint-actions.ts";
 import { redeliverEvent } from "../webhooks/redelivery.ts";
 import { cancelSession } from "../sessions/cancel.ts";
-import { setSettlementAddress, settlementAddresses } from "../sessions/settlement-addresses.ts";
-import { expireSandboxSession, failNextSweep, paySandboxSession, simulateSandboxError, type SandboxServices } from "../sandbox/tools.ts";
+import { setSettlementAddress, settlementAddresses } from "../webhooks/settlement-addresses.ts";
+import { expireSandboxSession, failNextSweep, paySandboxSession, simulateSandboxError, type SandboxServices } from "../sessions/sandbox-tools.ts";
 import type { Merchant } from "../credentials/store.ts";
 import { validateBody } from "../http/validate.ts";
 import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from "../http/webhook-endpoints.schemas.ts";
@@ -480,7 +480,7 @@ export function dashboardRoutes(services: Services) {
             await recordSecurityEvent(db, c.actor(), "settlement_address_change_refused", { chainId: c.params.chainId }, c.env);
             return settlementPage(c, { kind: "error", text: "Wrong password: the settlement address was not changed." }, 403);
           }
-          // The API's own change (sessions/settlement-addresses.ts): it records the change in the
+          // The API's own change (webhooks/settlement-addresses.ts): it records the change in the
           // security history and writes its webhook event in the change's own transaction, naming this user.
           const body = { address: (c.form.get("address") ?? "").trim() };
           const res = await attempt(() => setSettlementAddress(services, c.login.merchant, c.env, c.by(), { chainId: c.params.chainId!, ...validateBody<{ address: string }>(SettlementAddressBody, body) }));

@@ -9,7 +9,7 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
-import { expireSandboxSession, failNextSweep, mintFromFaucet, paySandboxSession, simulateSandboxError, type FaucetInput, type PayInput } from "../sandbox/tools.ts";
+import { expireSandboxSession, failNextSweep, mintFromFaucet, paySandboxSession, simulateSandboxError, type FaucetInput, type PayInput } from "../sessions/sandbox-tools.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { MerchantSession } from "./payment-sessions.schemas.ts";
@@ -20,7 +20,7 @@ import { validateBody } from "./validate.ts";
 
 const TAG = "Sandbox tools (sandbox API key)";
 
-/** The routes adapt HTTP to the tools the dashboard's buttons call too (sandbox/tools.ts). */
+/** The routes adapt HTTP to the tools the dashboard's buttons call too (sessions/sandbox-tools.ts). */
 export function sandboxRoutes(services: Services) {
   async function sandboxAuth(request: Request): Promise<ApiKeyAuth> {
     const auth = await requireApiKey(services, request);

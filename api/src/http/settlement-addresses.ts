@@ -2,10 +2,10 @@
  * Settlement addresses (API key): where a merchant's funds go, per network of the key's
  * environment. A deposit address commits to its settlement address, so a change applies to
  * sessions created afterwards; sessions already created keep theirs. The rules are in
- * sessions/settlement-addresses.ts, which the dashboard calls too.
+ * webhooks/settlement-addresses.ts, which the dashboard calls too.
  */
 import { Elysia, t } from "elysia";
-import { setSettlementAddress, settlementAddresses } from "../sessions/settlement-addresses.ts";
+import { setSettlementAddress, settlementAddresses } from "../webhooks/settlement-addresses.ts";
 import { readJsonBody } from "./body.ts";
 import { changedBy, requireApiKey } from "./auth.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";

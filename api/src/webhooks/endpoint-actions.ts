@@ -10,7 +10,8 @@ import type { TransactionSql } from "postgres";
 import { ApiError } from "../errors.ts";
 import { isId, newId } from "../../../shared/ids.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import type { Services } from "../http/services.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/client.ts";
 import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 import { decodeFirst, rowShape, col } from "../db/rows.ts";
 import { attemptView, insertAttempts, type AttemptView, type NewAttempt } from "./attempts.ts";
@@ -32,10 +33,17 @@ import {
 import { buildTestEvent, type TestEvent } from "./payload.ts";
 import { sendWebhook } from "./sender.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
-import { checkUrl, resolveTarget, TargetError } from "./target.ts";
+import { checkUrl, resolveTarget, TargetError, type Resolver } from "./target.ts";
 
-/** The parts of the process these functions use. */
-export type EndpointServices = Pick<Services, "database" | "encryptionKey" | "resolver" | "config">;
+/** The parts of the process these functions use (the HTTP layer's Services has them). */
+export interface EndpointServices {
+  database: Pick<Database, "db" | "sql">;
+  /** Seals webhook secrets at rest (secrets.ts). */
+  encryptionKey: Buffer;
+  /** DNS for webhook URLs (tests replace it). */
+  resolver?: Resolver;
+  config: Pick<Config, "webhooks">;
+}
 
 export interface CreateEndpointInput {
   url: string;

@@ -10,16 +10,23 @@ import { isId } from "../../../shared/ids.ts";
 import { parseAmount, minorToBaseUnits } from "../../../shared/money.ts";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import type { Services } from "../http/services.ts";
-import { addressParam } from "../http/validate.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/client.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
 import { decodeFirst, rowShape, col } from "../db/rows.ts";
-import { stepSession } from "../sessions/actor.ts";
-import { depositsOfSession, findSession, loadMerchantView } from "../sessions/repository.ts";
-import type { MerchantSessionView, SessionRow } from "../sessions/views.ts";
-import { hasFaucet } from "./faucet.ts";
+import { hasFaucet, type Faucet } from "../sandbox/faucet.ts";
+import { addressParam } from "./address-param.ts";
+import { stepSession } from "./actor.ts";
+import { depositsOfSession, findSession, loadMerchantView } from "./repository.ts";
+import type { MerchantSessionView, SessionRow } from "./views.ts";
 
-export type SandboxServices = Pick<Services, "database" | "networks" | "faucet" | "config">;
+/** The parts of the process the tools use (the HTTP layer's Services has them). */
+export interface SandboxServices {
+  database: Pick<Database, "db" | "sql">;
+  networks: NetworkConfig[];
+  faucet: Pick<Faucet, "mint" | "pay">;
+  config: Pick<Config, "requestTimeoutMs">;
+}
 
 /** A mined transfer from the faucet. */
 export interface SandboxTransfer {

@@ -7,15 +7,22 @@
  */
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import type { Services } from "../http/services.ts";
-import { addressParam } from "../http/validate.ts";
+import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/client.ts";
 import type { Merchant } from "../credentials/store.ts";
 import { changedByName, type ChangedBy } from "../credentials/security-history.ts";
-import { changeSettlementAddress } from "../webhooks/account-announcement.ts";
-import { listSettlements } from "./settlements.ts";
-import { checksummed } from "./views.ts";
+import { addressParam } from "../sessions/address-param.ts";
+import { listSettlements } from "../sessions/settlements.ts";
+import { checksummed } from "../sessions/views.ts";
+import { changeSettlementAddress } from "./account-announcement.ts";
 
-export type SettlementServices = Pick<Services, "database" | "networks" | "config">;
+/** The parts of the process these functions use (the HTTP layer's Services has them). */
+export interface SettlementServices {
+  database: Pick<Database, "db">;
+  networks: NetworkConfig[];
+  config: Pick<Config, "sandboxSettlementAddress">;
+}
 
 export interface SettlementAddressView {
   chainId: number;
