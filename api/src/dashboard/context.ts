@@ -133,8 +133,8 @@ export function makeContext(services: Services) {
         if (problem) return errorPage(403, "Refused", problem);
         const verdict = services.limiter.take(`dashboard:${login.user.id}`, Date.now());
         if (!verdict.ok) {
-          const wait = String(verdict.retryAfterSeconds);
-          return errorPage(429, "Slow down", `Too many actions in a short time. Try again in ${wait} seconds.`, { "retry-after": wait });
+          const wait = verdict.retryAfterSeconds;
+          return errorPage(429, "Slow down", `Too many actions in a short time. Try again in ${wait} second${wait === 1 ? "" : "s"}.`, { "retry-after": String(wait) });
         }
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
