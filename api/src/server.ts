@@ -34,7 +34,7 @@ import { apiKeyLookups } from "./credentials/store.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
-  return [(handle) => dashboardRoutes(services, handle)];
+  return [() => dashboardRoutes(services)];
 }
 
 export interface RunningService {

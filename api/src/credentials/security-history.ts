@@ -9,6 +9,7 @@ import { securityEvents } from "../db/schema.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { WINDOW_SECONDS, type FailureCount } from "./sign-in-throttle.ts";
+import { col, decodeFirst, rowShape } from "../db/rows.ts";
 
 export type SecurityAction =
   | "sign_in"
@@ -59,6 +60,16 @@ export interface ChangedBy {
   detail: Record<string, unknown>;
 }
 
+/** A change by the signed-in person: the dashboard's door (http/auth.ts `changedBy` builds the API's). */
+export function byPerson(actor: Actor, environment: Environment): ChangedBy {
+  return { actor, environment, detail: { via: "dashboard" } };
+}
+
+/** Who made a change, in words (an announcement's `changedBy`): the person's email, or "API key <prefix>…". */
+export function changedByName(by: ChangedBy): string {
+  return by.actor.email ?? `API key ${String(by.detail.keyPrefix ?? "")}…`;
+}
+
 /**
  * The same line as a postgres.js statement, for a transaction written that way: a change and
  * its line commit together or not at all (a cancel, sessions/cancel.ts; webhook endpoints,
@@ -97,19 +108,26 @@ export async function listSecurityEvents(db: Db, merchantId: string, limit: numb
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
+const Failures = rowShape("failed sign-ins", { n: col.int, last: col.nullable(col.time) });
+
 /** Failed sign-ins of an email since its last successful one, and of an address, within the window. */
 export async function recentFailures(db: Db, email: string, ip: string | null): Promise<{ byEmail: FailureCount; byIp: FailureCount }> {
   const sql = db.$client;
-  const [e] = await sql`
-    select count(*)::int as n, max(created_at) as last from app.security_events
-     where action = 'sign_in_failed' and email = ${email}
-       and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})
-       and created_at > coalesce((select max(created_at) from app.security_events where action = 'sign_in' and email = ${email}), '-infinity')`;
-  const [i] = ip
-    ? await sql`
-        select count(*)::int as n, max(created_at) as last from app.security_events
-         where action = 'sign_in_failed' and ip = ${ip} and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})`
-    : [{ n: 0, last: null }];
-  const at = (v: unknown) => (v == null ? null : new Date(v as string));
-  return { byEmail: { count: e!.n as number, lastAt: at(e!.last) }, byIp: { count: i!.n as number, lastAt: at(i!.last) } };
+  const byEmail = decodeFirst(
+    Failures,
+    await sql`
+      select count(*)::int as n, max(created_at) as last from app.security_events
+       where action = 'sign_in_failed' and email = ${email}
+         and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})
+         and created_at > coalesce((select max(created_at) from app.security_events where action = 'sign_in' and email = ${email}), '-infinity')`,
+  )!;
+  const byIp = ip
+    ? decodeFirst(
+        Failures,
+        await sql`
+          select count(*)::int as n, max(created_at) as last from app.security_events
+           where action = 'sign_in_failed' and ip = ${ip} and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})`,
+      )!
+    : { n: 0, last: null };
+  return { byEmail: { count: byEmail.n, lastAt: byEmail.last }, byIp: { count: byIp.n, lastAt: byIp.last } };
 }

@@ -7,7 +7,9 @@ import type { Sql } from "postgres";
 import { arrayParam, type Db } from "../db/client.ts";
 import { Group } from "../db/group.ts";
 import { apiKeys, merchants } from "../db/schema.ts";
-import type { Environment } from "../../../shared/environment.ts";
+import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
+import { Type } from "@sinclair/typebox";
+import { col, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { newId } from "../../../shared/ids.ts";
 import { displayPrefix, hashSecret, mintCredential, newMerchantPublicId, sameHash } from "./format.ts";
 import { recordSecurityEvent, type ChangedBy } from "./security-history.ts";
@@ -25,7 +27,8 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
 }
 
-export async function createMerchant(db: Db, name: string): Promise<Merchant> {
+/** On `db` or a transaction (a dashboard sign-up writes the merchant with its first user). */
+export async function createMerchant(db: Pick<Db, "insert">, name: string): Promise<Merchant> {
   const [row] = await db
     .insert(merchants)
     .values({
@@ -148,12 +151,12 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
       cross join lateral (select * from app.merchants m where m.id = k.merchant_id offset 0) m
       cross join lateral (select ${sql.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
                            where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st`;
-  const byHash = new Map(rows.map((r) => [r.key_hash as string, r]));
+  const byHash = new Map(decodeRows(LookupRow, rows).map((r) => [r.key_hash, r]));
   return hashes.map((hash) => {
     const row = byHash.get(hash);
     // The index probe already matched the hash; the constant-time check keeps it that way
     // should the lookup ever change to a prefix search.
-    return row && sameHash(row.key_hash as string, hash) ? keyLookupFromRow(row) : undefined;
+    return row && sameHash(row.key_hash, hash) ? keyLookupFromRow(row) : undefined;
   });
 }
 
@@ -182,28 +185,50 @@ export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
   );
 }
 
-function keyLookupFromRow(row: Record<string, unknown>): KeyLookup {
-  const date = (v: unknown) => (v === null ? null : new Date(v as string));
+/** A row of lookupApiKeys's statement: the key, its merchant, and the settlements as SETTLEMENTS_TEXT wrote them. */
+const LookupRow = rowShape("API key lookup", {
+  id: col.text,
+  merchant_id: col.text,
+  environment: col.oneOf(ENVIRONMENTS),
+  name: col.text,
+  prefix: col.text,
+  key_hash: col.text,
+  created_at: col.time,
+  last_used_at: col.nullable(col.time),
+  revoked_at: col.nullable(col.time),
+  merchant_name: col.text,
+  sandbox_public_id: col.text,
+  live_public_id: col.text,
+  merchant_created_at: col.time,
+  settlements: col.nullable(col.text),
+});
+
+/** SETTLEMENTS_TEXT's json object: chain id → address. */
+const SettlementsText = rowShape("settlements text", { settlements: col.json(Type.Record(Type.String(), Type.String())) });
+
+function keyLookupFromRow(row: RowOf<typeof LookupRow>): KeyLookup {
+  // Kept as text too (check.settlements): a create compares it, text to text, in its statement.
+  const settlements = row.settlements === null ? {} : decodeRow(SettlementsText, { settlements: row.settlements }).settlements;
   return Object.freeze({
     key: Object.freeze({
-      id: row.id as string,
-      merchantId: row.merchant_id as string,
-      environment: row.environment as Environment,
-      name: row.name as string,
-      prefix: row.prefix as string,
-      createdAt: date(row.created_at)!,
-      lastUsedAt: date(row.last_used_at),
-      revokedAt: date(row.revoked_at),
+      id: row.id,
+      merchantId: row.merchant_id,
+      environment: row.environment,
+      name: row.name,
+      prefix: row.prefix,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      revokedAt: row.revoked_at,
     }),
     merchant: Object.freeze({
-      id: row.merchant_id as string,
-      name: row.merchant_name as string,
-      sandboxPublicId: row.sandbox_public_id as string,
-      livePublicId: row.live_public_id as string,
-      createdAt: date(row.merchant_created_at)!,
+      id: row.merchant_id,
+      name: row.merchant_name,
+      sandboxPublicId: row.sandbox_public_id,
+      livePublicId: row.live_public_id,
+      createdAt: row.merchant_created_at,
     }),
-    settlements: new Map(Object.entries(row.settlements === null ? {} : (JSON.parse(row.settlements as string) as Record<string, string>)).map(([k, v]) => [Number(k), v])),
-    check: Object.freeze({ keyHash: row.key_hash as string, keyId: row.id as string, settlements: row.settlements as string | null }),
+    settlements: new Map(Object.entries(settlements).map(([k, v]) => [Number(k), v])),
+    check: Object.freeze({ keyHash: row.key_hash, keyId: row.id, settlements: row.settlements }),
   });
 }
 
@@ -211,11 +236,18 @@ export async function touchApiKey(db: Db, keyId: string, at: Date): Promise<void
   await db.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, keyId));
 }
 
+/** A stored environment (the table's check constraint allows only these two). */
+function environmentOf(text: string): Environment {
+  const environment = ENVIRONMENTS.find((e) => e === text);
+  if (!environment) throw new RangeError(`not an environment: ${text}`);
+  return environment;
+}
+
 function summarize(row: typeof apiKeys.$inferSelect): ApiKeySummary {
   return {
     id: row.id,
     merchantId: row.merchantId,
-    environment: row.environment as Environment,
+    environment: environmentOf(row.environment),
     name: row.name,
     prefix: row.prefix,
     createdAt: row.createdAt,

@@ -1,9 +1,13 @@
 /**
  * The two kinds of dashboard handler. A page (GET) needs a signed-in session, else it
  * redirects to sign-in. An action (POST) needs a signed-in session (else 401) and the
- * session's CSRF token (else 403), and its body is a small urlencoded form. Both: the
- * environment in the path is checked, every answer carries the security headers, and an
- * error never leaves as a stack trace or a JSON blob.
+ * session's CSRF token (else 403), is counted against the person's rate limit (else 429), and
+ * its body is a small urlencoded form. Both: the environment in the path is checked, every
+ * answer carries the security headers, and an error never leaves as a stack trace or a JSON blob.
+ *
+ * An action calls the same domain functions as the API's routes (webhooks/endpoint-actions.ts,
+ * sessions/cancel.ts, sessions/sandbox-tools.ts, …) with typed input, naming the person (`by()`); a
+ * refusal comes back as the catalogue's ApiError (`attempt`), whose message the page shows.
  */
 import type { Services } from "../http/services.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -12,8 +16,8 @@ import { html, type Html } from "./html.ts";
 import { bare, layout, type Notice, type Section } from "./layout.ts";
 import type { Login } from "./logins.ts";
 import { clientIp, csrfProblem, currentLogin, FormError, page, parseEnvironment, readForm, redirect } from "./request.ts";
-import type { Actor } from "../credentials/security-history.ts";
-import { callApi, type ApiResult, type Dispatch } from "./api.ts";
+import { byPerson, type Actor, type ChangedBy } from "../credentials/security-history.ts";
+import { ApiError } from "../errors.ts";
 import { clearFlashCookie, flashCookie, readFlash, type Flash } from "./flash.ts";
 import { secureCookies } from "./logins.ts";
 
@@ -31,15 +35,28 @@ export interface PageContext {
   /** 303 to `location`, carrying `flash` to that page (POST-redirect-GET: a reload never sends a form again). */
   redirectWith(location: string, flash: Flash): Response;
   actor(): Actor;
-  api(method: string, path: string, body?: unknown): Promise<ApiResult>;
+  /** The signed-in person as a change's security-history line names them (`via: dashboard`). */
+  by(): ChangedBy;
 }
 
 export interface ActionContext extends PageContext {
   form: URLSearchParams;
 }
 
-export function errorPage(status: number, title: string, text: string): Response {
-  return page(bare(title, html`<div class="card narrow"><h1>${title}</h1><p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p></div>`), status);
+export function errorPage(status: number, title: string, text: string, headers: Record<string, string> = {}): Response {
+  return page(bare(title, html`<div class="card narrow"><h1>${title}</h1><p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p></div>`), status, headers);
+}
+
+export type Attempted<T> = { ok: true; value: T } | { ok: false; error: ApiError };
+
+/** Runs a domain function: what it refuses (the catalogue's ApiError) comes back for the page to show; anything else is thrown. */
+export async function attempt<T>(run: () => Promise<T>): Promise<Attempted<T>> {
+  try {
+    return { ok: true, value: await run() };
+  } catch (e) {
+    if (e instanceof ApiError) return { ok: false, error: e };
+    throw e;
+  }
 }
 
 function guard(handler: (request: Request) => Promise<Response>) {
@@ -49,13 +66,13 @@ function guard(handler: (request: Request) => Promise<Response>) {
     } catch (e) {
       if (e instanceof FormError) return errorPage(e.status, "That did not work", e.message);
       if (isDatabaseUnavailable(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.");
-      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String((e as Error)?.stack ?? e) }));
+      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String(e instanceof Error ? (e.stack ?? e) : e) }));
       return errorPage(500, "Something went wrong", "That is our bug, and it was logged. Try again, or go back.");
     }
   };
 }
 
-export function makeContext(services: Services, dispatch: Dispatch) {
+export function makeContext(services: Services) {
   const secure = secureCookies(services.config.publicUrl);
   const build = (request: Request, login: Login, env: Environment, params: Record<string, string>, query: Record<string, string | undefined>): PageContext => {
     let clearFlash = false;
@@ -75,11 +92,12 @@ export function makeContext(services: Services, dispatch: Dispatch) {
         return flash;
       },
       redirectWith: (location, flash) => redirect(location, { "set-cookie": flashCookie(services.encryptionKey, login.tokenHash, location.split("?")[0]!, flash, secure) }),
-      actor: () => ({ merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
-      // The person rides along, so a route that records who acted (settlement changes) names them.
-      api: (method, path, body) => callApi(services, dispatch, login, env, method, path, body, { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) }),
+      actor: () => actorOf(login, request),
+      by: () => byPerson(actorOf(login, request), env),
     };
   };
+
+  const actorOf = (login: Login, request: Request): Actor => ({ merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(request) });
 
   // Routes without :env (sign-out) act on no environment's data; sandbox stands in.
   const envOf = (params: Record<string, string> | undefined): Environment | undefined => (params?.env === undefined ? "sandbox" : parseEnvironment(params.env));
@@ -99,7 +117,12 @@ export function makeContext(services: Services, dispatch: Dispatch) {
       })(request);
   }
 
-  /** POST: signed in (else 401), the session's CSRF token (else 403), then the action. */
+  /**
+   * POST: signed in (else 401), the session's CSRF token (else 403), within the person's rate
+   * limit (else 429), then the action. The limit is the API's (SERVICE_RATE_LIMIT_*), in a bucket
+   * per person as a key has one: a sandbox payment sends real transactions, and a held-down
+   * button or a script with a stolen cookie should not turn into a flood of them.
+   */
   function actionRoute(handler: (c: ActionContext) => Promise<Response>) {
     return ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, string | undefined> }) =>
       guard(async (req) => {
@@ -108,6 +131,11 @@ export function makeContext(services: Services, dispatch: Dispatch) {
         const form = await readForm(req);
         const problem = csrfProblem(req, form, login.csrfToken);
         if (problem) return errorPage(403, "Refused", problem);
+        const verdict = services.limiter.take(`dashboard:${login.user.id}`, Date.now());
+        if (!verdict.ok) {
+          const wait = verdict.retryAfterSeconds;
+          return errorPage(429, "Slow down", `Too many actions in a short time. Try again in ${wait} second${wait === 1 ? "" : "s"}.`, { "retry-after": String(wait) });
+        }
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
         return handler({ ...build(req, login, env, params ?? {}, query ?? {}), form });

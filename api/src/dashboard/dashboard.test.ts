@@ -14,12 +14,16 @@ import { CSP } from "./request.ts";
 import { likePrefix } from "./transactions.ts";
 import { insertAttempts, type NewAttempt } from "../webhooks/attempts.ts";
 import { newId } from "../../../shared/ids.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
 
 let svc: TestService;
 let a: Awaited<ReturnType<typeof merchantWithUser>>;
 let b: Awaited<ReturnType<typeof merchantWithUser>>;
 let asA: Browser;
 const bOwn: { sessionId: string; endpointId: string; keyId: string; eventId: string } = {} as never;
+
+const Count = rowShape("test count", { n: col.int });
+const Id = rowShape("test id", { id: col.text });
 
 /** Dashboard routes anyone may reach (the pages of signing in, the assets). */
 const PUBLIC = new Set(["GET /dashboard", "GET /dashboard/assets/:file", "GET /dashboard/sign-in", "POST /dashboard/sign-in", "GET /dashboard/sign-up", "POST /dashboard/sign-up"]);
@@ -136,8 +140,8 @@ describe("signing in", () => {
     expect((await s1.post("/dashboard/sign-out")).status).toBe(303);
     expect((await s1.get("/dashboard/sandbox/transactions")).status).toBe(303); // the same cookie is dead
     expect((await s2.get("/dashboard/sandbox/transactions")).status).toBe(200);
-    const [u] = await svc.services.database.sql`select id from app.dashboard_users where email = 'dave@d.example'`;
-    await changePassword(svc.services.database.db, u!.id as string, "a brand new password");
+    const [u] = decodeRows(Id, await svc.services.database.sql`select id from app.dashboard_users where email = 'dave@d.example'`);
+    await changePassword(svc.services.database.db, u!.id, "a brand new password");
     const after = await s2.get("/dashboard/sandbox/transactions");
     expect(after.status).toBe(303);
     expect(after.headers.get("location")).toStartWith("/dashboard/sign-in");
@@ -321,8 +325,8 @@ describe("pages", () => {
     const secret = /id="new-secret"[^>]*>(whsec_[A-Za-z0-9+/=_-]+)</.exec(page)?.[1];
     expect(secret).toMatch(/^whsec_/);
     expect(await (await asA.get("/dashboard/sandbox/settings/webhooks")).text()).not.toContain(secret!);
-    const [{ n }] = (await svc.services.database.sql`select count(*)::int as n from app.webhook_endpoints where url = 'https://93.184.215.14/prg-hooks'`) as unknown as [{ n: number }];
-    expect(n).toBe(1);
+    const [endpoints] = decodeRows(Count, await svc.services.database.sql`select count(*)::int as n from app.webhook_endpoints where url = 'https://93.184.215.14/prg-hooks'`);
+    expect(endpoints!.n).toBe(1);
 
     const id = /href="\/dashboard\/sandbox\/settings\/webhooks\/(whe_[A-Za-z0-9]+)">https:\/\/93\.184\.215\.14\/prg-hooks</.exec(page)![1]!;
     const revealed = await asA.post(`/dashboard/sandbox/settings/webhooks/${id}/reveal`);
@@ -330,6 +334,21 @@ describe("pages", () => {
     expect(revealed.headers.get("location")).toBe(`/dashboard/sandbox/settings/webhooks/${id}`);
     expect(await (await asA.follow(revealed)).text()).toContain(secret!);
     expect(await (await asA.get(`/dashboard/sandbox/settings/webhooks/${id}`)).text()).not.toContain(secret!);
+  });
+
+  test("a form the API would refuse shows the API's own message, and changes nothing", async () => {
+    const long = "d".repeat(257);
+    const api = await svc.call("POST", "/webhook-endpoints", { auth: a.sandboxKey, body: { url: "https://93.184.215.14/too-long", description: long } });
+    expect(api.status).toBe(400);
+    const page = await asA.post("/dashboard/sandbox/settings/webhooks", { url: "https://93.184.215.14/too-long", description: long });
+    expect(page.status).toBe(400);
+    expect(await page.text()).toContain(api.body.error.message); // "description must be at most 256 characters."
+    const unknownChain = await svc.call("PUT", "/settlement-addresses/999", { auth: a.sandboxKey, body: { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" } });
+    const onPage = await asA.post("/dashboard/sandbox/settings/settlement/999", { address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", password: TEST_PASSWORD });
+    expect(onPage.status).toBe(400);
+    expect(await onPage.text()).toContain(unknownChain.body.error.message); // "chainId must be a network enabled for sandbox: …"
+    const [made] = decodeRows(Count, await svc.services.database.sql`select count(*)::int as n from app.webhook_endpoints where url = 'https://93.184.215.14/too-long'`);
+    expect(made!.n).toBe(0);
   });
 
   test("settlement: a wrong password or checksum is refused and changes nothing; a right change is recorded", async () => {
@@ -429,7 +448,7 @@ describe("events", () => {
   const sessions: string[] = [];
   let unsent: string;
   const eventOf = async (sessionId: string, reason = "created") =>
-    (await svc.services.database.sql`select id from app.session_events where session_id = ${sessionId} and reason = ${reason}`)[0]!.id as string;
+    decodeRows(Id, await svc.services.database.sql`select id from app.session_events where session_id = ${sessionId} and reason = ${reason}`)[0]!.id;
   const eventIdsIn = (html: string) => [...html.matchAll(/<li class="card event" id="(evt_[A-Za-z0-9]+)"/g)].map((x) => x[1]);
   const attempt = (eventId: string, i: number, fields: Partial<NewAttempt> = {}): NewAttempt => ({
     id: newId("webhookAttempt"),
@@ -460,7 +479,7 @@ describe("events", () => {
   });
 
   test("every event, newest first, keyset pages; filters by type, delivery status and session", async () => {
-    const all = (await svc.services.database.sql`select id from app.session_events where merchant_id = ${m.merchant.id} and environment = 'sandbox' order by created_at desc, id desc`).map((r) => r.id as string);
+    const all = decodeRows(Id, await svc.services.database.sql`select id from app.session_events where merchant_id = ${m.merchant.id} and environment = 'sandbox' order by created_at desc, id desc`).map((r) => r.id);
     expect(all.length).toBe(32);
     const first = await (await me.get("/dashboard/sandbox/events")).text();
     expect(eventIdsIn(first)).toEqual(all.slice(0, 25));
@@ -512,8 +531,8 @@ describe("events", () => {
 
   test("Redeliver: queued (to every enabled endpoint or one), recorded, back to the same filtered page; refused with a message otherwise", async () => {
     const evt = await eventOf(sessions[6]!);
-    const unordered = async () => (await svc.services.database.sql`select count(*)::int as n from app.webhook_deliveries where event_id = ${evt} and not ordered`)[0]!.n as number;
-    const recorded = async () => (await svc.services.database.sql`select count(*)::int as n from app.security_events where merchant_id = ${m.merchant.id} and action = 'webhook_event_redelivered' and detail->>'eventId' = ${evt}`)[0]!.n as number;
+    const unordered = async () => decodeRows(Count, await svc.services.database.sql`select count(*)::int as n from app.webhook_deliveries where event_id = ${evt} and not ordered`)[0]!.n;
+    const recorded = async () => decodeRows(Count, await svc.services.database.sql`select count(*)::int as n from app.security_events where merchant_id = ${m.merchant.id} and action = 'webhook_event_redelivered' and detail->>'eventId' = ${evt}`)[0]!.n;
     expect((await me.post(`/dashboard/sandbox/events/${evt}/redeliver`, { type: "payment_session.pending" }, { csrf: null })).status).toBe(403);
     expect(await unordered()).toBe(0);
     const res = await me.post(`/dashboard/sandbox/events/${evt}/redeliver`, { type: "payment_session.pending", status: "bogus", endpoint: "" });

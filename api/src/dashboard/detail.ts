@@ -10,6 +10,7 @@ import { listEndpoints, type EndpointRow } from "../webhooks/endpoints.ts";
 import { deliveriesOfEvents, type DeliveryView } from "../webhooks/events.ts";
 import { readIndexedMoves, type IndexedMove } from "../sessions/indexed.ts";
 import { isId } from "../../../shared/ids.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
 
 export interface FundRow {
   chainId: number;
@@ -32,6 +33,26 @@ export interface SweepRow {
   at: Date;
 }
 
+const FundsRead = rowShape("a session's ledger", {
+  chain_id: col.int,
+  direction: col.oneOf(["in", "out"] as const),
+  tx_hash: col.text,
+  log_index: col.int,
+  amount: col.numeric,
+  at: col.time,
+  reverted_at: col.nullable(col.time),
+});
+const SweepsRead = rowShape("a session's sweeps", {
+  chain_id: col.int,
+  state: col.text,
+  amount: col.numeric,
+  swept_amount: col.nullable(col.numeric),
+  attempts: col.int,
+  last_error: col.nullable(col.text),
+  created_at: col.time,
+  tx_hash: col.nullable(col.text),
+});
+
 export interface TransactionDetail {
   view: MerchantSessionView;
   funds: FundRow[];
@@ -47,31 +68,25 @@ export async function loadDetail(services: Services, merchant: Merchant, environ
   const row = isId("paymentSession", id) ? await findSession(db, merchant.id, environment, id) : undefined;
   if (!row) return undefined;
   const view = await loadMerchantView(db, row, publicMerchantId(merchant, environment));
-  const funds = (
+  const funds = decodeRows(
+    FundsRead,
     await sql`select chain_id, direction, tx_hash, log_index, amount, coalesce(block_timestamp, created_at) as at, reverted_at
-                from app.session_funds where session_id = ${row.id} order by at, direction`
-  ).map((f) => ({
-    chainId: f.chain_id as number,
-    direction: f.direction as "in" | "out",
-    txHash: f.tx_hash as string,
-    logIndex: f.log_index as number,
-    amount: String(f.amount),
-    at: new Date(f.at),
-    reverted: f.reverted_at != null,
-  }));
-  const sweeps = (
+                from app.session_funds where session_id = ${row.id} order by at, direction`,
+  ).map((f) => ({ chainId: f.chain_id, direction: f.direction, txHash: f.tx_hash, logIndex: f.log_index, amount: f.amount, at: f.at, reverted: f.reverted_at !== null }));
+  const sweeps = decodeRows(
+    SweepsRead,
     await sql`select w.chain_id, w.state, w.amount, w.swept_amount, w.attempts, w.last_error, w.created_at, t.tx_hash
                 from app.sweeps w left join app.sweep_transactions t on t.id = w.transaction_id
-               where w.session_id = ${row.id} order by w.created_at`
+               where w.session_id = ${row.id} order by w.created_at`,
   ).map((w) => ({
-    chainId: w.chain_id as number,
-    state: w.state as string,
-    amount: String(w.amount),
-    sweptAmount: w.swept_amount == null ? null : String(w.swept_amount),
-    attempts: w.attempts as number,
-    txHash: (w.tx_hash as string | null) ?? null,
-    lastError: (w.last_error as string | null) ?? null,
-    at: new Date(w.created_at),
+    chainId: w.chain_id,
+    state: w.state,
+    amount: w.amount,
+    sweptAmount: w.swept_amount,
+    attempts: w.attempts,
+    txHash: w.tx_hash,
+    lastError: w.last_error,
+    at: w.created_at,
   }));
   const owner = { merchantId: merchant.id, environment };
   const sessionEvents = await sessionEventsOf(db, row.id);

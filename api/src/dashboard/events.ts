@@ -28,6 +28,8 @@ export const DELIVERY_FILTERS = {
   none: "Not sent (no endpoint then)",
 } as const;
 export type DeliveryFilter = keyof typeof DELIVERY_FILTERS;
+/** DELIVERY_FILTERS's names, in order. */
+export const DELIVERY_FILTER_NAMES: readonly DeliveryFilter[] = ["failed", "pending", "delivered", "none"];
 
 export interface EventFilters {
   type?: EventType;
@@ -41,12 +43,14 @@ export function parseEventFilters(query: Record<string, string | undefined>): { 
   const problems: string[] = [];
   const type = query.type?.trim();
   if (type) {
-    if ((EVENT_TYPES as readonly string[]).includes(type)) filters.type = type as EventType;
+    const known = EVENT_TYPES.find((t) => t === type);
+    if (known) filters.type = known;
     else problems.push("Unknown event type; showing every type.");
   }
   const status = query.status?.trim();
   if (status) {
-    if (Object.hasOwn(DELIVERY_FILTERS, status)) filters.status = status as DeliveryFilter;
+    const known = DELIVERY_FILTER_NAMES.find((f) => f === status);
+    if (known) filters.status = known;
     else problems.push("Unknown delivery status; showing every event.");
   }
   const session = query.session?.trim();

@@ -5,7 +5,7 @@
  * only the chart's geometry (chart.ts) turns it into numbers, for pixels.
  */
 import { presetByChainId } from "../../../shared/chains/presets.ts";
-import { SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts";
+import { isSessionStatus, SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts";
 import type { DayGroup } from "../db/schema.ts";
 import { networkName } from "./format.ts";
 
@@ -22,7 +22,8 @@ export const ENDED_STATUSES: readonly SessionStatus[] = ["SUCCEEDED", "CANCELED"
 export function parsePeriod(raw: string | undefined): { days: Period; problem?: string } {
   if (raw === undefined || raw === "") return { days: DEFAULT_PERIOD };
   const n = /^\d{1,3}$/.test(raw) ? Number(raw) : NaN;
-  if ((PERIODS as readonly number[]).includes(n)) return { days: n as Period };
+  const days = PERIODS.find((p) => p === n);
+  if (days !== undefined) return { days };
   return { days: DEFAULT_PERIOD, problem: `The period is ${PERIODS.join(", ")} days; showing ${DEFAULT_PERIOD}.` };
 }
 
@@ -78,12 +79,13 @@ export function tokenLabel(chainId: number, token: string): string {
 }
 
 export function figures(days: string[], byDay: Map<string, DayGroup[]>): HomeFigures {
-  const byStatus = Object.fromEntries(SESSION_STATUSES.map((s) => [s, 0])) as Record<SessionStatus, number>;
+  const byStatus: Record<SessionStatus, number> = { PENDING: 0, FUNDED: 0, SUCCEEDED: 0, CANCELED: 0, ERROR: 0 };
   const series = new Map<string, Series>();
   days.forEach((day, i) => {
     for (const g of byDay.get(day) ?? []) {
-      if (g.status in byStatus) byStatus[g.status as SessionStatus] += g.sessions;
-      if (!RECEIVED_STATUSES.includes(g.status as SessionStatus) || g.chainId === null || g.token === null || g.decimals === null) continue;
+      if (!isSessionStatus(g.status)) continue;
+      byStatus[g.status] += g.sessions;
+      if (!RECEIVED_STATUSES.includes(g.status) || g.chainId === null || g.token === null || g.decimals === null) continue;
       const key = `${g.chainId}:${g.token}`;
       let s = series.get(key);
       if (!s) {

@@ -10,10 +10,12 @@
  * at the events since its last look (app.dashboard_day_checks), and deletes the kept days whose
  * sessions they changed, to be counted again. bench/dashboard.ts measures it.
  */
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
+import { Type } from "@sinclair/typebox";
 import type { Environment } from "../../../shared/environment.ts";
 import type { DayGroup } from "../db/schema.ts";
-import { arrayParam, asJson } from "../db/client.ts";
+import { arrayParam } from "../db/client.ts";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { sessionFromSql } from "../sessions/repository.ts";
 import type { SessionRow } from "../sessions/views.ts";
 import { runsOf } from "./home-figures.ts";
@@ -40,11 +42,25 @@ export interface Attention {
   stuckCount: number;
 }
 
+const Today = rowShape("today's UTC day", { day: col.text });
+
 /** Today's UTC day, by the database's clock (the one that stamps created_at). */
 export async function today(sql: Sql): Promise<string> {
-  const [r] = await sql`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as day`;
-  return r!.day as string;
+  return decodeFirst(Today, await sql`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD') as day`)!.day;
 }
+
+/** A day's groups as counted (per_day below) or kept (app.dashboard_days.groups): DayGroup. */
+const DayGroups = Type.Array(
+  Type.Object({
+    status: Type.String(),
+    chainId: Type.Union([Type.Number(), Type.Null()]),
+    token: Type.Union([Type.String(), Type.Null()]),
+    decimals: Type.Union([Type.Number(), Type.Null()]),
+    sessions: Type.Number(),
+    amount: Type.String(),
+  }),
+);
+const DayRow = rowShape("dashboard day groups", { day: col.text, groups: col.json(DayGroups) });
 
 /**
  * The groups of the days `first` to `last` (YYYY-MM-DD, inclusive), counted from the sessions in
@@ -55,7 +71,7 @@ export async function today(sql: Sql): Promise<string> {
  * 1M sessions outlasted the 5 s deadline), and a short one (today) through
  * payment_sessions_list_idx and the deposits' primary key.
  */
-async function countRange(sql: Sql, owner: Owner, first: string, last: string, keep: boolean): Promise<{ day: string; groups: unknown }[]> {
+async function countRange(sql: Sql | TransactionSql, owner: Owner, first: string, last: string, keep: boolean): Promise<{ day: string; groups: DayGroup[] }[]> {
   const { merchantId: m, environment: e } = owner;
   // Today (one day, keep = false) reaches each paid session's deposit by one index probe
   // (lateral, offset 0: the planner may not turn it into a join that reads every deposit; a
@@ -91,7 +107,7 @@ async function countRange(sql: Sql, owner: Owner, first: string, last: string, k
            where app.dashboard_days.computed_at < excluded.computed_at)
         select day::text as day, groups from per_day`
     : await sql`with ${counted} select day::text as day, groups from per_day`;
-  return rows as unknown as { day: string; groups: unknown }[];
+  return decodeRows(DayRow, rows);
 }
 
 /**
@@ -127,12 +143,12 @@ export async function loadDays(sql: Sql, owner: Owner, days: string[], todayDay:
     const kept = await sql`
       select day::text as day, groups from app.dashboard_days
        where merchant_id = ${owner.merchantId} and environment = ${owner.environment} and day = any(${arrayParam(sql, past)}::date[])`;
-    for (const r of kept) byDay.set(r.day as string, asGroups(r.groups));
+    for (const r of decodeRows(DayRow, kept)) byDay.set(r.day, r.groups);
     const missing = past.filter((d) => !byDay.has(d));
     // At most 30 days a statement: each is kept as soon as counted, so a first 90-day view of a
     // big account that outlasts the request's deadline leaves its counted days for the next one.
     for (const [first, last] of runsOf(missing, 30)) {
-      for (const r of await countRange(sql, owner, first, last, true)) byDay.set(r.day, asGroups(r.groups));
+      for (const r of await countRange(sql, owner, first, last, true)) byDay.set(r.day, r.groups);
     }
   }
   if (days.includes(todayDay)) {
@@ -140,15 +156,15 @@ export async function loadDays(sql: Sql, owner: Owner, days: string[], todayDay:
     // start-up (60–70 ms of an 85 ms count at 10,000 sessions today, measured), so none.
     const [r] = await sql.begin(async (tx) => {
       await tx`set local max_parallel_workers_per_gather = 0`;
-      return countRange(tx as unknown as Sql, owner, todayDay, todayDay, false);
+      return countRange(tx, owner, todayDay, todayDay, false);
     });
-    byDay.set(todayDay, asGroups(r!.groups));
+    byDay.set(todayDay, r!.groups);
   }
   return byDay;
 }
 
-/** jsonb comes back as text on the service's pool (drizzle takes over postgres.js's parsing). */
-const asGroups = (v: unknown) => asJson<DayGroup[]>(v);
+/** The columns a stuck session's row has besides the session's own (sessionFromSql reads those). */
+const StuckExtra = rowShape("stuck FUNDED session", { funded_at: col.time, total: col.bigint });
 
 /** ERROR sessions created in the period (newest first), and FUNDED ones stuck for long whenever created. */
 export async function loadAttention(sql: Sql, owner: Owner, firstDay: string): Promise<Attention> {
@@ -166,9 +182,10 @@ export async function loadAttention(sql: Sql, owner: Owner, firstDay: string): P
      where s.merchant_id = ${m} and s.environment = ${e} and s.status = 'FUNDED'
        and f.funded_at < now() - make_interval(mins => ${FUNDED_TOO_LONG_MINUTES})
      order by f.funded_at asc, s.id asc limit ${ATTENTION_ROWS}`;
+  const extra = decodeRows(StuckExtra, stuck);
   return {
     errors: errors.map((r) => sessionFromSql(r)),
-    stuck: stuck.map((r) => ({ session: sessionFromSql(r), fundedAt: new Date(r.funded_at as string) })),
-    stuckCount: stuck.length ? Number(stuck[0]!.total) : 0,
+    stuck: stuck.map((r, i) => ({ session: sessionFromSql(r), fundedAt: extra[i]!.funded_at })),
+    stuckCount: extra.length ? Number(extra[0]!.total) : 0,
   };
 }

@@ -1,7 +1,9 @@
 /**
  * Signed-in dashboard sessions, kept server-side (app.dashboard_logins). The cookie carries
  * a 238-bit random secret; the table holds only its SHA-256, so a database read gives no one
- * a session. Sign-out deletes the row; a password change deletes all of the user's.
+ * a session. Sign-out deletes the row; a password change deletes all of the user's. A sign-in
+ * and a sign-out write their security-history line in their own transaction: a login never
+ * starts or ends unrecorded.
  */
 import { and, eq, gt } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
@@ -10,6 +12,7 @@ import { newSecret } from "../../../shared/ids.ts";
 import { hashSecret } from "../credentials/format.ts";
 import type { UserRow } from "./users.ts";
 import type { Merchant } from "../credentials/store.ts";
+import { recordSecurityEvent, type Actor } from "../credentials/security-history.ts";
 
 export const LOGIN_COOKIE = "ps_dashboard";
 /** A signed-in session lasts 12 hours from sign-in, then the person signs in again. */
@@ -25,17 +28,32 @@ export interface Login {
   createdAt: Date;
 }
 
-export async function startLogin(db: Db, userId: string, ip: string | null): Promise<{ token: string; csrfToken: string }> {
+/**
+ * Starts a login for `user` and writes its "sign_in" line (with `detail`), on `tx`: call it
+ * inside the transaction of the change that signs the person in (signIn, or a sign-up's).
+ */
+export async function startLogin(
+  tx: Pick<Db, "insert">,
+  user: Pick<UserRow, "id" | "merchantId" | "email">,
+  ip: string | null,
+  detail: Record<string, unknown> = {},
+): Promise<{ token: string; csrfToken: string }> {
   const token = `dsh_${newSecret()}`;
   const csrfToken = newSecret();
-  await db.insert(dashboardLogins).values({
+  await tx.insert(dashboardLogins).values({
     tokenHash: hashSecret(token),
-    userId,
+    userId: user.id,
     csrfToken,
     ip,
     expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000),
   });
+  await recordSecurityEvent(tx, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in", detail);
   return { token, csrfToken };
+}
+
+/** Signs a user whose password was checked in: the login and its line commit together, or neither does. */
+export function signIn(db: Db, user: Pick<UserRow, "id" | "merchantId" | "email">, ip: string | null): Promise<{ token: string; csrfToken: string }> {
+  return db.transaction((tx) => startLogin(tx, user, ip));
 }
 
 export async function findLogin(db: Db, token: string): Promise<Login | undefined> {
@@ -54,8 +72,12 @@ export async function findLogin(db: Db, token: string): Promise<Login | undefine
   return { tokenHash: row.login.tokenHash, csrfToken: row.login.csrfToken, user: row.user, merchant: row.merchant, createdAt: row.login.createdAt };
 }
 
-export async function endLogin(db: Db, tokenHash: string): Promise<void> {
-  await db.delete(dashboardLogins).where(eq(dashboardLogins.tokenHash, tokenHash));
+/** Signs out: the login's row goes and its "sign_out" line is written, together or not at all. */
+export async function endLogin(db: Db, tokenHash: string, actor: Actor): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.delete(dashboardLogins).where(eq(dashboardLogins.tokenHash, tokenHash));
+    await recordSecurityEvent(tx, actor, "sign_out");
+  });
 }
 
 /**

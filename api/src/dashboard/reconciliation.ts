@@ -9,6 +9,18 @@
  */
 import type { Sql } from "postgres";
 import { indexerTablesPresent, isMissingTable, payerOfLedgerRow } from "../sessions/indexed.ts";
+import { col, decodeRows, rowShape } from "../db/rows.ts";
+
+const DepositRow = rowShape("reconciliation deposits", { session_id: col.text, chain_id: col.int, address: col.text });
+const FundRow = rowShape("reconciliation movements", {
+  session_id: col.text,
+  chain_id: col.int,
+  direction: col.oneOf(["in", "out"] as const),
+  tx_hash: col.text,
+  at: col.time,
+  /** The indexer's sender of a payment in; null out, or with no index here. */
+  payer: col.nullable(col.text),
+});
 
 /** One session's reconciliation columns of the CSV export. */
 export interface Reconciliation {
@@ -49,30 +61,31 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
     ]);
   let deposits, funds;
   try {
-    [deposits, funds] = await read();
+    const [d, f] = await read();
+    [deposits, funds] = [decodeRows(DepositRow, d), decodeRows(FundRow, f)];
   } catch (e) {
     if (!isMissingTable(e)) throw e;
     return reconciliationOf(sql, sessions); // the index went away between the check and the read
   }
   const paidChain = new Map<string, Set<number>>();
   for (const f of funds) {
-    const r = out.get(f.session_id as string)!;
-    const at = new Date(f.at as string);
+    const r = out.get(f.session_id)!;
+    const at = f.at;
     if (f.direction === "in") {
-      pushNew(r.paymentTxHashes, f.tx_hash as string);
-      if (f.payer) pushNew(r.payerAddresses, String(f.payer).toLowerCase());
+      pushNew(r.paymentTxHashes, f.tx_hash);
+      if (f.payer) pushNew(r.payerAddresses, f.payer.toLowerCase());
       if (!r.paidAt || at > r.paidAt) r.paidAt = at;
-      paidChain.set(f.session_id as string, (paidChain.get(f.session_id as string) ?? new Set()).add(f.chain_id as number));
+      paidChain.set(f.session_id, (paidChain.get(f.session_id) ?? new Set()).add(f.chain_id));
     } else {
-      pushNew(r.settlementTxHashes, f.tx_hash as string);
+      pushNew(r.settlementTxHashes, f.tx_hash);
       if (!r.settledAt || at > r.settledAt) r.settledAt = at;
     }
   }
   const funding = new Map(sessions.map((s) => [s.id, s.fundingChainId]));
   for (const d of deposits) {
-    const id = d.session_id as string;
+    const id = d.session_id;
     const paid = funding.get(id) != null ? new Set([funding.get(id)!]) : paidChain.get(id);
-    if (!paid || paid.has(d.chain_id as number)) out.get(id)!.depositAddresses.push(d.address as string);
+    if (!paid || paid.has(d.chain_id)) out.get(id)!.depositAddresses.push(d.address);
   }
   return out;
 }

@@ -34,7 +34,7 @@ export function redirect(location: string, headers: Record<string, string> = {})
 }
 
 export function parseEnvironment(raw: string): Environment | undefined {
-  return (ENVIRONMENTS as readonly string[]).includes(raw) ? (raw as Environment) : undefined;
+  return ENVIRONMENTS.find((e) => e === raw);
 }
 
 export async function currentLogin(services: Services, request: Request): Promise<Login | undefined> {

@@ -6,28 +6,46 @@ import { Elysia } from "elysia";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Services } from "../http/services.ts";
-import { createApiKey, createMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { depositsOf, findSession } from "../sessions/repository.ts";
 import { attemptExists, listAttempts } from "../webhooks/attempts.ts";
 import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  revealWebhookSecret,
+  rotateWebhookSecret,
+  sendTestEvent,
+  updateWebhookEndpoint,
+  type CreateEndpointInput,
+  type UpdateEndpointInput,
+} from "../webhooks/endpoint-actions.ts";
+import { redeliverEvent } from "../webhooks/redelivery.ts";
+import { cancelSession } from "../sessions/cancel.ts";
+import { setSettlementAddress, settlementAddresses } from "../webhooks/settlement-addresses.ts";
+import { expireSandboxSession, failNextSweep, paySandboxSession, simulateSandboxError, type SandboxServices } from "../sessions/sandbox-tools.ts";
+import type { Merchant } from "../credentials/store.ts";
+import { validateBody } from "../http/validate.ts";
+import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from "../http/webhook-endpoints.schemas.ts";
+import { SettlementAddressBody } from "../http/settlement-addresses.schemas.ts";
 import { isId, newSecret } from "../../../shared/ids.ts";
 import { html } from "./html.ts";
-import { listSecurityEvents, recentFailures, recordSecurityEvent, type Actor, type ChangedBy } from "../credentials/security-history.ts";
+import { listSecurityEvents, recentFailures, recordSecurityEvent } from "../credentials/security-history.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import { makeContext, errorPage } from "./context.ts";
-import type { Dispatch } from "./api.ts";
-import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookies, startLogin } from "./logins.ts";
+import { attempt, makeContext, errorPage, type ActionContext } from "./context.ts";
+import { cookieName, cookiePath, endLogin, loginCookie, readCookie, secureCookies, signIn } from "./logins.ts";
+import { signUp } from "./sign-up.ts";
 import { clientIp, currentLogin, originProblem, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "./request.ts";
 import { retryAfterSeconds } from "../credentials/sign-in-throttle.ts";
-import { checkPassword, createUser, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
+import { checkPassword, findUserByEmail, normalizeEmail, UserInputError } from "./users.ts";
 import { listTransactions, parseFilters, type Filters } from "./transactions.ts";
 import { CSV_HEADER, csvRow } from "./csv-export.ts";
 import { reconciliationOf } from "./reconciliation.ts";
 import { rows, transactionsBody } from "./pages/transactions.ts";
-import { transactionBody, SANDBOX_TOOLS, type SandboxTool } from "./pages/transaction.ts";
+import { transactionBody, type SandboxTool } from "./pages/transaction.ts";
 import { loadDetail } from "./detail.ts";
 import { signInPage, signUpPage } from "./pages/sign-in.ts";
-import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody, type SettlementLine } from "./pages/settings.ts";
+import { apiKeysBody, securityBody, settlementBody, webhookBody, webhooksBody } from "./pages/settings.ts";
 import type { Notice } from "./layout.ts";
 import { listEventLines, ownsEvent, parseEventFilters } from "./events.ts";
 import { eventsBody, eventsQuery } from "./pages/events.ts";
@@ -46,6 +64,7 @@ const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf
 /** Sign-in's and sign-up's own CSRF cookie, before there is a signed-in session to hold a token. */
 const PRE_COOKIE = "ps_dashboard_pre";
 
+const SIGNED_OUT = "You are signed out.";
 /** Fixed texts for ?notice= after a redirect: nothing a link could inject. */
 const NOTICES: Record<string, Notice> = {
   "key-revoked": { kind: "ok", text: "The key is revoked. Requests with it are refused from now on." },
@@ -56,16 +75,27 @@ const NOTICES: Record<string, Notice> = {
   "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
   "canceled": { kind: "ok", text: "The payment is canceled: it can no longer be paid, and your webhook endpoints are told." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
-  "signed-out": { kind: "ok", text: "You are signed out." },
+  "signed-out": { kind: "ok", text: SIGNED_OUT },
 };
 const noticeOf = (q: Record<string, string | undefined>) => (q.notice ? NOTICES[q.notice] : undefined);
+
+/** The sandbox tools a payment's page offers, by the name in its path: the functions the API's sandbox routes call. */
+type SandboxToolRun = (services: SandboxServices, merchant: Merchant, id: string) => Promise<unknown>;
+const SANDBOX_TOOL_RUNS = new Map<string, SandboxToolRun>(
+  Object.entries({
+    pay: (s, m, id) => paySandboxSession(s, m, id),
+    expire: expireSandboxSession,
+    "fail-next-sweep": failNextSweep,
+    "simulate-error": simulateSandboxError,
+  } satisfies Record<SandboxTool, SandboxToolRun>),
+);
 
 function safeNext(next: string | null | undefined): string | undefined {
   return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
 }
 
-export function dashboardRoutes(services: Services, dispatch: Dispatch) {
-  const { pageRoute, actionRoute, guard } = makeContext(services, dispatch);
+export function dashboardRoutes(services: Services) {
+  const { pageRoute, actionRoute, guard } = makeContext(services);
   const db = services.database.db;
   const sql = services.database.sql;
   const secure = secureCookies(services.config.publicUrl);
@@ -108,7 +138,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         ({ request, query }) =>
           guard(async (r) => {
             if (await currentLogin(services, r)) return redirect(safeNext(query.next) ?? HOME);
-            return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? NOTICES["signed-out"]!.text as string : undefined });
+            return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? SIGNED_OUT : undefined });
           })(request),
         HIDE,
       )
@@ -123,7 +153,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             const password = form.get("password") ?? "";
             const email = normalizeEmail(rawEmail) ?? rawEmail.trim().toLowerCase();
             const ip = clientIp(r);
-            const wait = retryAfterSeconds(...Object.values(await recentFailures(db, email, ip)) as [never, never], new Date());
+            const failures = await recentFailures(db, email, ip);
+            const wait = retryAfterSeconds(failures.byEmail, failures.byIp, new Date());
             if (wait > 0) {
               return signInForm({ email: rawEmail, next, error: `Too many failed sign-ins. Try again in ${wait} seconds.` }, 429, { "retry-after": String(wait) });
             }
@@ -133,8 +164,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
               await recordSecurityEvent(db, { merchantId: found?.merchantId ?? null, userId: found?.id ?? null, email, ip }, "sign_in_failed");
               return signInForm({ email: rawEmail, next, error: "Wrong email or password." }, 401);
             }
-            const { token } = await startLogin(db, user.id, ip);
-            await recordSecurityEvent(db, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in");
+            // The login and its security-history line commit together (logins.ts).
+            const { token } = await signIn(db, user, ip);
             const headers = new Headers({ location: next ?? HOME, ...SECURITY_HEADERS });
             headers.append("set-cookie", loginCookie(token, secure));
             headers.append("set-cookie", preCookie("", 0));
@@ -145,8 +176,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
       .post(
         "/dashboard/sign-out",
         actionRoute(async (c) => {
-          await endLogin(db, c.login.tokenHash);
-          await recordSecurityEvent(db, c.actor(), "sign_out");
+          await endLogin(db, c.login.tokenHash, c.actor());
           return redirect("/dashboard/sign-in?notice=signed-out", { "set-cookie": loginCookie("", secure, 0) });
         }),
         HIDE,
@@ -177,19 +207,14 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             const email = normalizeEmail(form.get("email") ?? "");
             if (!email) return again("That is not an email address.", 400);
             if (await findUserByEmail(db, email)) return again("An account with that email exists. Sign in instead.", 409);
-            let userId: string;
-            let merchantId: string;
+            // The merchant, its user, the login and its line: one transaction (sign-up.ts).
+            let token: string;
             try {
-              const merchant = await createMerchant(db, name);
-              merchantId = merchant.id;
-              userId = (await createUser(db, merchant.id, email, form.get("password") ?? "")).id;
+              ({ token } = await signUp(db, { name, email, password: form.get("password") ?? "", ip: clientIp(r) }));
             } catch (e) {
               if (e instanceof UserInputError) return again(e.message, 400);
               throw e;
             }
-            const ip = clientIp(r);
-            const { token } = await startLogin(db, userId, ip);
-            await recordSecurityEvent(db, { merchantId, userId, email, ip }, "sign_in", { signUp: true });
             return redirect(HOME, { "set-cookie": loginCookie(token, secure) });
           })(request),
         HIDE,
@@ -265,10 +290,10 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
       .post(
         "/dashboard/:env/transactions/:id/sandbox/:tool",
         actionRoute(async (c) => {
-          const tool = c.params.tool as SandboxTool;
-          if (c.env !== "sandbox" || !(tool in SANDBOX_TOOLS)) return errorPage(404, "No such tool", "Sandbox tools exist only in the sandbox.");
-          const res = await c.api("POST", `/sandbox/payment-sessions/${encodeURIComponent(c.params.id!)}/${tool}`, {});
-          if (res.error) return toolError(c, res.error.message, res.status);
+          const run = SANDBOX_TOOL_RUNS.get(c.params.tool!);
+          if (c.env !== "sandbox" || !run) return errorPage(404, "No such tool", "Sandbox tools exist only in the sandbox.");
+          const res = await attempt(() => run(services, c.login.merchant, c.params.id!));
+          if (!res.ok) return toolError(c, res.error.message, res.error.status);
           return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=tool-done`);
         }),
         HIDE,
@@ -279,8 +304,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           // The event must belong to this session (and so to this merchant and environment).
           const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
           if (!d || !d.events.some((e) => e.event.id === c.params.eventId)) return errorPage(404, "Not found", "No such event in this account.");
-          const res = await redeliverEvent(c, c.params.eventId!);
-          if (res.error) return toolError(c, res.error.message, res.status);
+          const res = await attempt(() => redeliverEvent(services.database, owner(c), c.by(), c.params.eventId!));
+          if (!res.ok) return toolError(c, res.error.message, res.error.status);
           return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=redelivered`);
         }),
         HIDE,
@@ -301,8 +326,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           if (!isId("paymentSession", c.params.id!)) return errorPage(404, "Not found", "No such payment session in this account.");
           // The API's own cancel: the same rule (only PENDING, nothing paid) and message; as the
           // person is named, its security-history line commits with the cancel (sessions/cancel.ts).
-          const res = await c.api("POST", `/payment-sessions/${c.params.id}/cancel`, {});
-          if (res.error) return toolError(c, res.error.message, res.status);
+          const res = await attempt(() => cancelSession(services.database, owner(c), c.params.id!, c.by()));
+          if (!res.ok) return toolError(c, res.error.message, res.error.status);
           return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=canceled`);
         }),
         HIDE,
@@ -320,8 +345,8 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const id = c.params.eventId!;
           if (!isId("event", id) || !(await findEvent(db, owner(c), id))) return errorPage(404, "Not found", "No such event in this account and environment.");
           const endpoint = (c.form.get("endpoint") ?? "").trim();
-          const res = await redeliverEvent(c, id, endpoint || undefined);
-          if (res.error) return eventsPage(c, { kind: "error", text: res.error.message }, res.status, back);
+          const res = await attempt(() => redeliverEvent(services.database, owner(c), c.by(), id, endpoint || undefined));
+          if (!res.ok) return eventsPage(c, { kind: "error", text: res.error.message }, res.error.status, back);
           return redirect(`/dashboard/${c.env}/events${eventsQuery(back.filters, { after: back.after, notice: "redelivered" })}`);
         }),
         HIDE,
@@ -342,7 +367,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
           const name = (c.form.get("name") ?? "").trim().slice(0, 100);
           if (!name) return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { status: 400, notice: { kind: "error", text: "Give the key a name." } });
           // Its security-history line commits with it (credentials/store.ts).
-          const { secret } = await createApiKey(db, c.login.merchant.id, c.env, name, byPerson(c));
+          const { secret } = await createApiKey(db, c.login.merchant.id, c.env, name, c.by());
           // The secret is shown once, on the page this redirects to (a sealed one-time flash).
           return c.redirectWith(`/dashboard/${c.env}/settings/api-keys`, { secret: { value: secret, label: name } });
         }),
@@ -352,15 +377,16 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         "/dashboard/:env/settings/api-keys/:keyId/revoke",
         actionRoute(async (c) => {
           const key = (await envKeys(c)).find((k) => k.id === c.params.keyId);
-          const revoked = key && !key.revokedAt ? await revokeApiKey(db, c.login.merchant.id, key.id, byPerson(c)) : undefined;
+          const revoked = key && !key.revokedAt ? await revokeApiKey(db, c.login.merchant.id, key.id, c.by()) : undefined;
           if (!revoked) return errorPage(404, "Not found", "No such active key in this account and environment.");
           return redirect(`/dashboard/${c.env}/settings/api-keys?notice=key-revoked`);
         }),
         HIDE,
       )
       // ---------------------------------------------------------------- settings: webhooks
-      // Each change goes through the API's route, which writes its security-history line in the
-      // change's own transaction, naming the person (http/auth.ts changedBy).
+      // Each change is the API's own function (webhooks/endpoint-actions.ts), with the form checked
+      // against the API's body schema (the same messages); its security-history line, naming the
+      // person, commits with the change.
       .get(
         "/dashboard/:env/settings/webhooks",
         pageRoute(async (c) => {
@@ -374,10 +400,13 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
         "/dashboard/:env/settings/webhooks",
         actionRoute(async (c) => {
           const description = (c.form.get("description") ?? "").trim();
-          const res = await c.api("POST", "/webhook-endpoints", { url: (c.form.get("url") ?? "").trim(), ...(description ? { description } : {}) });
-          const list = await listEndpoints(db, owner(c));
-          if (res.error) return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list), { status: res.status, notice: { kind: "error", text: res.error.message } });
-          return c.redirectWith(`/dashboard/${c.env}/settings/webhooks`, { secret: { value: res.body.secret, label: res.body.url } });
+          const input = { url: (c.form.get("url") ?? "").trim(), ...(description ? { description } : {}) };
+          const res = await attempt(() => createWebhookEndpoint(services, owner(c), c.by(), validateBody<CreateEndpointInput>(CreateWebhookEndpointBody, input)));
+          if (!res.ok) {
+            const list = await listEndpoints(db, owner(c));
+            return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list), { status: res.error.status, notice: { kind: "error", text: res.error.message } });
+          }
+          return c.redirectWith(`/dashboard/${c.env}/settings/webhooks`, { secret: { value: res.value.secret, label: res.value.endpoint.url } });
         }),
         HIDE,
       )
@@ -394,43 +423,40 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
       .post(
         "/dashboard/:env/settings/webhooks/:id",
         actionRoute(async (c) => {
-          const description = (c.form.get("description") ?? "").trim();
-          const res = await c.api("POST", `/webhook-endpoints/${encodeURIComponent(c.params.id!)}`, {
-            url: (c.form.get("url") ?? "").trim(),
-            description,
-            enabled: c.form.get("enabled") === "true",
-          });
-          if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-          return redirect(`/dashboard/${c.env}/settings/webhooks/${res.body.id}?notice=endpoint-saved`);
+          const input = { url: (c.form.get("url") ?? "").trim(), description: (c.form.get("description") ?? "").trim(), enabled: c.form.get("enabled") === "true" };
+          const res = await attempt(() => updateWebhookEndpoint(services, owner(c), c.by(), c.params.id!, validateBody<UpdateEndpointInput>(UpdateWebhookEndpointBody, input)));
+          if (!res.ok) return endpointPage(c, { kind: "error", text: res.error.message }, res.error.status);
+          return redirect(`/dashboard/${c.env}/settings/webhooks/${res.value.id}?notice=endpoint-saved`);
         }),
         HIDE,
       )
       .post(
         "/dashboard/:env/settings/webhooks/:id/:op",
         actionRoute(async (c) => {
-          const id = encodeURIComponent(c.params.id!);
+          const raw = c.params.id!;
+          const id = encodeURIComponent(raw);
+          const refused = (e: { message: string; status: number }) => endpointPage(c, { kind: "error", text: e.message }, e.status);
           switch (c.params.op) {
             case "reveal": {
-              const res = await c.api("GET", `/webhook-endpoints/${id}/secret`);
-              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-              return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { secret: { value: res.body.secret, label: c.params.id! } });
+              const res = await attempt(() => revealWebhookSecret(services, owner(c), c.by(), raw));
+              if (!res.ok) return refused(res.error);
+              return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { secret: { value: res.value.secret, label: raw } });
             }
             case "rotate": {
-              const res = await c.api("POST", `/webhook-endpoints/${id}/rotate-secret`, {});
-              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+              const res = await attempt(() => rotateWebhookSecret(services, owner(c), c.by(), raw));
+              if (!res.ok) return refused(res.error);
               return redirect(`/dashboard/${c.env}/settings/webhooks/${id}?notice=secret-rotated`);
             }
             case "test": {
-              const res = await c.api("POST", `/webhook-endpoints/${id}/test`, {});
-              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
-              const a = res.body.attempt ?? res.body;
-              const ok = a.succeeded === true;
-              const text = ok ? `Test event delivered (HTTP ${a.statusCode}).` : `Test event not accepted: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "no answer")}.`;
-              return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { notice: { kind: ok ? "ok" : "error", text } });
+              const res = await attempt(() => sendTestEvent(services, owner(c), raw));
+              if (!res.ok) return refused(res.error);
+              const a = res.value.attempt;
+              const text = a.succeeded ? `Test event delivered (HTTP ${a.statusCode}).` : `Test event not accepted: ${a.statusCode ? `HTTP ${a.statusCode}` : (a.error ?? "no answer")}.`;
+              return c.redirectWith(`/dashboard/${c.env}/settings/webhooks/${id}`, { notice: { kind: a.succeeded ? "ok" : "error", text } });
             }
             case "delete": {
-              const res = await c.api("DELETE", `/webhook-endpoints/${id}`);
-              if (res.error) return endpointPage(c, { kind: "error", text: res.error.message }, res.status);
+              const res = await attempt(() => deleteWebhookEndpoint(services, owner(c), c.by(), raw));
+              if (!res.ok) return refused(res.error);
               return redirect(`/dashboard/${c.env}/settings/webhooks?notice=endpoint-deleted`);
             }
             default:
@@ -454,12 +480,13 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
             await recordSecurityEvent(db, c.actor(), "settlement_address_change_refused", { chainId: c.params.chainId }, c.env);
             return settlementPage(c, { kind: "error", text: "Wrong password: the settlement address was not changed." }, 403);
           }
-          // The route records the change in the security history and writes its webhook event in
-          // the change's own transaction (webhooks/account-announcement.ts), naming this user.
-          const res = await c.api("PUT", `/settlement-addresses/${encodeURIComponent(c.params.chainId!)}`, { address: (c.form.get("address") ?? "").trim() });
-          if (res.error) {
+          // The API's own change (webhooks/settlement-addresses.ts): it records the change in the
+          // security history and writes its webhook event in the change's own transaction, naming this user.
+          const body = { address: (c.form.get("address") ?? "").trim() };
+          const res = await attempt(() => setSettlementAddress(services, c.login.merchant, c.env, c.by(), { chainId: c.params.chainId!, ...validateBody<{ address: string }>(SettlementAddressBody, body) }));
+          if (!res.ok) {
             const text = res.error.code === "address_checksum_invalid" ? "That address's checksum is wrong (a typo?). Copy it again from your wallet; nothing was changed." : res.error.message;
-            return settlementPage(c, { kind: "error", text }, res.status);
+            return settlementPage(c, { kind: "error", text }, res.error.status);
           }
           return redirect(`/dashboard/${c.env}/settings/settlement?notice=settlement-changed`);
         }),
@@ -483,18 +510,10 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
   async function envKeys(c: { login: { merchant: { id: string } }; env: string }) {
     return (await listApiKeys(db, c.login.merchant.id)).filter((k) => k.environment === c.env);
   }
-  async function toolError(c: Parameters<Parameters<typeof actionRoute>[0]>[0], message: string, status: number) {
+  async function toolError(c: ActionContext, message: string, status: number) {
     const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
     if (!d) return errorPage(404, "Not found", "No such payment session in this account.");
     return c.render("transactions", `Payment ${d.view.amount} ${d.view.currency}`, transactionBody(c.env, c.login, d), { status, notice: { kind: "error", text: message } });
-  }
-  /** Through the API's route (its checks and messages), which records it, naming the person, with the deliveries it queues. */
-  async function redeliverEvent(c: Parameters<Parameters<typeof actionRoute>[0]>[0], eventId: string, endpointId?: string) {
-    return c.api("POST", `/events/${eventId}/redeliver`, endpointId ? { webhookEndpointId: endpointId } : {});
-  }
-  /** The signed-in person, for the security-history line a change writes in its own transaction. */
-  function byPerson(c: { actor(): Actor; env: Environment }): ChangedBy {
-    return { actor: c.actor(), environment: c.env, detail: { via: "dashboard" } };
   }
   async function eventsPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200, parsed = parseEventFilters(c.query)) {
     // A cursor must be one of this account's events (as the endpoint's attempts page checks its own).
@@ -519,8 +538,7 @@ export function dashboardRoutes(services: Services, dispatch: Dispatch) {
     return c.render("webhooks", "Webhook endpoint", webhookBody(c.env, c.login, e, { rows: page.rows, older, paged: !!cursor }, secret), { notice, status });
   }
   async function settlementPage(c: Parameters<Parameters<typeof pageRoute>[0]>[0], notice?: Notice, status = 200) {
-    const res = await c.api("GET", "/settlement-addresses");
-    const lines = (res.body?.data ?? []) as SettlementLine[];
+    const lines = await settlementAddresses(services, c.login.merchant.id, c.env);
     return c.render("settlement", "Settlement", settlementBody(c.env, c.login, lines), { notice, status });
   }
 }

@@ -122,15 +122,13 @@ const REFERENCE_META = {
 };
 
 /**
- * A face served beside the API (the dashboard): given a handle that sends a request through this
- * app in-process, its routes. The faces sit above the HTTP layer and are passed in by server.ts,
- * so this file never imports them.
+ * A face served beside the API (the dashboard): its routes. The faces sit above the HTTP layer
+ * and are passed in by server.ts, so this file never imports them.
  */
-export type Face = (handle: (request: Request) => Promise<Response>) => AnyElysia;
+export type Face = () => AnyElysia;
 
 export function buildApp(services: Services, faces: Face[] = []) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
-  let handle: (request: Request) => Promise<Response> = () => Promise.reject(new Error("the app is not built yet"));
   // Elysia finds the path in request.url by skipping 11 characters unless told the host may be
   // short: with a Host of under 4 characters ("api", a proxy's name for this service) it cut
   // into the path and no route matched. The server speaks plain http:// (TLS ends at a proxy),
@@ -205,10 +203,9 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(payerSandboxRoutes(services))
     .use(authorizationRoutes(services))
     .use(checkoutRoutes());
-  // The faces (the merchant dashboard: pages hidden from the API reference). Their actions go
-  // through the routes above, in-process (dashboard/api.ts), hence the late-bound handle.
-  for (const face of faces) app.use(face((request) => handle(request)));
-  handle = (request) => app.handle(request);
+  // The faces (the merchant dashboard: pages hidden from the API reference). Their actions call
+  // the same domain functions as the routes above.
+  for (const face of faces) app.use(face());
 
   app.use(apiReferenceRoutes(() => buildOpenApi(app, REFERENCE_META)));
 

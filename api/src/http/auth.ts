@@ -13,7 +13,7 @@ import { touchApiKey, type ApiKeySummary, type KeyCheck, type KeyLookup, type Me
 import { findSessionByToken } from "../sessions/repository.ts";
 import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
-import type { Actor, ChangedBy } from "../credentials/security-history.ts";
+import type { ChangedBy } from "../credentials/security-history.ts";
 import { clientAddresses } from "./client-address.ts";
 
 export interface ApiKeyAuth {
@@ -22,10 +22,8 @@ export interface ApiKeyAuth {
   key: ApiKeySummary;
   /** The merchant's settlement addresses in this environment, by chain id. */
   settlements: ReadonlyMap<number, string>;
-  /** A presented key's check, for a create's or a retrieve's statement to hold it to (absent for delegated requests). */
-  check?: KeyCheck;
-  /** Delegated requests only (dashboard/api.ts): the signed-in person acting, for the security history and announcements. */
-  person?: Actor;
+  /** The presented key's check, for a create's or a retrieve's statement to hold it to. */
+  check: KeyCheck;
 }
 
 export interface SessionTokenAuth {
@@ -78,21 +76,8 @@ function limit(services: Services, bucket: string): void {
 /** How often last_used_at is written per key: once a minute is precise enough to spot a dead key. */
 const TOUCH_EVERY_MS = 60_000;
 
-/**
- * Requests the dashboard makes to the API's own routes in-process, on behalf of a signed-in
- * user (api/src/dashboard/api.ts): the same routes, validation and rules as with a key. Keyed
- * by the Request object itself, which only code in this process can hold, so nothing arriving
- * over the network can ever be found here.
- */
-export const delegatedAuth = new WeakMap<Request, ApiKeyAuth>();
-
 /** The request's API key, looked up now (every route but a create's and a retrieve's: apiKeyInHand). */
 export async function requireApiKey(services: Services, request: Request): Promise<ApiKeyAuth> {
-  const delegated = delegatedAuth.get(request);
-  if (delegated) {
-    limit(services, delegated.key.id);
-    return delegated;
-  }
   const { cred, keyHash } = presentedKey(services, request);
   const found = await lookUp(services, keyHash);
   return admitted(services, request, cred, found, async () => {});
@@ -114,11 +99,6 @@ export interface KeyInHand {
  * check fails, they call lookAgain, which refuses a key revoked meanwhile.
  */
 export async function apiKeyInHand(services: Services, request: Request): Promise<KeyInHand> {
-  const delegated = delegatedAuth.get(request);
-  if (delegated) {
-    limit(services, delegated.key.id);
-    return { auth: delegated, reused: false, lookAgain: async () => delegated };
-  }
   const { cred, keyHash } = presentedKey(services, request);
   const remembered = services.keyMemo.get(keyHash);
   const lookAgain = async () => admitted(services, request, cred, await lookUp(services, keyHash), undefined);
@@ -178,13 +158,8 @@ export async function requireSessionToken(services: Services, request: Request):
   return { environment: cred.environment, session: found.session, merchantName: found.merchantName, merchantPublicId: found.merchantPublicIds[cred.environment], deposits: found.deposits };
 }
 
-/**
- * Who a request's change is by, for its security-history line: the signed-in person when the
- * dashboard sent it (delegated), else the key, named by its id and prefix, from the caller's address.
- */
+/** Who a request's change is by, for its security-history line: the key, named by its id and prefix, from the caller's address. */
 export function changedBy(auth: ApiKeyAuth, request: Request): ChangedBy {
-  const person = auth.person;
-  if (person) return { actor: person, environment: auth.environment, detail: { via: "dashboard" } };
   return {
     actor: { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
     environment: auth.environment,

@@ -8,12 +8,10 @@ import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
 import { EVENT_TYPES, type EventType } from "../webhooks/payload.ts";
 import { attemptExists, attemptView, listAttempts } from "../webhooks/attempts.ts";
-import { findEndpoint, listEndpoints } from "../webhooks/endpoints.ts";
-import { accountEventObject, deliveriesOf, eventObject, findAccountEvent, findEvent, listEvents, redeliver, redeliverAccountEvent } from "../webhooks/events.ts";
+import { accountEventObject, deliveriesOf, eventObject, findEvent, listEvents } from "../webhooks/events.ts";
+import { ownEvent, redeliverEvent } from "../webhooks/redelivery.ts";
 import { readJsonBody } from "./body.ts";
-import type { TransactionSql } from "postgres";
 import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import { changeStatement } from "../credentials/security-history.ts";
 import { AnyEventWithDeliveries, AttemptList, EventList, EventListQuery, RedeliverBody, RedeliverResult } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, PageQuery } from "./schemas.ts";
 import type { Services } from "./services.ts";
@@ -26,16 +24,7 @@ export function eventRoutes(services: Services) {
   const { database } = services;
   const owner = (auth: ApiKeyAuth) => ({ merchantId: auth.merchant.id, environment: auth.environment });
 
-  /** A session event, or else an account event, of this merchant and environment. */
-  async function loadOwn(auth: ApiKeyAuth, id: string) {
-    if (isId("event", id)) {
-      const session = await findEvent(database.db, owner(auth), id);
-      if (session) return { kind: "session" as const, id, session };
-      const account = await findAccountEvent(database.db, owner(auth), id);
-      if (account) return { kind: "account" as const, id, account };
-    }
-    throw new ApiError("resource_not_found", `No event ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
-  }
+  const loadOwn = (auth: ApiKeyAuth, id: string) => ownEvent(database.db, owner(auth), id);
 
   return new Elysia()
     .get(
@@ -126,25 +115,9 @@ export function eventRoutes(services: Services) {
       async ({ request, params, set }) => {
         const auth = await requireApiKey(services, request);
         const body = validateBody<{ webhookEndpointId?: string }>(RedeliverBody, await readJsonBody(request));
-        const found = await loadOwn(auth, params.id);
-        let endpointIds: string[];
-        if (body.webhookEndpointId !== undefined) {
-          const ep = isId("webhookEndpoint", body.webhookEndpointId) ? await findEndpoint(database.db, owner(auth), body.webhookEndpointId) : undefined;
-          if (!ep) throw new ApiError("resource_not_found", "No such webhook endpoint in this account and environment.", "webhookEndpointId");
-          if (!ep.enabled) throw new ApiError("webhook_endpoint_disabled", undefined, "webhookEndpointId");
-          endpointIds = [ep.id];
-        } else {
-          endpointIds = (await listEndpoints(database.db, owner(auth))).filter((e) => e.enabled).map((e) => e.id);
-          if (endpointIds.length === 0) throw new ApiError("no_webhook_endpoint");
-        }
-        // Recorded in the security history, by the person or the key, with the deliveries it queues.
-        const by = changedBy(auth, request);
-        const line = (tx: TransactionSql) => changeStatement(tx, by, "webhook_event_redelivered", { eventId: found.id, endpointId: body.webhookEndpointId ?? "every enabled endpoint" });
-        if (found.kind === "session") await redeliver(database.sql, found.session.event, endpointIds, line);
-        else await redeliverAccountEvent(database.sql, found.account, endpointIds, line);
+        const result = await redeliverEvent(database, owner(auth), changedBy(auth, request), params.id, body.webhookEndpointId);
         set.status = 202;
-        const deliveries = (await deliveriesOf(database.db, found.id)).filter((d) => !d.ordered && endpointIds.includes(d.webhookEndpointId));
-        return { eventId: found.id, deliveries };
+        return result;
       },
       {
         detail: doc({

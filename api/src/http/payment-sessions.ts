@@ -7,7 +7,7 @@ import { publicMerchantId } from "../credentials/store.ts";
 import type { CreateSessionBody } from "../sessions/create/input.ts";
 import { createPaymentSession } from "../sessions/create/create.ts";
 import { depositsOf, findSession, listSessions, loadMerchantView, readMerchantView } from "../sessions/repository.ts";
-import { requestCancel } from "../sessions/cancel.ts";
+import { cancelSession } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
@@ -138,7 +138,7 @@ export function paymentSessionRoutes(services: Services) {
         const caller = await apiKeyInHand(services, request);
         let auth = caller.auth;
         if (!isId("paymentSession", params.id)) throw notFound(params.id);
-        const read = (keyCheck: ApiKeyAuth["check"]) =>
+        const read = (keyCheck: ApiKeyAuth["check"] | undefined) =>
           readMerchantView(database.sql, {
             id: params.id,
             merchantId: auth.merchant.id,
@@ -170,10 +170,8 @@ export function paymentSessionRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
-        const row = await loadOwn(auth, params.id);
-        // From the dashboard (auth.person), the cancel is recorded in the security history too.
-        await requestCancel(database.sql, row.id, "merchant", auth.person ? { actor: auth.person, environment: auth.environment } : undefined);
-        return fullView(auth, await loadOwn(auth, row.id));
+        await cancelSession(database, { merchantId: auth.merchant.id, environment: auth.environment }, params.id);
+        return fullView(auth, await loadOwn(auth, params.id));
       },
       {
         detail: doc({

@@ -1,51 +1,27 @@
 /**
  * Settlement addresses (API key): where a merchant's funds go, per network of the key's
  * environment. A deposit address commits to its settlement address, so a change applies to
- * sessions created afterwards; sessions already created keep theirs.
+ * sessions created afterwards; sessions already created keep theirs. The rules are in
+ * webhooks/settlement-addresses.ts, which the dashboard calls too.
  */
 import { Elysia, t } from "elysia";
-import { ApiError } from "../errors.ts";
-import { listSettlements } from "../sessions/settlements.ts";
-import { checksummed } from "../sessions/views.ts";
+import { setSettlementAddress, settlementAddresses } from "../webhooks/settlement-addresses.ts";
 import { readJsonBody } from "./body.ts";
 import { changedBy, requireApiKey } from "./auth.ts";
-import { changeSettlementAddress } from "../webhooks/account-announcement.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
 import { SettlementAddress, SettlementAddressBody, SettlementAddressList } from "./settlement-addresses.schemas.ts";
 import type { Services } from "./services.ts";
-import { addressParam, validateBody } from "./validate.ts";
+import { validateBody } from "./validate.ts";
 
 const TAG = "Settlement addresses (server, API key)";
 
 export function settlementAddressRoutes(services: Services) {
-  const { database } = services;
   return new Elysia()
     .get(
       "/settlement-addresses",
       async ({ request }) => {
         const auth = await requireApiKey(services, request);
-        const rows = new Map((await listSettlements(database.db, auth.merchant.id, auth.environment)).map((r) => [r.chainId, r]));
-        // Every enabled network of the environment, with the address its new sessions settle to.
-        const data = services.networks
-          .filter((n) => n.environment === auth.environment)
-          .sort((x, y) => x.chainId - y.chainId)
-          .map((n) => {
-            const own = rows.get(n.chainId);
-            rows.delete(n.chainId);
-            const fallback = auth.environment === "sandbox" ? services.config.sandboxSettlementAddress : null;
-            return {
-              chainId: n.chainId,
-              network: n.name,
-              address: own ? checksummed(own.address) : fallback ? checksummed(fallback) : null,
-              isDefault: !own && fallback !== null,
-              updatedAt: own ? own.updatedAt.toISOString() : null,
-            };
-          });
-        // Set for a network this server does not enable (now): shown, so nothing is hidden.
-        for (const r of rows.values()) {
-          data.push({ chainId: r.chainId, network: `chain ${r.chainId} (not enabled here)`, address: checksummed(r.address), isDefault: false, updatedAt: r.updatedAt.toISOString() });
-        }
-        return { data };
+        return { data: await settlementAddresses(services, auth.merchant.id, auth.environment) };
       },
       {
         detail: doc({
@@ -64,29 +40,7 @@ export function settlementAddressRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         const body = validateBody<{ address: string }>(SettlementAddressBody, await readJsonBody(request));
-        const chainId = /^[0-9]{1,10}$/.test(params.chainId) ? Number(params.chainId) : NaN;
-        const network = services.networks.find((n) => n.chainId === chainId && n.environment === auth.environment);
-        if (!network) {
-          const enabled = services.networks.filter((n) => n.environment === auth.environment).map((n) => `${n.chainId} (${n.name})`);
-          throw new ApiError("parameter_invalid", `chainId must be a network enabled for ${auth.environment}: ${enabled.join(", ") || "none"}.`, "chainId");
-        }
-        const address = addressParam(body.address, "address", { nonZero: true });
-        // Where money goes is the most sensitive setting: the change, its line in the security
-        // history and its `settlement_address.updated` event (outbox rows) commit together, for
-        // a key and for the dashboard (which calls this route after its password check, naming
-        // the person: auth.person) alike.
-        const by = changedBy(auth, request);
-        const { saved } = await changeSettlementAddress(database, {
-          merchant: auth.merchant,
-          environment: auth.environment,
-          chainId,
-          network: network.name,
-          address,
-          actor: by.actor,
-          changedBy: auth.person?.email ?? `API key ${auth.key.prefix}…`,
-          detail: by.detail,
-        });
-        return { chainId, network: network.name, address: checksummed(saved.address), isDefault: false, updatedAt: saved.updatedAt.toISOString() };
+        return setSettlementAddress(services, auth.merchant, auth.environment, changedBy(auth, request), { chainId: params.chainId, address: body.address });
       },
       {
         params: t.Object({ chainId: t.String({ description: "Chain id of an enabled network of the key's environment, e.g. 8453 (Base)." }) }),

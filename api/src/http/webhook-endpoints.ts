@@ -1,54 +1,34 @@
 /** Webhook endpoints (API key): register, change, delete, reveal and rotate the secret, send a test event, read attempts. */
 import { Elysia } from "elysia";
-import { ApiError } from "../errors.ts";
-import { isId, newId } from "../../../shared/ids.ts";
-import type { Environment } from "../../../shared/environment.ts";
 import type { TransactionSql } from "postgres";
-import { buildTestEvent } from "../webhooks/payload.ts";
-import { sendWebhook } from "../webhooks/sender.ts";
-import { secretKey, webhookHeaders } from "../webhooks/signing.ts";
-import { attemptExists, attemptView, insertAttempts, listAttempts, type NewAttempt } from "../webhooks/attempts.ts";
-import { createEndpoint, DEFAULT_ROTATION_OVERLAP_SECONDS, deleteEndpoint, endpointView, findEndpoint, listEndpoints, MAX_ENDPOINTS, revealSecret, rotateSecret, signingSecrets, updateEndpoint, type EndpointRow } from "../webhooks/endpoints.ts";
-import { checkUrl, resolveTarget, TargetError } from "../webhooks/target.ts";
+import { ApiError } from "../errors.ts";
+import { isId } from "../../../shared/ids.ts";
+import { attemptExists, attemptView, listAttempts } from "../webhooks/attempts.ts";
+import { endpointView, listEndpoints } from "../webhooks/endpoints.ts";
+import {
+  addEndpointIn,
+  checkWebhookUrl,
+  deleteWebhookEndpoint,
+  ownEndpoint,
+  revealWebhookSecret,
+  rotateWebhookSecret,
+  sendTestEvent,
+  updateWebhookEndpoint,
+  type CreateEndpointInput,
+  type UpdateEndpointInput,
+} from "../webhooks/endpoint-actions.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
 import { withIdempotency } from "../db/idempotency-keys.ts";
 import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 import { AttemptList } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.ts";
 import { CreatedWebhookEndpoint, CreateWebhookEndpointBody, DeletedWebhookEndpoint, RotateSecretBody, TestEventResult, UpdateWebhookEndpointBody, WebhookEndpoint, WebhookEndpointList, WebhookSecret } from "./webhook-endpoints.schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
-import { col, decodeRow, rowShape } from "../db/rows.ts";
 
 const TAG = "Webhook endpoints (server, API key)";
-const EndpointCount = rowShape("live endpoints of an account", { n: col.int });
-
 const URL_ERRORS = ["url_invalid", "url_https_required", "url_address_forbidden", "url_unresolvable"] as const;
-
-interface CreateBody {
-  url: string;
-  description?: string;
-  enabled?: boolean;
-}
-interface UpdateBody {
-  url?: string;
-  description?: string;
-  enabled?: boolean;
-}
-
-/** Checks a URL for this environment, DNS included; a bad one is a 400 naming `url`. */
-export async function checkWebhookUrl(services: Services, raw: string, environment: Environment): Promise<string> {
-  try {
-    const target = checkUrl(raw, environment);
-    await resolveTarget(target, environment, services.resolver, undefined, services.config.webhooks.allowPrivateTargets);
-    return target.url.toString();
-  } catch (e) {
-    if (e instanceof TargetError) throw new ApiError(e.code, e.message, "url");
-    throw e;
-  }
-}
 
 /** limit (1–100, default 20) from a query string. */
 export function pageLimit(raw: string | undefined): number {
@@ -57,32 +37,10 @@ export function pageLimit(raw: string | undefined): number {
   return limit;
 }
 
+/** The routes adapt HTTP to the functions the dashboard calls too (webhooks/endpoint-actions.ts), which hold the rules. */
 export function webhookEndpointRoutes(services: Services) {
-  const { database, encryptionKey } = services;
+  const { database } = services;
   const owner = (auth: ApiKeyAuth) => ({ merchantId: auth.merchant.id, environment: auth.environment });
-
-  async function loadOwn(auth: ApiKeyAuth, id: string): Promise<EndpointRow> {
-    const row = isId("webhookEndpoint", id) ? await findEndpoint(database.db, owner(auth), id) : undefined;
-    if (!row) throw new ApiError("resource_not_found", `No webhook endpoint ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
-    return row;
-  }
-
-  /** In a transaction (the idempotency key's, or its own): the endpoint and its security-history line commit together. */
-  async function create(q: TransactionSql, auth: ApiKeyAuth, by: ChangedBy, body: CreateBody, url: string) {
-    // Counted here, inside the idempotency transaction, so a replay is never refused by the limit.
-    const [count] = await q`
-      select count(*)::int as n from app.webhook_endpoints
-       where merchant_id = ${auth.merchant.id} and environment = ${auth.environment} and deleted_at is null`;
-    if (decodeRow(EndpointCount, count).n >= MAX_ENDPOINTS) throw new ApiError("webhook_endpoint_limit_reached");
-    const { row, secret } = await createEndpoint(q, encryptionKey, {
-      ...owner(auth),
-      url,
-      description: body.description || null,
-      enabled: body.enabled ?? true,
-    });
-    await changeStatement(q, by, "webhook_endpoint_created", { endpointId: row.id, url: row.url });
-    return { status: 201, body: { ...endpointView(row), secret } };
-  }
 
   return new Elysia()
     .post(
@@ -91,18 +49,22 @@ export function webhookEndpointRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         const key = readIdempotencyKey(request.headers);
         const raw = await readJsonBody(request);
-        const body = validateBody<CreateBody>(CreateWebhookEndpointBody, raw);
+        const body = validateBody<CreateEndpointInput>(CreateWebhookEndpointBody, raw);
         const url = await checkWebhookUrl(services, body.url, auth.environment);
         const by = changedBy(auth, request);
+        const create = async (tx: TransactionSql) => {
+          const { endpoint, secret } = await addEndpointIn(tx, services, owner(auth), by, { ...body, url });
+          return { status: 201, body: { ...endpoint, secret } };
+        };
         const result = key
           ? await withIdempotency(
               database.sql,
               { secret: services.encryptionKey, merchantId: auth.merchant.id, environment: auth.environment, endpoint: "POST /webhook-endpoints" },
               key,
               requestHash(raw),
-              (tx) => create(tx, auth, by, body, url),
+              create,
             )
-          : { ...(await database.sql.begin((tx) => create(tx, auth, by, body, url))), replayed: false };
+          : { ...(await database.sql.begin(create)), replayed: false };
         set.status = result.status;
         if (result.replayed) set.headers["idempotent-replayed"] = "true";
         return result.body;
@@ -141,7 +103,7 @@ export function webhookEndpointRoutes(services: Services) {
       "/webhook-endpoints/:id",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        return endpointView(await loadOwn(auth, params.id));
+        return endpointView(await ownEndpoint(services, owner(auth), params.id));
       },
       {
         detail: doc({
@@ -157,16 +119,8 @@ export function webhookEndpointRoutes(services: Services) {
       "/webhook-endpoints/:id",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        const body = validateBody<UpdateBody>(UpdateWebhookEndpointBody, await readJsonBody(request));
-        await loadOwn(auth, params.id);
-        const url = body.url === undefined ? undefined : await checkWebhookUrl(services, body.url, auth.environment);
-        const row = await updateEndpoint(database.sql, owner(auth), params.id, {
-          url,
-          description: body.description === undefined ? undefined : body.description || null,
-          enabled: body.enabled,
-        }, (tx, row) => changeStatement(tx, changedBy(auth, request), "webhook_endpoint_updated", { endpointId: row.id, url: row.url, enabled: row.enabled }));
-        if (!row) throw new ApiError("resource_not_found", undefined, "id");
-        return endpointView(row);
+        const body = validateBody<UpdateEndpointInput>(UpdateWebhookEndpointBody, await readJsonBody(request));
+        return updateWebhookEndpoint(services, owner(auth), changedBy(auth, request), params.id, body);
       },
       {
         detail: doc({
@@ -184,10 +138,8 @@ export function webhookEndpointRoutes(services: Services) {
       "/webhook-endpoints/:id",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        await loadOwn(auth, params.id);
-        const row = await deleteEndpoint(database.sql, owner(auth), params.id, (tx, row) => changeStatement(tx, changedBy(auth, request), "webhook_endpoint_deleted", { endpointId: row.id }));
-        if (!row) throw new ApiError("resource_not_found", undefined, "id");
-        return { id: row.id, deleted: true as const };
+        const { id } = await deleteWebhookEndpoint(services, owner(auth), changedBy(auth, request), params.id);
+        return { id, deleted: true as const };
       },
       {
         detail: doc({
@@ -204,10 +156,7 @@ export function webhookEndpointRoutes(services: Services) {
       "/webhook-endpoints/:id/secret",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        const row = await loadOwn(auth, params.id);
-        // Nothing changes, but a secret leaves: recorded before it is answered, so it never leaves unrecorded.
-        await database.sql.begin((tx) => changeStatement(tx, changedBy(auth, request), "webhook_secret_revealed", { endpointId: row.id }));
-        return { secret: revealSecret(encryptionKey, row), previousSecretExpiresAt: endpointView(row).previousSecretExpiresAt };
+        return revealWebhookSecret(services, owner(auth), changedBy(auth, request), params.id);
       },
       {
         detail: doc({
@@ -225,12 +174,7 @@ export function webhookEndpointRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         const body = validateBody<{ overlapSeconds?: number }>(RotateSecretBody, await readJsonBody(request));
-        await loadOwn(auth, params.id);
-        const r = await rotateSecret(database.sql, encryptionKey, owner(auth), params.id, body.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS, (tx, row) =>
-          changeStatement(tx, changedBy(auth, request), "webhook_secret_rotated", { endpointId: row.id }),
-        );
-        if (!r) throw new ApiError("resource_not_found", undefined, "id");
-        return { secret: r.secret, previousSecretExpiresAt: endpointView(r.row).previousSecretExpiresAt };
+        return rotateWebhookSecret(services, owner(auth), changedBy(auth, request), params.id, body.overlapSeconds);
       },
       {
         detail: doc({
@@ -250,40 +194,7 @@ export function webhookEndpointRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         validateBody(EmptyBody, await readJsonBody(request));
-        const row = await loadOwn(auth, params.id);
-        const now = new Date();
-        const event = buildTestEvent(newId("event"), row.id, row.environment, now);
-        const body = JSON.stringify(event);
-        const keys = signingSecrets(encryptionKey, {
-          id: row.id,
-          secretSealed: row.secretSealed,
-          previousSecretSealed: row.previousSecretSealed,
-          previousValid: !!row.previousSecretExpiresAt && row.previousSecretExpiresAt > now,
-        }).map(secretKey);
-        const result = await sendWebhook(row.url, row.environment, webhookHeaders(keys, event.id, Math.floor(now.getTime() / 1000), body), body, {
-          timeoutMs: services.config.webhooks.timeoutMs,
-          resolver: services.resolver,
-          allowPrivateTargets: services.config.webhooks.allowPrivateTargets,
-        });
-        const attempt: NewAttempt = {
-          id: newId("webhookAttempt"),
-          endpointId: row.id,
-          merchantId: row.merchantId,
-          environment: row.environment,
-          eventId: event.id,
-          kind: "test",
-          attemptNumber: 1,
-          url: row.url,
-          succeeded: result.succeeded,
-          statusCode: result.statusCode,
-          latencyMs: result.latencyMs,
-          responseExcerpt: result.responseExcerpt,
-          error: result.error,
-          atMs: now.getTime(),
-        };
-        await insertAttempts(database.sql, [attempt]);
-        const { atMs: _, ...fields } = attempt;
-        return { event, attempt: attemptView({ ...fields, createdAt: now }) };
+        return sendTestEvent(services, owner(auth), params.id);
       },
       {
         detail: doc({
@@ -303,7 +214,7 @@ export function webhookEndpointRoutes(services: Services) {
       async ({ request, params, query }) => {
         const auth = await requireApiKey(services, request);
         const limit = pageLimit(query.limit);
-        const row = await loadOwn(auth, params.id);
+        const row = await ownEndpoint(services, owner(auth), params.id);
         if (query.startingAfter !== undefined && !(isId("webhookAttempt", query.startingAfter) && (await attemptExists(database.db, owner(auth), query.startingAfter)))) {
           throw new ApiError("parameter_invalid", "startingAfter is not an attempt of this account and environment.", "startingAfter");
         }

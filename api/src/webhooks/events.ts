@@ -12,7 +12,6 @@ import { and, asc, eq, inArray, notInArray, or, type SQL } from "drizzle-orm";
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { accountEvents, merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
-import type { EventReason, SessionStatus } from "../../../shared/status.ts";
 import { buildAccountEvent, buildEvent, eventTypeFilter, type AccountEvent, type EventType, type WebhookEvent } from "./payload.ts";
 import { depositsOf } from "../sessions/repository.ts";
 import type { DepositLike } from "../sessions/views.ts";
@@ -34,9 +33,9 @@ export function eventObject(e: EventWithSession): WebhookEvent {
   return buildEvent(e.session, e.publicMerchantId, e.deposits, {
     id: e.event.id,
     sequence: e.event.sequence,
-    status: e.event.status as SessionStatus,
-    previousStatus: (e.event.previousStatus as SessionStatus | null) ?? null,
-    reason: e.event.reason as EventReason,
+    status: e.event.status,
+    previousStatus: e.event.previousStatus,
+    reason: e.event.reason,
     detail: e.event.detail,
     createdAt: e.event.createdAt,
   });

@@ -3,13 +3,14 @@ import type { Environment } from "../../../../shared/environment.ts";
 import { EVENT_TYPES, eventType } from "../../webhooks/payload.ts";
 import type { AttemptRow } from "../../webhooks/attempts.ts";
 import type { EndpointRow } from "../../webhooks/endpoints.ts";
-import type { SessionStatus, EventReason } from "../../../../shared/status.ts";
+import { EVENT_REASONS, SESSION_STATUSES } from "../../../../shared/status.ts";
+import type { EventRow } from "../../sessions/views.ts";
 import { html, type Html } from "../html.ts";
 import { statusBadge, timeTag } from "../format.ts";
 import { csrfField } from "../layout.ts";
 import type { Login } from "../logins.ts";
 import type { DeliveryView } from "../../webhooks/events.ts";
-import { DELIVERY_FILTERS, type DeliveryFilter, type EventFilters, type EventLine, type EventsPage } from "../events.ts";
+import { DELIVERY_FILTER_NAMES, DELIVERY_FILTERS, type EventFilters, type EventLine, type EventsPage } from "../events.ts";
 
 /** `?type=…&status=…` of these filters (and extras such as the cursor); empty when none. */
 export function eventsQuery(filters: EventFilters, extra: Record<string, string | undefined> = {}): string {
@@ -56,12 +57,18 @@ export function endpointName(env: Environment, endpoints: Map<string, EndpointRo
   return e ? html`<a href="/dashboard/${env}/settings/webhooks/${id}" class="mono">${e.url}</a>` : html`<span class="mono">${url}</span> <span class="muted">(deleted)</span>`;
 }
 
+/** The event's webhook type; a stored status this build does not know shows as it is stored. */
+function typeOf(e: EventRow): string {
+  const status = SESSION_STATUSES.find((s) => s === e.status);
+  return status ? eventType(status, EVENT_REASONS.find((r) => r === e.reason)) : e.status;
+}
+
 function line(env: Environment, login: Login, endpoints: Map<string, EndpointRow>, filters: EventFilters, cursor: string | undefined, l: EventLine): Html {
   const e = l.event;
   const enabled = [...endpoints.values()].filter((x) => x.enabled);
   return html`<li class="card event" id="${e.id}">
 <div class="event-head">
-  <code class="type">${eventType(e.status as SessionStatus, e.reason as EventReason)}</code> ${statusBadge(e.status)} <span class="muted">${e.reason}</span>
+  <code class="type">${typeOf(e)}</code> ${statusBadge(e.status)} <span class="muted">${e.reason}</span>
   <span class="when">${timeTag(e.createdAt)}</span>
 </div>
 <p class="event-ids small">Event <code>${e.id}</code> · session <a href="/dashboard/${env}/transactions/${e.sessionId}" class="mono">${e.sessionId}</a>${l.referenceId ? html` · reference <span class="ref">${l.referenceId}</span>` : ""}</p>
@@ -119,7 +126,7 @@ export function eventsBody(args: {
   <div><label for="type">Type</label><select id="type" name="type"><option value="">Any type</option>${EVENT_TYPES.map(
     (t) => html`<option value="${t}"${filters.type === t ? html` selected` : ""}>${t}</option>`,
   )}</select></div>
-  <div><label for="status">Delivery</label><select id="status" name="status"><option value="">Any delivery</option>${(Object.keys(DELIVERY_FILTERS) as DeliveryFilter[]).map(
+  <div><label for="status">Delivery</label><select id="status" name="status"><option value="">Any delivery</option>${DELIVERY_FILTER_NAMES.map(
     (s) => html`<option value="${s}"${filters.status === s ? html` selected` : ""}>${DELIVERY_FILTERS[s]}</option>`,
   )}</select></div>
   <div><label for="session">Session</label><input id="session" name="session" value="${filters.session ?? ""}" placeholder="ps_…" class="mono" spellcheck="false" autocomplete="off"></div>

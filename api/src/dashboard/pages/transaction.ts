@@ -53,6 +53,8 @@ export const SANDBOX_TOOLS = {
   "simulate-error": "Send it to ERROR",
 } as const;
 export type SandboxTool = keyof typeof SANDBOX_TOOLS;
+/** SANDBOX_TOOLS's names, in order. */
+const SANDBOX_TOOL_NAMES: readonly SandboxTool[] = ["pay", "expire", "fail-next-sweep", "simulate-error"];
 
 /**
  * The tools that apply to a session in this status (the API refuses the others): paying works
@@ -60,7 +62,7 @@ export type SandboxTool = keyof typeof SANDBOX_TOOLS;
  * need PENDING; a sweep to fail needs PENDING or FUNDED.
  */
 export function sandboxToolsFor(status: string): SandboxTool[] {
-  return (Object.keys(SANDBOX_TOOLS) as SandboxTool[]).filter((t) =>
+  return SANDBOX_TOOL_NAMES.filter((t) =>
     t === "pay" ? true : t === "fail-next-sweep" ? status === "PENDING" || status === "FUNDED" : status === "PENDING",
   );
 }

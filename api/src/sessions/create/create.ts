@@ -42,8 +42,8 @@ export interface CreatingKey {
   merchant: Merchant;
   /** The merchant's settlement addresses in this environment, by chain id. */
   settlements: ReadonlyMap<number, string>;
-  /** What the create's statement holds the lookup to (every presented key has one). */
-  check?: KeyCheck;
+  /** What the create's statement holds the lookup to. */
+  check: KeyCheck;
 }
 
 export interface KeyInHand {
