@@ -50,7 +50,8 @@ class PoolSocket extends net.Socket {
  * One postgres.js pool, shared by drizzle and by the few raw statements on hot paths.
  * Beware: drizzle takes over postgres.js's parsing and serializing of dates and json on
  * the client it wraps, so raw statements pass only strings and numbers (json as
- * `${JSON.stringify(x)}::jsonb`, times from now() in SQL) and read dates back as text.
+ * `${JSON.stringify(x)}::jsonb`, times from now() in SQL) and read dates back as text
+ * (db/rows.ts decodes them).
  *
  * Bounded everywhere: connect timeout, statement timeout, and — for transactions started on
  * behalf of a request — the request deadline's fence before COMMIT (deadline.ts).
@@ -115,10 +116,6 @@ function fenceTransactions(sql: Sql): void {
     });
   };
 }
-
-/** Raw-row readers for the shared client (see connect): dates and json come back as text. */
-export const asDate = (v: unknown): Date => (v instanceof Date ? v : new Date(v as string));
-export const asJson = <T>(v: unknown): T => (typeof v === "string" ? (JSON.parse(v) as T) : (v as T));
 
 /**
  * An array parameter for raw statements on the shared client (drizzle's serializers on that
