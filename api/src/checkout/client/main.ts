@@ -26,6 +26,10 @@ let wallet: Wallet | undefined;
 let sentTxHash: string | undefined;
 /** The network on which the payer signed an authorization that the payment service recorded (it submits it). */
 let authorizedOn: number | undefined;
+/** The connected wallet cannot sign typed data: it pays by transfer (and the page says so). */
+let typedDataUnsupported = false;
+/** Where the payer pays by signing: offered there, and the wallet can sign. */
+const signsOn = (n: PayerNetwork) => !!n.gasless && !typedDataUnsupported;
 let busy = false;
 let renderedNetworks = "";
 let renderedQr = "";
@@ -212,7 +216,7 @@ function renderWallet() {
     $("account").textContent = shortAddress(wallet.account);
     $("account").title = wallet.account;
     $("pay-btn").textContent = `Pay ${tokenAmount(n)}`;
-    $("pay-equals").textContent = n.gasless ? gaslessLine(tokenAmount(n), `${view.amount} ${view.currency}`) : sendsLine(tokenAmount(n), `${view.amount} ${view.currency}`);
+    $("pay-equals").textContent = signsOn(n) ? gaslessLine(tokenAmount(n), `${view.amount} ${view.currency}`) : sendsLine(tokenAmount(n), `${view.amount} ${view.currency}`);
     $("pay-btn").toggleAttribute("disabled", busy || expired() || paymentUnderWay());
   }
 }
@@ -300,6 +304,7 @@ async function connect(choice: WalletChoice) {
   await withBusy(async () => {
     try {
       wallet = await Wallet.connect(choice.provider);
+      typedDataUnsupported = false;
     } catch (err) {
       showProblem(walletProblem(err), [{ label: "Try again", run: () => void connect(choice) }]);
       return;
@@ -391,7 +396,7 @@ async function pay() {
         return;
       }
       // Where the payment service offers it: one signature, no gas coin needed (payByAuthorization).
-      if (n.gasless && (await payByAuthorization(n))) return;
+      if (signsOn(n) && (await payByAuthorization(n))) return;
       prepared = await wallet!.prepareTransfer(n.tokenAddress, n.depositAddress, amount);
       const native = await wallet!.nativeBalance();
       if (native < prepared.maxFeeWei) {
@@ -430,7 +435,11 @@ async function payByAuthorization(n: PayerNetwork): Promise<boolean> {
   try {
     signature = await wallet!.signAuthorization(offer);
   } catch (err) {
-    if (cannotSignTypedData(err)) return false;
+    if (cannotSignTypedData(err)) {
+      typedDataUnsupported = true;
+      render();
+      return false;
+    }
     showProblem(walletProblem(err, { networkName: n.network }), [{ label: "Try again", run: () => void pay() }]);
     return true;
   }
