@@ -21,8 +21,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { AccountEventType } from "../webhooks/payload.ts";
-import type { DeliveryState } from "../webhooks/delivery-states.ts";
+import type { AccountEventType, DeliveryState } from "./column-values.ts";
 
 export const app = pgSchema("app");
 

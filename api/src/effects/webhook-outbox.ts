@@ -29,7 +29,7 @@ import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { sql as dsql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { col, decodeRow, rowShape } from "../db/rows.ts";
-import type { AccountEventType } from "../webhooks/payload.ts";
+import type { AccountEventType } from "../db/column-values.ts";
 
 export const WEBHOOK_CHANNEL = "paysession_webhooks";
 

@@ -2,8 +2,9 @@
  * Event, delivery and attempt schemas (events.ts).
  */
 import { t } from "elysia";
-import { ACCOUNT_EVENT_TYPES, EVENT_TYPES } from "../webhooks/payload.ts";
-import { DELIVERY_STATES } from "../webhooks/delivery-states.ts";
+import { EVENT_TYPES } from "../webhooks/payload.ts";
+import { ACCOUNT_EVENT_TYPES } from "../db/column-values.ts";
+import { DELIVERY_STATES } from "../db/column-values.ts";
 import { ReasonAndDetail, sessionFields } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
 

@@ -16,7 +16,7 @@ import type { Config } from "../config.ts";
 import type { NetworkReadiness } from "../onchain/network-status.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
-import { DELIVERY_STATES } from "../webhooks/delivery-states.ts";
+import { DELIVERY_STATES } from "../db/column-values.ts";
 import { SWEEP_STATES } from "../sweeps/states.ts";
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

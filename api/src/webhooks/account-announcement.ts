@@ -18,7 +18,8 @@ import { checksummed } from "../sessions/views.ts";
 import { recordSecurityEvent, type Actor } from "../credentials/security-history.ts";
 import { enqueueAccountEvent } from "../effects/webhook-outbox.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
-import type { AccountEventType, SettlementAddressUpdatedData } from "./payload.ts";
+import type { SettlementAddressUpdatedData } from "./payload.ts";
+import type { AccountEventType } from "../db/column-values.ts";
 
 export const SETTLEMENT_EVENT_TYPE: AccountEventType = "settlement_address.updated";
 

@@ -18,7 +18,7 @@ import type { DepositLike } from "../sessions/views.ts";
 import { notifyWorkers } from "../effects/webhook-outbox.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { type Owner } from "./endpoints.ts";
-import type { DeliveryState } from "./delivery-states.ts";
+import type { DeliveryState } from "../db/column-values.ts";
 
 type EventRow = typeof sessionEvents.$inferSelect;
 

@@ -9,6 +9,7 @@
 import { MONEY_EVENT_REASONS, type EventReason, type MoneyEventReason, type SessionStatus } from "../../../shared/status.ts";
 import type { ReasonAndDetail } from "../sessions/event-detail.ts";
 import { merchantView, storedReasonAndDetail, type DepositLike, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
+import type { AccountEventType } from "../db/column-values.ts";
 
 export const EVENT_TYPES = [
   "payment_session.pending",
@@ -109,8 +110,6 @@ export function buildTestEvent(id: string, endpointId: string, environment: stri
  * body is the same on every attempt and redelivery. Same envelope (id, type, createdAt, data)
  * and same `evt_` ids as session events, so a receiver verifies and de-duplicates them alike.
  */
-export const ACCOUNT_EVENT_TYPES = ["settlement_address.updated"] as const;
-export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
 
 // A type (not an interface) so it is a Record<string, unknown>: stored and sent as the event's `data`.
 export type SettlementAddressUpdatedData = {

@@ -11,7 +11,7 @@ import { Type } from "@sinclair/typebox";
 import type { Sql, TransactionSql } from "postgres";
 import { ENVIRONMENTS } from "../../../../shared/environment.ts";
 import { EVENT_REASONS, SESSION_STATUSES } from "../../../../shared/status.ts";
-import { ACCOUNT_EVENT_TYPES } from "../payload.ts";
+import { ACCOUNT_EVENT_TYPES } from "../../db/column-values.ts";
 import { col, decodeRow, rowShape, type RowOf } from "../../db/rows.ts";
 
 export interface ClaimLimits {
