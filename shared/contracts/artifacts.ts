@@ -955,3 +955,93 @@ export const depositSweeperAbi = [
     "type": "constructor"
   }
 ] as const;
+
+/** AuthorizationBatch: creation bytecode (constructor arguments not included). */
+export const authorizationBatchBytecode = "0x6080604052348015600e575f5ffd5b506102958061001c5f395ff3fe608060405234801561000f575f5ffd5b5060043610610029575f3560e01c8063bfbc42a81461002d575b5f5ffd5b61004061003b3660046101bb565b610042565b005b5f5b8181101561019e573683838381811061005f5761005f61023f565b61012002919091019150506001600160a01b03851663e3ee160e6100866020840184610253565b6100966040850160208601610253565b60408501356060860135608087013560a08801356100ba60e08a0160c08b01610275565b60405160e089811b6001600160e01b03191682526001600160a01b03988916600483015296909716602488015260448701949094526064860192909252608485015260a484015260ff1660c483015284013560e4820152610100840135610104820152610124015f604051808303815f87803b158015610138575f5ffd5b505af1925050508015610149575060015b6101955760a081013561015f6020830183610253565b6001600160a01b03167f544ee282a85c5bc6e5ef2403090aac5789e137f8f3b05e923381229887996a1c60405160405180910390a35b50600101610044565b50505050565b6001600160a01b03811681146101b8575f5ffd5b50565b5f5f5f604084860312156101cd575f5ffd5b83356101d8816101a4565b9250602084013567ffffffffffffffff8111156101f3575f5ffd5b8401601f81018613610203575f5ffd5b803567ffffffffffffffff811115610219575f5ffd5b8660206101208302840101111561022e575f5ffd5b939660209190910195509293505050565b634e487b7160e01b5f52603260045260245ffd5b5f60208284031215610263575f5ffd5b813561026e816101a4565b9392505050565b5f60208284031215610285575f5ffd5b813560ff8116811461026e575f5ffd" as const;
+
+export const authorizationBatchAbi = [
+  {
+    "anonymous": false,
+    "inputs": [
+      {
+        "indexed": true,
+        "internalType": "address",
+        "name": "from",
+        "type": "address"
+      },
+      {
+        "indexed": true,
+        "internalType": "bytes32",
+        "name": "nonce",
+        "type": "bytes32"
+      }
+    ],
+    "name": "AuthorizationFailed",
+    "type": "event"
+  },
+  {
+    "inputs": [
+      {
+        "internalType": "contract IERC3009",
+        "name": "token",
+        "type": "address"
+      },
+      {
+        "components": [
+          {
+            "internalType": "address",
+            "name": "from",
+            "type": "address"
+          },
+          {
+            "internalType": "address",
+            "name": "to",
+            "type": "address"
+          },
+          {
+            "internalType": "uint256",
+            "name": "value",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "validAfter",
+            "type": "uint256"
+          },
+          {
+            "internalType": "uint256",
+            "name": "validBefore",
+            "type": "uint256"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "nonce",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "uint8",
+            "name": "v",
+            "type": "uint8"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "r",
+            "type": "bytes32"
+          },
+          {
+            "internalType": "bytes32",
+            "name": "s",
+            "type": "bytes32"
+          }
+        ],
+        "internalType": "struct AuthorizationBatch.Authorization[]",
+        "name": "authorizations",
+        "type": "tuple[]"
+      }
+    ],
+    "name": "submit",
+    "outputs": [],
+    "stateMutability": "nonpayable",
+    "type": "function"
+  }
+] as const;

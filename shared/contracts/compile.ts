@@ -29,6 +29,7 @@ const EXPORTS = [
   { file: "TestUSD.sol", contract: "TestUSD", id: "testUsd" },
   { file: "DepositFactory.sol", contract: "DepositFactory", id: "depositFactory" },
   { file: "DepositSweeper.sol", contract: "DepositSweeper", id: "depositSweeper" },
+  { file: "AuthorizationBatch.sol", contract: "AuthorizationBatch", id: "authorizationBatch" },
 ] as const;
 
 const HERE = import.meta.dir;
