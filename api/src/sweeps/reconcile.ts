@@ -21,6 +21,7 @@
 import type { Sql } from "postgres";
 import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
 import { wakeSessions } from "../effects/wake.ts";
+import { requeueAuthorizations } from "./authorization-outcome.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
 export const RECONCILE_GRACE_MS = 10_000;
@@ -93,6 +94,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
                last_error = ${`swept again: ${why}`}
          where transaction_id = ${id} and state in ('sending', 'confirmed')
         returning session_id`;
+      await requeueAuthorizations(tx, id, `sent again: ${why}`, ["sending", "mined"]);
       const ids = [...new Set(requeued.map((r) => r.session_id as string))];
       await wakeSessions(tx, ids);
       return ids;
