@@ -146,6 +146,12 @@ test("submitted once and paid: the settlement gets exactly the value, the payer 
   expect(receipt.from).toBe(DEV_RELAYER_ADDRESS.toLowerCase() as Address);
   // The session is not ours to move: the indexer sees the payment like any other.
   expect((await svc.call("GET", "/api/payment-sessions", { auth: a.token })).body.status).toBe("PENDING");
+  // /metrics counts the submission and what it cost, per network, beside the sweeps'.
+  const metrics = (await svc.call("GET", "/metrics")).body as string;
+  expect(metrics).toContain('paysession_relayer_transactions_last_hour{chain_id="31337",kind="authorization"} 1');
+  const spent = Number(/paysession_relayer_gas_spent_last_hour\{chain_id="31337",kind="authorization"\} ([0-9.e-]+)/.exec(metrics)?.[1]);
+  expect(spent).toBeCloseTo(Number(BigInt(t!.gas_used) * BigInt(t!.effective_gas_price)) / 1e18, 12);
+  expect(spent).toBeGreaterThan(0);
 }, 30_000);
 
 test("killed after recording its transaction, before broadcasting: the next sweeper sends those very bytes, once", async () => {
