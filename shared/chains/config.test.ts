@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { loadChainsConfig, parseChainsEnv, ChainConfigError } from "./config.ts";
+import { gaslessMaxFeeWei, loadChainsConfig, parseChainsEnv, ChainConfigError } from "./config.ts";
 import { envSuffix, PRESETS } from "./presets.ts";
 import { predictedFactoryAddress, predictedTokenAddress } from "../contracts/addresses.ts";
 
@@ -75,6 +75,15 @@ describe("parseChainsEnv", () => {
     expect(errorsOf({ SERVICE_GASLESS_ETHEREUM: "true" })).toEqual([
       "SERVICE_GASLESS_ETHEREUM is set but SERVICE_RPC_URL_ETHEREUM is not: the Ethereum network is disabled",
     ]);
+  });
+
+  test("SERVICE_GASLESS_MAX_FEE_GWEI_<KEY>: the fee ceiling of authorization submissions, a default per network, gwei to wei", () => {
+    const both = { SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545", SERVICE_RPC_URL_BASE: "https://base.example" };
+    const ceilings = (env: Record<string, string>) => Object.fromEntries(loadChainsConfig(env).networks.map((n) => [n.key, gaslessMaxFeeWei(n)]));
+    expect(ceilings(both)).toEqual({ local: 100_000_000_000n, base: 500_000_000n });
+    expect(ceilings({ ...both, SERVICE_GASLESS_MAX_FEE_GWEI_BASE: "0.000000001" })).toEqual({ local: 100_000_000_000n, base: 1n });
+    expect(errorsOf({ ...both, SERVICE_GASLESS_MAX_FEE_GWEI_BASE: "-1" })).toEqual(['SERVICE_GASLESS_MAX_FEE_GWEI_BASE: expected a fee in gwei such as 30 or 0.5, got "-1"']);
+    expect(errorsOf({ ...both, SERVICE_GASLESS_MAX_FEE_GWEI_BSE: "1" })[0]).toContain('unknown network "BSE"');
   });
 
   test("every preset has a documented confirmation source and a unique chain id and env suffix", () => {

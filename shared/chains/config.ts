@@ -16,12 +16,15 @@
  *                                    local networks, none for public ones, which wallets know already)
  *   SERVICE_GASLESS_<KEY>            true | false: payers may pay by a signed EIP-3009 authorization
  *                                    where the token supports it (default: on for sandbox networks, off
- *                                    for production ones until the relayer submits them)
+ *                                    for production ones)
+ *   SERVICE_GASLESS_MAX_FEE_GWEI_<KEY> the fee ceiling of authorization submissions (gwei, e.g. "30"):
+ *                                    above it the relayer waits and the checkout offers only the plain
+ *                                    transfer (default: GASLESS_MAX_FEE_GWEI below)
  * Global:
  *   SERVICE_INDEX_MODE               bounded | full (default: bounded when a production network
  *                                    is enabled, full for sandbox-only deployments)
  */
-import { getAddress, isAddress, parseEther, type Address } from "viem";
+import { getAddress, isAddress, parseEther, parseGwei, type Address } from "viem";
 import { NETWORK_KEYS, PRESETS, envSuffix, type ChainPreset, type Environment, type NetworkKey } from "./presets.ts";
 
 export type IndexMode = "bounded" | "full";
@@ -55,6 +58,33 @@ export interface NetworkConfig {
    * (api/src/gasless/). Absent: off.
    */
   gasless?: boolean;
+  /**
+   * The highest max fee per gas (wei) the relayer pays to submit an authorization here; above
+   * it the submission waits and the payer view offers only the plain transfer. Absent: the
+   * default of GASLESS_MAX_FEE_GWEI.
+   */
+  gaslessMaxFeeWei?: bigint;
+}
+
+/**
+ * Default fee ceilings of authorization submissions, in gwei of max fee per gas (2 × the base
+ * fee + the tip, what the relayer signs). Our choice: at ≈ 90,000 gas a submission (81,164
+ * measured into a settlement address that already holds the token), Ethereum's 30 gwei is at
+ * most ≈ 0.0027 ETH; Base's 0.5 gwei is well above its usual fees (≈ 0.01 gwei);
+ * the test networks' fees cost nothing real. Above it, the payer pays by a plain transfer.
+ */
+export const GASLESS_MAX_FEE_GWEI: Record<NetworkKey, string> = {
+  local: "100",
+  local2: "100",
+  "base-sepolia": "10",
+  sepolia: "100",
+  ethereum: "30",
+  base: "0.5",
+};
+
+/** The fee ceiling of authorization submissions on a network, in wei. */
+export function gaslessMaxFeeWei(net: Pick<NetworkConfig, "key" | "gaslessMaxFeeWei">): bigint {
+  return net.gaslessMaxFeeWei ?? parseGwei(GASLESS_MAX_FEE_GWEI[net.key]);
 }
 
 /** The relayer low-balance threshold of a network, in wei. */
@@ -80,6 +110,7 @@ export const ENV_PREFIXES = [
   "SERVICE_MIN_SWEEP_",
   "SERVICE_RELAYER_MIN_BALANCE_",
   "SERVICE_PUBLIC_RPC_URL_",
+  "SERVICE_GASLESS_MAX_FEE_GWEI_",
   "SERVICE_GASLESS_",
 ] as const;
 
@@ -152,6 +183,12 @@ export function parseChainsEnv(env: Env): ParseResult {
       else errors.push(`${gaslessName}: expected true or false, got "${rawGasless}"`);
     }
 
+    const maxFeeName = `SERVICE_GASLESS_MAX_FEE_GWEI_${sfx}`;
+    const rawMaxFee = get("SERVICE_GASLESS_MAX_FEE_GWEI_") ?? GASLESS_MAX_FEE_GWEI[key];
+    let gaslessMaxFee = 0n;
+    if (/^\d{1,9}(\.\d{1,9})?$/.test(rawMaxFee)) gaslessMaxFee = parseGwei(rawMaxFee);
+    else errors.push(`${maxFeeName}: expected a fee in gwei such as 30 or 0.5, got "${rawMaxFee}"`);
+
     // The local networks run beside the service in development: their RPC is the payer's too.
     const isLocal = key === "local" || key === "local2";
 
@@ -173,6 +210,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       relayerMinBalanceWei: minBalanceWei,
       publicRpcUrl: publicRpc ?? (isLocal && !rpcUrl.startsWith("ws") ? rpcUrl : null),
       gasless,
+      gaslessMaxFeeWei: gaslessMaxFee,
     });
   }
 

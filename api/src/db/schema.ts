@@ -402,11 +402,17 @@ export const sweeps = app.table(
   ],
 );
 
-/** One relayer transaction carrying a batch of sweeps (re-sent with the same nonce when stuck). */
+/**
+ * One relayer transaction (re-sent with the same nonce when stuck): a batch of sweeps (kind
+ * `sweep`) or one payer's EIP-3009 authorization (kind `authorization`). Both share the nonces,
+ * the record-before-broadcast and the spend guards of sweeps/.
+ */
 export const sweepTransactions = app.table(
   "sweep_transactions",
   {
     id: text("id").primaryKey(),
+    /** What it carries: the sweeps whose transaction_id it is, or the authorization whose it is. */
+    kind: text("kind").$type<"sweep" | "authorization">().notNull().default("sweep"),
     chainId: integer("chain_id").notNull(),
     relayer: text("relayer").notNull(),
     nonce: bigint("nonce", { mode: "bigint" }).notNull(),
@@ -428,6 +434,8 @@ export const sweepTransactions = app.table(
     rawTx: text("raw_tx"),
     blockNumber: bigint("block_number", { mode: "bigint" }),
     gasUsed: bigint("gas_used", { mode: "bigint" }),
+    /** The mined receipt's effective gas price (wei): gas_used × it is what the relayer paid. */
+    effectiveGasPrice: numeric("effective_gas_price", { precision: 78, scale: 0 }),
     lastError: text("last_error"),
     createdAt: ts("created_at").notNull().defaultNow(),
     sentAt: ts("sent_at"),
@@ -438,6 +446,7 @@ export const sweepTransactions = app.table(
     // stranded above a nonce the chain lost) gives its nonce back to be signed again.
     uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce).where(sql`${t.state} <> 'dropped'`),
     index("sweep_transactions_open_idx").on(t.chainId, t.relayer).where(sql`${t.state} in ('signed', 'sent')`),
+    check("sweep_transactions_kind_chk", sql`${t.kind} in ('sweep', 'authorization')`),
   ],
 );
 
@@ -471,6 +480,24 @@ export const sessionFunds = app.table(
   ],
 );
 
+/** A recorded authorization's states (the relayer's part: sweeps/send-authorization.ts, gasless/submission.ts). */
+export type AuthorizationStatus = "recorded" | "sending" | "mined" | "failed";
+/**
+ * Why a recorded authorization waits (the first four) or why it failed for good (the rest).
+ * Their words are in gasless/submission.ts (REASON_TEXT).
+ */
+export type AuthorizationReason =
+  | "gasless_off"
+  | "spend_guard"
+  | "fee_above_ceiling"
+  | "relayer_unfunded"
+  | "used_elsewhere"
+  | "expired"
+  | "session_closed"
+  | "session_budget"
+  | "rejected"
+  | "reverted";
+
 /**
  * A payer's signed EIP-3009 authorization for a session (api/src/gasless/), checked in full
  * before it was written here: signature, terms, balance, a simulation of the exact transfer.
@@ -495,11 +522,33 @@ export const paymentAuthorizations = app.table(
     nonce: text("nonce").notNull(),
     /** 0x hex, as the payer sent it (65 bytes from a plain wallet; a contract wallet's may be longer). */
     signature: text("signature").notNull(),
-    /** recorded: checked and kept, not yet sent (the relayer's states come with it). */
-    status: text("status").$type<"recorded">().notNull().default("recorded"),
+    /**
+     * recorded (checked, waiting for the relayer; `reason` says why it waits, if it does) →
+     * sending (a relayer transaction carries it: `transaction_id`) → mined (its receipt shows the
+     * Transfer to the settlement address and AuthorizationUsed) | failed (final, `reason` says
+     * why). A sending one goes back to recorded only when its transaction can never land
+     * (sweeps/watch.ts, sweeps/reconcile.ts). gasless/submission.ts names the reasons.
+     */
+    status: text("status").$type<AuthorizationStatus>().notNull().default("recorded"),
+    /** Why it waits (recorded) or why it failed (failed): a code of gasless/submission.ts. */
+    reason: text("reason").$type<AuthorizationReason>(),
+    /** The reason in words, for the operator and the payer view. */
+    detail: text("detail"),
+    /** Relayer transactions sent for it (the per-session spend guard counts them with the sweeps'). */
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    /** The app.sweep_transactions row carrying it (kind 'authorization'). */
+    transactionId: text("transaction_id"),
+    /** The mined transaction's hash (mined, or failed by its receipt). */
+    txHash: text("tx_hash"),
     createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [check("payment_authorizations_status_chk", sql`${t.status} in ('recorded')`)],
+  (t) => [
+    check("payment_authorizations_status_chk", sql`${t.status} in ('recorded', 'sending', 'mined', 'failed')`),
+    index("payment_authorizations_due_idx").on(t.chainId, t.nextAttemptAt).where(sql`${t.status} = 'recorded'`),
+    index("payment_authorizations_transaction_idx").on(t.transactionId).where(sql`${t.transactionId} is not null`),
+  ],
 );
 
 /** How far the session runner has looked at each chain's indexed transfers. */

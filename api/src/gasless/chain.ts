@@ -7,6 +7,10 @@
  * The domain is cached in this process per RPC, network and token: it is derived from the
  * token's code and address (a restart reads it again). A token without EIP-3009 is
  * remembered for a while; an RPC that did not answer only briefly, so it is asked again soon.
+ *
+ * Also whether the relayer can submit one now (the fee within the network's ceiling, its
+ * balance enough for one submission): read at most every CAPACITY_FOR_MS per network, since
+ * every payer view asks.
  */
 import {
   BaseError,
@@ -18,10 +22,12 @@ import {
   type Address,
   type PublicClient,
 } from "viem";
-import type { NetworkConfig } from "../../../shared/chains/config.ts";
+import { gaslessMaxFeeWei, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
+import { readMarketFees } from "../sweeps/chain.ts";
 import type { AuthorizationTerms, SubmittedAuthorization, TokenDomain } from "./authorization.ts";
+import { capacity, SUBMISSION_GAS_BUDGET, type Capacity } from "./submission.ts";
 
 /** A token on a network: the session's (its deposit row names the token it asks for). */
 export interface TokenOnNetwork {
@@ -153,4 +159,29 @@ function revertReason(err: unknown): string | undefined {
   if (!(err instanceof BaseError)) return undefined;
   const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
   return reverted instanceof ContractFunctionRevertedError ? reverted.reason ?? reverted.data?.errorName : undefined;
+}
+
+/** How long the relayer's capacity is reused: fees and balances move with every block. */
+const CAPACITY_FOR_MS = 2_000;
+const capacities = new Map<string, { read: Promise<Capacity>; until: number }>();
+
+/**
+ * Whether the relayer could submit an authorization on this network now (submission.ts
+ * capacity, for one submission's gas budget). An RPC that does not answer: not now.
+ */
+export function relayerCapacity(
+  net: Pick<NetworkConfig, "chainId" | "rpcUrl" | "key" | "gaslessMaxFeeWei">,
+  relayer: Address,
+  now = Date.now(),
+): Promise<Capacity> {
+  const key = `${net.rpcUrl}|${net.chainId}|${relayer.toLowerCase()}`;
+  const cached = capacities.get(key);
+  if (cached && cached.until > now) return cached.read;
+  const client = clientFor({ chainId: net.chainId, rpcUrl: net.rpcUrl, token: zeroAddress });
+  const read = Promise.all([readMarketFees(client), client.getBalance({ address: relayer })]).then(
+    ([fees, balance]) => capacity(fees.maxFeePerGas, gaslessMaxFeeWei(net), balance, SUBMISSION_GAS_BUDGET),
+    (): Capacity => ({ ok: false, reason: "unreachable", detail: "the network's RPC did not answer" }),
+  );
+  capacities.set(key, { read, until: now + CAPACITY_FOR_MS });
+  return read;
 }

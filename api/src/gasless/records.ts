@@ -73,6 +73,9 @@ export function authorizationView(row: AuthorizationRow) {
   return {
     paymentSessionId: row.sessionId,
     status: row.status,
+    reason: row.reason,
+    detail: row.detail,
+    txHash: row.txHash,
     chainId: row.chainId,
     tokenAddress: getAddress(row.tokenAddress),
     from: getAddress(row.fromAddress),
@@ -82,5 +85,6 @@ export function authorizationView(row: AuthorizationRow) {
     validBefore: row.validBefore,
     nonce: row.nonce,
     createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
   };
 }

@@ -61,7 +61,21 @@ export const AuthorizationBody = t.Object(
 export const PaymentAuthorization = t.Object(
   {
     paymentSessionId: t.String(),
-    status: literals(["recorded"] as const),
+    status: literals(["recorded", "sending", "mined", "failed"] as const),
+    reason: t.Union(
+      [
+        literals(
+          ["gasless_off", "spend_guard", "fee_above_ceiling", "relayer_unfunded", "used_elsewhere", "expired", "session_closed", "session_budget", "rejected", "reverted"] as const,
+        ),
+        t.Null(),
+      ],
+      {
+        description:
+          "Why a `recorded` one waits (`gasless_off`, `spend_guard`, `fee_above_ceiling`, `relayer_unfunded`) or why a `failed` one failed (`used_elsewhere`: the payer's signature was used on-chain by another transaction; `expired`; `session_closed`: the session left PENDING first; `session_budget`; `rejected`: the token refused it; `reverted`). null otherwise.",
+      },
+    ),
+    detail: t.Union([t.String(), t.Null()], { description: "The reason in words (or why it was queued again), null when there is none." }),
+    txHash: t.Union([t.String(), t.Null()], { description: "The relayer's mined transaction (`mined`, or `failed` by its receipt)." }),
     chainId: JsonInteger(),
     tokenAddress: t.String(),
     from: t.String(),
@@ -71,9 +85,10 @@ export const PaymentAuthorization = t.Object(
     validBefore: t.String(),
     nonce: t.String(),
     createdAt: t.String({ format: "date-time" }),
+    updatedAt: t.String({ format: "date-time" }),
   },
   {
     description:
-      "A checked and recorded authorization: signature, terms, the payer's balance and a simulation of the exact transfer passed. `recorded`: kept for the relayer to submit (nothing is sent on-chain by the request that records it).",
+      "A checked and recorded authorization and how far the relayer got with it: `recorded` (kept for the relayer; nothing is sent on-chain by the request that records it) → `sending` (a relayer transaction carries it) → `mined` (its receipt shows the transfer to the settlement address) or `failed` (final, see `reason`). The session itself turns FUNDED from what the chain shows, like any payment.",
   },
 );

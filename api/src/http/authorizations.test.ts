@@ -137,6 +137,9 @@ describe("a good authorization", () => {
     expect(first.body).toEqual({
       paymentSessionId: s.id,
       status: "recorded",
+      reason: null,
+      detail: null,
+      txHash: null,
       chainId: 31337,
       tokenAddress: chain.token,
       from: payer.address,
@@ -146,7 +149,12 @@ describe("a good authorization", () => {
       validBefore: s.offer.message.validBefore,
       nonce: s.offer.message.nonce,
       createdAt: expect.any(String),
+      updatedAt: expect.any(String),
     });
+    // The record, as a checkout reads it while the relayer works (GET; 404 for a session without one).
+    expect(await svc.call("GET", "/api/payment-sessions/authorizations", { auth: s.token })).toMatchObject({ status: 200, body: first.body });
+    const none = await newSession("1.00");
+    expect(await svc.call("GET", "/api/payment-sessions/authorizations", { auth: none.token })).toMatchObject({ status: 404, body: { error: { code: "resource_not_found" } } });
     expect(JSON.stringify(first.body)).not.toContain(body.signature.slice(2, 40));
     const [row] = await svc.services.database.sql`select count(*)::int as n from app.payment_authorizations where session_id = ${s.id}`;
     expect(row!.n).toBe(1);

@@ -8,6 +8,8 @@
  * chain the nonce is unused, `from` holds the amount, and the exact transaction the relayer
  * will send succeeds in a simulation (gasless/chain.ts). Then it is recorded, once per session
  * (gasless/records.ts), and the answer is 202 with the record. Each refusal is its own 4xx code.
+ * The relayer submits it later (sweeps/send-authorization.ts); GET answers the record with how
+ * far that got.
  */
 import { Elysia } from "elysia";
 import { getAddress, type Address, type Hex } from "viem";
@@ -20,7 +22,7 @@ import {
   type SubmittedAuthorization,
   type TermsMismatch,
 } from "../gasless/authorization.ts";
-import { chainChecks, hasCode, tokenDomain, type ChainVerdict, type TokenOnNetwork } from "../gasless/chain.ts";
+import { chainChecks, hasCode, relayerCapacity, tokenDomain, type ChainVerdict, type TokenOnNetwork } from "../gasless/chain.ts";
 import { authorizationView, findAuthorization, recordAuthorization, sameAuthorization } from "../gasless/records.ts";
 import { relayerAddressOn } from "../sweeps/relayer.ts";
 import { AuthorizationBody, PaymentAuthorization } from "./authorizations.schemas.ts";
@@ -67,7 +69,28 @@ export function authorizationRoutes(services: Services) {
     }
   }
 
-  return new Elysia().post(
+  return new Elysia()
+    .get(
+      "/api/payment-sessions/authorizations",
+      async ({ request }) => {
+        const auth = await requireSessionToken(services, request);
+        const row = await findAuthorization(services.database.db, auth.session.id);
+        if (!row) throw new ApiError("resource_not_found", "The payment session has no authorization recorded.");
+        return authorizationView(row);
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "The session's authorization and how far the relayer got with it",
+          description:
+            "The record of the session's signed authorization (POST /api/payment-sessions/authorizations) with its `status` (`recorded` → `sending` → `mined`, or `failed`), the `reason` it waits or failed, and the relayer's `txHash` once mined. A checkout polls it to say what is happening; the session's own status follows what the chain shows.",
+          auth: "sessionToken",
+          ok: { status: 200, schema: PaymentAuthorization, description: "The record." },
+          errors: [...TOKEN_ERRORS, "resource_not_found"],
+        }),
+      },
+    )
+    .post(
     "/api/payment-sessions/authorizations",
     async ({ request, set }) => {
       const auth = await requireSessionToken(services, request);
@@ -121,6 +144,12 @@ export function authorizationRoutes(services: Services) {
         throw new ApiError("authorization_signature_invalid", undefined, "signature");
       }
       const relayer: Address | undefined = relayerAddressOn(net, services.config.sweeps.relayerPrivateKey?.reveal());
+      // What the payer view withholds is not taken either: the relayer could not submit it now.
+      const can = relayer ? await relayerCapacity(net, relayer) : { ok: false as const, reason: "relayer_unfunded" as const, detail: "no relayer key" };
+      if (!can.ok) {
+        if (can.reason === "unreachable") throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+        throw new ApiError("gasless_unavailable", `Paying by signed authorization is not offered on ${net.name} right now (${can.reason === "fee_above_ceiling" ? "its fees are above the relayer's ceiling" : "the relayer cannot pay for it"}); pay by a plain transfer.`, "chainId");
+      }
       const verdict = await onChain(net.name, () => chainChecks(token, terms, sub, relayer));
       if (!verdict.ok) throw new ApiError(VERDICT[verdict.reason], verdict.detail);
 

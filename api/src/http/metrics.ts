@@ -102,6 +102,9 @@ interface DbFigures {
   webhooks: { state: string; n: number }[];
   sweeps: { state: string; n: number }[];
   sweepOldestDueSeconds: number;
+  authorizations: { status: string; n: number }[];
+  /** Relayer transactions of the last hour per network and kind (sweep, authorization), and the gas coin they cost (ETH units). */
+  relayerSpend: { chainId: number; kind: string; n: number; spent: number }[];
   indexerHeads: { chainId: number; block: bigint }[];
 }
 
@@ -111,14 +114,21 @@ const SweepsByState = rowShape("metrics: sweeps by state", { state: col.oneOf(SW
 /** Seconds, float8 (0 when nothing is late). */
 const ActorLag = rowShape("metrics: oldest overdue session wake-up", { s: col.float });
 const SweepLag = rowShape("metrics: oldest overdue sweep", { s: col.float });
+const AuthorizationCount = rowShape("metrics: authorizations", { status: col.text, n: col.int });
+const RelayerSpendRow = rowShape("metrics: relayer spend", { chain_id: col.int, kind: col.oneOf(["sweep", "authorization"] as const), n: col.int, spent: col.float }); // spent: the gas coin (ether), a figure for a gauge
 
 async function readDbFigures(sql: Sql): Promise<DbFigures> {
-  const [sessions, lag, webhooks, sweeps, sweepLag, heads] = await Promise.all([
+  const [sessions, lag, webhooks, sweeps, sweepLag, authorizations, spend, heads] = await Promise.all([
     sql`select status, count(*)::int as n from app.payment_sessions group by status`,
     sql`select coalesce(extract(epoch from (now() - min(wake_at))), 0)::float8 as s from app.payment_sessions where wake_at <= now()`,
     sql`select state, count(*)::int as n from app.webhook_deliveries where state in ('waiting', 'pending', 'sending', 'failed') group by state`,
     sql`select state, count(*)::int as n from app.sweeps where state in ('queued', 'sending') group by state`,
     sql`select coalesce(extract(epoch from (now() - min(next_attempt_at))), 0)::float8 as s from app.sweeps where state = 'queued' and next_attempt_at <= now()`,
+    sql`select status, count(*)::int as n from app.payment_authorizations where status in ('recorded', 'sending') group by status`,
+    // The window of the relayer-spend guard (sweeps/guard.ts): what it counts, and what that cost.
+    sql`select chain_id, kind, count(*)::int as n,
+               (coalesce(sum(gas_used::numeric * effective_gas_price), 0) / 1e18)::float8 as spent
+          from app.sweep_transactions where created_at > now() - interval '1 hour' group by chain_id, kind`,
     indexedHeadBlocks(sql),
   ]);
   return {
@@ -127,6 +137,8 @@ async function readDbFigures(sql: Sql): Promise<DbFigures> {
     webhooks: decodeRows(DeliveriesByState, webhooks),
     sweeps: decodeRows(SweepsByState, sweeps),
     sweepOldestDueSeconds: decodeFirst(SweepLag, sweepLag)?.s ?? 0,
+    authorizations: decodeRows(AuthorizationCount, authorizations),
+    relayerSpend: decodeRows(RelayerSpendRow, spend).map((r) => ({ chainId: r.chain_id, kind: r.kind, n: r.n, spent: r.spent })),
     indexerHeads: [...heads].map(([chainId, block]) => ({ chainId, block })),
   };
 }
@@ -179,6 +191,17 @@ export class MetricsRegistry {
       gauge("paysession_webhook_deliveries", "Webhook deliveries waiting, pending, sending, and failed for good.", db.webhooks.map((r) => [{ state: r.state }, r.n]));
       gauge("paysession_sweeps", "Sweeps queued or sending.", db.sweeps.map((r) => [{ state: r.state }, r.n]));
       gauge("paysession_sweep_oldest_due_seconds", "Age of the oldest queued sweep that is due (0: none).", [[{}, db.sweepOldestDueSeconds]]);
+      gauge("paysession_authorizations", "Payers' recorded authorizations waiting for the relayer (recorded) or in a relayer transaction (sending).", db.authorizations.map((r) => [{ status: r.status }, r.n]));
+      gauge(
+        "paysession_relayer_transactions_last_hour",
+        "Relayer transactions created in the last hour (the relayer-spend guard's count), by network and kind: sweep or authorization.",
+        db.relayerSpend.map((r) => [{ chain_id: r.chainId, kind: r.kind }, r.n]),
+      );
+      gauge(
+        "paysession_relayer_gas_spent_last_hour",
+        "Native coin (ETH units) the relayer's mined transactions of the last hour cost (gas used × effective gas price), by network and kind.",
+        db.relayerSpend.map((r) => [{ chain_id: r.chainId, kind: r.kind }, r.spent]),
+      );
     }
     const stats = this.src.webhookStats?.();
     if (stats) {

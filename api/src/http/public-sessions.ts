@@ -14,6 +14,7 @@ import { publicView, type SessionRow } from "../sessions/views.ts";
 import { readIndexedAlone } from "../sessions/indexed.ts";
 import { payerView, viewEtag, type PayerSessionView } from "../sessions/payer-view.ts";
 import { gaslessOffers, withGaslessOffers } from "../gasless/offers.ts";
+import { relayerAddressOn } from "../sweeps/relayer.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken, type SessionTokenAuth } from "./auth.ts";
 import { PublicQuery } from "./payment-sessions.schemas.ts";
@@ -39,7 +40,8 @@ export async function loadPayerView(services: Services, auth: SessionTokenAuth, 
     transfers,
   );
   // Per network, what to sign to pay by authorization (gasless/offers.ts), or null.
-  return withGaslessOffers(view, await gaslessOffers(row, deposits, services.networks));
+  const relayerKey = services.config.sweeps.relayerPrivateKey?.reveal();
+  return withGaslessOffers(view, await gaslessOffers(row, deposits, services.networks, (net) => relayerAddressOn(net, relayerKey)));
 }
 
 export function publicSessionRoutes(services: Services) {

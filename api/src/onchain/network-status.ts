@@ -164,7 +164,7 @@ export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}):
         status.relayer.low = balance < minWei;
         if (status.relayer.low) {
           status.warnings.push(
-            `${net.name}: relayer ${opts.relayer} holds ${formatEther(balance)} of native coin, under ${formatEther(minWei)} (SERVICE_RELAYER_MIN_BALANCE_${envSuffix(net.key)}): fund it, sweeps pay their gas from it`,
+            `${net.name}: relayer ${opts.relayer} holds ${formatEther(balance)} of native coin, under ${formatEther(minWei)} (SERVICE_RELAYER_MIN_BALANCE_${envSuffix(net.key)}): fund it, sweeps and authorization submissions pay their gas from it`,
           );
         }
       } catch (err) {

@@ -5,18 +5,22 @@
  * why sweeps wait, if they do. Small I/O helpers both halves use live here too.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { BaseError, ExecutionRevertedError, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from "viem";
+import { BaseError, ExecutionRevertedError, keccak256, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { SweepSettings } from "../config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 import { wakeSessions } from "../effects/wake.ts";
-import { marketFees, retryDelayMs, type Fees } from "./plan.ts";
-import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { newSweepTransactionId } from "../effects/sweep-queue.ts";
+import { marketFees, nextNonce, retryDelayMs, type Fees } from "./plan.ts";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_STATES } from "./states.ts";
 
 const SweepAttempts = rowShape("sweeps' attempts", { id: col.text, attempts: col.int });
+const NonceLock = rowShape("relayer nonce lock", { ok: col.bool });
+/** The highest nonce recorded for the relayer (null: none yet). */
+const LastNonce = rowShape("last recorded nonce", { n: col.nullable(col.bigint) });
 
 /** A sweep whose failed attempt was recorded: its session, and whether that was its last. */
 const RecordedFailure = rowShape("record failed sweep attempts", { session_id: col.text, state: col.oneOf(SWEEP_STATES) });
@@ -41,6 +45,16 @@ export interface SweeperOptions {
   reconcileGraceMs?: number;
 }
 
+/** A transaction signed and recorded, not yet broadcast. */
+export interface SignedTx {
+  raw: Hex;
+  hash: Hex;
+  nonce: bigint;
+  txId: string;
+  fees: Fees;
+  gas: bigint;
+}
+
 export const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
 
 export function isRevert(e: unknown): boolean {
@@ -48,6 +62,19 @@ export function isRevert(e: unknown): boolean {
     if (e.walk((x) => x instanceof ExecutionRevertedError)) return true;
   }
   return /execution reverted|revert/i.test(String((e as Error)?.message ?? e));
+}
+
+/** The fees a new relayer transaction is signed with now (plan.ts marketFees over the latest block and the node's tip). */
+export async function readMarketFees(client: PublicClient): Promise<Fees> {
+  const block = await client.getBlock({ blockTag: "latest" });
+  let tip: bigint;
+  try {
+    tip = BigInt(await client.request({ method: "eth_maxPriorityFeePerGas" }));
+  } catch {
+    const gasPrice = await client.getGasPrice();
+    tip = gasPrice > (block.baseFeePerGas ?? 0n) ? gasPrice - (block.baseFeePerGas ?? 0n) : 1n;
+  }
+  return marketFees(block.baseFeePerGas ?? 0n, tip);
 }
 
 export class SweepChain {
@@ -70,6 +97,8 @@ export class SweepChain {
   factoryPresent = false;
   /** Why sweeps on this network wait now (factory missing, guard, relayer balance), for the log and readiness. */
   waiting: string | undefined;
+  /** Why authorization submissions on this network wait now (a reason code of gasless/submission.ts). */
+  authorizationsWaiting: string | undefined;
   stopping = false;
 
   constructor(
@@ -93,6 +122,57 @@ export class SweepChain {
     if (reason) this.log(`sweeper ${this.net.name}: ${reason}`);
     else if (this.waiting) this.log(`sweeper ${this.net.name}: sweeping again (${this.waiting.split(":")[0]} is over)`);
     this.waiting = reason;
+  }
+
+  /** The same for authorization submissions, told once per reason (its detail moves with the balance and fees). */
+  setAuthorizationsWaiting(reason: string | undefined, detail = ""): void {
+    if (reason === this.authorizationsWaiting) return;
+    if (reason) this.log(`sweeper ${this.net.name}: authorizations wait (${reason}): ${detail}`);
+    else if (this.authorizationsWaiting) this.log(`sweeper ${this.net.name}: submitting authorizations again (${this.authorizationsWaiting} is over)`);
+    this.authorizationsWaiting = reason;
+  }
+
+  /**
+   * Takes the per-(chain, relayer) nonce lock for the rest of `tx` (false: another process holds
+   * it, skip the round). Sweeps and authorizations take the same lock: one nonce sequence.
+   */
+  async lockNonces(tx: TransactionSql): Promise<boolean> {
+    const lock = decodeFirst(NonceLock, await tx`select pg_try_advisory_xact_lock(hashtext(${`paysession-sweeps:${this.net.chainId}:${this.relayer}`})) as ok`);
+    return lock?.ok === true;
+  }
+
+  /**
+   * Signs `call` with the next nonce — max(last live recorded + 1, the chain's pending count) —
+   * and records it (`signed`, its hash and bytes) in `tx`, which holds lockNonces. The caller
+   * binds what it carries to the returned id in the same transaction and, after the commit,
+   * hands it to dispatch: nothing is broadcast that is not recorded first.
+   */
+  async recordSigned(tx: TransactionSql, kind: "sweep" | "authorization", call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<SignedTx> {
+    const last = decodeFirst(
+      LastNonce,
+      await tx`
+        select max(nonce) as n from app.sweep_transactions
+         where chain_id = ${this.net.chainId} and relayer = ${this.relayer} and state <> 'dropped'`,
+    );
+    const dbNext = last?.n == null ? null : last.n + 1n;
+    const pending = BigInt(await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" }));
+    const nonce = nextNonce(dbNext, pending);
+    const raw = await this.sign(nonce, call, gas, fees);
+    const hash = keccak256(raw);
+    const txId = newSweepTransactionId();
+    await tx`
+      insert into app.sweep_transactions (id, kind, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, raw_tx, sent_at)
+      values (${txId}, ${kind}, ${this.net.chainId}, ${this.relayer}, ${nonce.toString()}::bigint, ${hash},
+              ${JSON.stringify([hash])}::jsonb, 'signed', ${fees.maxFeePerGas.toString()}::numeric, ${raw}, now())`;
+    return { raw, hash, nonce, txId, fees, gas };
+  }
+
+  /** After the commit that recorded it: remember the bytes, then broadcast (`what`: for the log line). */
+  async dispatch(t: SignedTx, what: string): Promise<void> {
+    this.signed.set(t.hash, { raw: t.raw, fees: t.fees, gas: t.gas });
+    this.log(`sweeper ${this.net.name}: sending ${t.hash} (nonce ${t.nonce}, ${what})`);
+    await this.opts.hooks?.beforeBroadcast?.({ hash: t.hash, nonce: t.nonce, replacement: false });
+    await this.broadcast(t.txId, t.hash, t.raw);
   }
 
   async sign(nonce: bigint, call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<Hex> {
@@ -127,16 +207,8 @@ export class SweepChain {
     await this.sql`update app.sweep_transactions set state = 'sent', last_error = null where id = ${txId} and state = 'signed' and tx_hash = ${hash}`;
   }
 
-  async marketFees(): Promise<Fees> {
-    const block = await this.client.getBlock({ blockTag: "latest" });
-    let tip: bigint;
-    try {
-      tip = BigInt(await this.client.request({ method: "eth_maxPriorityFeePerGas" }));
-    } catch {
-      const gasPrice = await this.client.getGasPrice();
-      tip = gasPrice > (block.baseFeePerGas ?? 0n) ? gasPrice - (block.baseFeePerGas ?? 0n) : 1n;
-    }
-    return marketFees(block.baseFeePerGas ?? 0n, tip);
+  marketFees(): Promise<Fees> {
+    return readMarketFees(this.client);
   }
 
   /** A failed attempt per sweep (`counted`: attempts + 1 now; otherwise already counted at claim): queued again after a backoff, or `failed` once attempts reach the maximum. */

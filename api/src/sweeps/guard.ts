@@ -3,11 +3,13 @@
  * indexer, a missing contract, a bug not found yet — the relayer never pays without bound:
  *
  *   per network and relayer  at most maxTxPerMinute new transactions in any minute and
- *                            maxTxPerHour in any hour; past either, sweeps wait (queued, with
- *                            the reason in last_error) and the operator is told once.
- *   per session and network  at most maxTxPerSession transactions in all; past it the sweep
- *                            fails with the guard's reason (the session reports it, ERROR
- *                            sweep_failed while FUNDED) instead of paying once more.
+ *                            maxTxPerHour in any hour, sweeps and authorization submissions
+ *                            together (one table, app.sweep_transactions); past either, both
+ *                            wait (with the reason recorded) and the operator is told once.
+ *   per session and network  at most maxTxPerSession transactions in all, its sweeps' and its
+ *                            authorization's attempts together; past it the sweep fails with the
+ *                            guard's reason (the session reports it, ERROR sweep_failed while
+ *                            FUNDED), or the authorization fails, instead of paying once more.
  *
  * A replacement of a stuck transaction reuses its nonce and is not a new transaction here:
  * only one of a nonce's transactions can ever be mined and paid for.
@@ -29,14 +31,14 @@ export function relayerVerdict(recent: RecentSpend, limits: GuardLimits): SpendV
     return {
       ok: false,
       waitMs: 5_000,
-      reason: `relayer-spend guard: ${recent.lastMinute} sweep transactions in the last minute (limit ${limits.maxTxPerMinute}, SERVICE_SWEEP_MAX_TX_PER_MINUTE); sweeps wait`,
+      reason: `relayer-spend guard: ${recent.lastMinute} relayer transactions in the last minute (limit ${limits.maxTxPerMinute}, SERVICE_SWEEP_MAX_TX_PER_MINUTE); sweeps and authorizations wait`,
     };
   }
   if (recent.lastHour >= limits.maxTxPerHour) {
     return {
       ok: false,
       waitMs: 60_000,
-      reason: `relayer-spend guard: ${recent.lastHour} sweep transactions in the last hour (limit ${limits.maxTxPerHour}, SERVICE_SWEEP_MAX_TX_PER_HOUR); sweeps wait`,
+      reason: `relayer-spend guard: ${recent.lastHour} relayer transactions in the last hour (limit ${limits.maxTxPerHour}, SERVICE_SWEEP_MAX_TX_PER_HOUR); sweeps and authorizations wait`,
     };
   }
   return { ok: true };

@@ -23,6 +23,7 @@ import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicCli
 import { wakeSessions } from "../effects/wake.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_TRANSACTION_STATES } from "./states.ts";
+import { requeueAuthorizations } from "./authorization-outcome.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
 export const RECONCILE_GRACE_MS = 10_000;
@@ -106,6 +107,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
                last_error = ${`swept again: ${why}`}
          where transaction_id = ${id} and state in ('sending', 'confirmed')
         returning session_id`;
+      await requeueAuthorizations(tx, id, `sent again: ${why}`, ["sending", "mined"]);
       const ids = [...new Set(decodeRows(RequeuedSweep, requeued).map((r) => r.session_id))];
       await wakeSessions(tx, ids);
       return ids;

@@ -10,23 +10,20 @@
  * commit is the transaction broadcast (then `sent`). Nothing is sent while the factory has no
  * code on the network or the relayer-spend guard says wait: due sweeps then wait, recorded.
  */
-import { keccak256, zeroAddress, type Address, type Hex } from "viem";
+import { zeroAddress, type Address } from "viem";
 import { wakeSessions } from "../effects/wake.ts";
-import { newSweepTransactionId } from "../effects/sweep-queue.ts";
-import { nextNonce, planBatch, withGasMargin, type BatchPlan, type Fees, type SweepRow } from "./plan.ts";
+import { planBatch, withGasMargin, type BatchPlan, type SweepRow } from "./plan.ts";
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
-import { isRevert, firstLine, type SweepChain } from "./chain.ts";
+import { isRevert, firstLine, type SignedTx, type SweepChain } from "./chain.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
 
 interface ClaimedRow extends SweepRow {
   forceFailure: boolean;
-  /** Attempts of every sweep of this session on this network: the transactions it already cost. */
+  /** Attempts of every sweep and of the authorization of this session on this network: the transactions it already cost. */
   sessionAttempts: number;
 }
-
-const NonceLock = rowShape("sweep nonce lock", { ok: col.bool });
 
 const ClaimedSweep = rowShape("claim due sweeps", {
   id: col.text,
@@ -36,14 +33,11 @@ const ClaimedSweep = rowShape("claim due sweeps", {
   token_address: col.text,
   attempts: col.int,
   force_sweep_failure: col.bool,
-  /** Attempts of every sweep of the session on this network. */
+  /** Attempts of every sweep and of the authorization of the session on this network. */
   session_attempts: col.int,
 });
 
 const EmptiedSweep = rowShape("confirm sweeps of empty deposits", { session_id: col.text });
-
-/** The highest nonce recorded for the relayer (null: none yet). */
-const LastNonce = rowShape("last recorded nonce", { n: col.nullable(col.bigint) });
 
 const RecentTransactions = rowShape("relayer transactions lately", { minute: col.int, hour: col.int });
 
@@ -66,16 +60,16 @@ export async function sendDue(c: SweepChain): Promise<number> {
   }
   c.setWaiting(undefined);
   const fees = await c.marketFees();
-  let toSend: { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint } | undefined;
+  let toSend: SignedTx | undefined;
   const handled = await c.sql.begin(async (tx) => {
-    const lock = decodeFirst(NonceLock, await tx`select pg_try_advisory_xact_lock(hashtext(${`paysession-sweeps:${c.net.chainId}:${c.relayer}`})) as ok`);
-    if (!lock?.ok) return 0;
+    if (!(await c.lockNonces(tx))) return 0;
     const rows = decodeRows(
       ClaimedSweep,
       await tx`
       select s.id, s.session_id, s.deposit_address, s.settlement_address, s.token_address, s.attempts,
              p.force_sweep_failure,
-             (select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)::int as session_attempts
+             ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)
+              + (select coalesce(sum(a.attempts), 0) from app.payment_authorizations a where a.session_id = s.session_id and a.chain_id = s.chain_id))::int as session_attempts
         from app.sweeps s join app.payment_sessions p on p.id = s.session_id
        where s.chain_id = ${c.net.chainId} and s.state = 'queued' and s.next_attempt_at <= now()
          and not exists (select 1 from app.sweeps o
@@ -166,35 +160,14 @@ export async function sendDue(c: SweepChain): Promise<number> {
       c.setWaiting(reason);
       return 0;
     }
-    const last = decodeFirst(
-      LastNonce,
-      await tx`
-        select max(nonce) as n from app.sweep_transactions
-         where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state <> 'dropped'`,
-    );
-    const dbNext = last?.n == null ? null : last.n + 1n;
-    const pending = BigInt(await c.client.getTransactionCount({ address: c.account.address, blockTag: "pending" }));
-    const nonce = nextNonce(dbNext, pending);
-    const raw = await c.sign(nonce, plan.call, gas, fees);
-    const hash = keccak256(raw);
-    const txId = newSweepTransactionId();
+    const signed = await c.recordSigned(tx, "sweep", plan.call, gas, fees);
     await tx`
-      insert into app.sweep_transactions (id, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, raw_tx, sent_at)
-      values (${txId}, ${c.net.chainId}, ${c.relayer}, ${nonce.toString()}::bigint, ${hash},
-              ${JSON.stringify([hash])}::jsonb, 'signed', ${fees.maxFeePerGas.toString()}::numeric, ${raw}, now())`;
-    await tx`
-      update app.sweeps set state = 'sending', attempts = attempts + 1, transaction_id = ${txId}, last_error = null, updated_at = now()
+      update app.sweeps set state = 'sending', attempts = attempts + 1, transaction_id = ${signed.txId}, last_error = null, updated_at = now()
        where id in ${tx(sweepIds)}`;
-    toSend = { raw, hash, nonce, txId, fees, gas };
+    toSend = signed;
     return settledEarly + plan.mismatched.length + sweepIds.length;
   });
-  if (toSend) {
-    const t = toSend as { raw: Hex; hash: Hex; nonce: bigint; txId: string; fees: Fees; gas: bigint };
-    c.signed.set(t.hash, { raw: t.raw, fees: t.fees, gas: t.gas });
-    c.log(`sweeper ${c.net.name}: sending ${t.hash} (nonce ${t.nonce}, ${handled} sweep(s))`);
-    await c.opts.hooks?.beforeBroadcast?.({ hash: t.hash, nonce: t.nonce, replacement: false });
-    await c.broadcast(t.txId, t.hash, t.raw);
-  }
+  if (toSend) await c.dispatch(toSend, `${handled} sweep(s)`);
   return handled;
 }
 
@@ -213,7 +186,7 @@ async function factoryMissing(c: SweepChain): Promise<{ reason: string; waitMs: 
 }
 
 /** The relayer-spend guard's verdict on this network (guard.ts). */
-async function overSpent(c: SweepChain): Promise<{ reason: string; waitMs: number } | undefined> {
+export async function overSpent(c: SweepChain): Promise<{ reason: string; waitMs: number } | undefined> {
   const counts = decodeFirst(
     RecentTransactions,
     await c.sql`

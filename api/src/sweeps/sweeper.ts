@@ -13,6 +13,8 @@
  *               same-nonce replacement when stuck, release when another transaction took the nonce);
  *   send.ts   — claim what is due, check (factory code, relayer-spend guard, empty deposits,
  *               the relayer's balance), sign, record, then broadcast one batch;
+ *   send-authorization.ts — the same for one payer's recorded EIP-3009 authorization (its
+ *               transaction is watched like a batch's: one nonce sequence, one table);
  *   chain.ts  — the network's state both halves share; plan.ts — their pure parts.
  *
  * Why nothing is sent twice: every hash is committed before it is broadcast, and a sweep stays
@@ -25,18 +27,20 @@ import type { Hex } from "viem";
 import { Pump } from "../pump.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { SweepChain, type SweeperHooks, type SweeperOptions } from "./chain.ts";
-import { sendDue } from "./send.ts";
-import { watch } from "./watch.ts";
 import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { sendDue } from "./send.ts";
+import { sendAuthorization } from "./send-authorization.ts";
+import { watch } from "./watch.ts";
 
 export { FORCED_FAILURE_ERROR } from "./send.ts";
 export type { SweeperHooks, SweeperOptions };
+
+const NextDue = rowShape("sweeper: next due", { ms: col.nullable(col.float) }); // float8 milliseconds
 
 /** Unfinished transactions per relayer and chain before new batches wait. */
 const MAX_IN_FLIGHT = 16;
 
 /** float8 ms until the network's next queued sweep is due; null when none is queued. */
-const NextQueued = rowShape("next queued sweep", { ms: col.nullable(col.float) });
 
 export interface Sweeper {
   /** Look at the tables and chains now. */
@@ -101,16 +105,18 @@ class ChainSweeper {
     if (c.stopping) return undefined;
     const open = await watch(c);
     if (c.stopping) return undefined;
-    const sent = open < MAX_IN_FLIGHT ? await sendDue(c) : 0;
+    const sent = open < MAX_IN_FLIGHT ? (await sendDue(c)) + (c.stopping ? 0 : await sendAuthorization(c)) : 0;
     if (sent > 0) return 0;
     if (open > 0) return c.s.pollMs;
     const next = decodeFirst(
-      NextQueued,
+      NextDue,
       await c.sql`
-        select (extract(epoch from (min(next_attempt_at) - now())) * 1000)::float8 as ms
-          from app.sweeps where chain_id = ${c.net.chainId} and state = 'queued'`,
+        select (extract(epoch from (least(
+                  (select min(next_attempt_at) from app.sweeps where chain_id = ${c.net.chainId} and state = 'queued'),
+                  (select min(next_attempt_at) from app.payment_authorizations where chain_id = ${c.net.chainId} and status = 'recorded')
+                ) - now())) * 1000)::float8 as ms`,
     );
-    const ms = next?.ms ?? c.s.pollMs;
+    const ms = next?.ms == null ? c.s.pollMs : next.ms;
     // Due but not claimable (its deposit is in flight, or another process holds the nonce
     // lock): look again after a short pause rather than spin.
     return ms <= 0 ? Math.min(c.s.pollMs, 100) : Math.max(5, ms);

@@ -6,7 +6,9 @@
  * Not mined: rebroadcast the same signed bytes when the node lost them; after
  * SERVICE_SWEEP_STUCK_SECONDS without progress re-sign with the SAME nonce and fees + 25 % (the
  * new hash is recorded before it is broadcast). A nonce the chain used for none of our hashes
- * releases its sweeps, queued again without counting the attempt.
+ * releases its sweeps, queued again without counting the attempt. A transaction of kind
+ * `authorization` (send-authorization.ts) is followed the same way; only what its receipt
+ * means differs (authorization-outcome.ts).
  */
 import type { Address, Hex, TransactionReceipt } from "viem";
 import { keccak256, TransactionReceiptNotFoundError } from "viem";
@@ -16,6 +18,8 @@ import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type Fees } from "./plan.ts";
 import { reconcileWithChain } from "./reconcile.ts";
+import { authorizationCall } from "../gasless/submission.ts";
+import { authorizationOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
 import type { SweepChain } from "./chain.ts";
 
 const FEE_BUMP_PERCENT = 25;
@@ -29,6 +33,7 @@ const NONCE_SPENT_GRACE_MS = 3_000;
 /** An unfinished transaction of the relayer. */
 const OpenTransaction = rowShape("open sweep transactions", {
   id: col.text,
+  kind: col.oneOf(["sweep", "authorization"] as const),
   nonce: col.bigint,
   state: col.oneOf(SWEEP_TRANSACTION_STATES),
   /** Every hash signed for its nonce, oldest first. */
@@ -57,7 +62,7 @@ export async function watch(c: SweepChain): Promise<number> {
   const open = decodeRows(
     OpenTransaction,
     await c.sql`
-      select id, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
+      select id, kind, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
              (extract(epoch from (now() - coalesce(sent_at, created_at))) * 1000)::float8 as age_ms
         from app.sweep_transactions
        where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state in ('signed', 'sent')
@@ -94,7 +99,8 @@ async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
   if (receipt) {
     const head = await c.client.getBlockNumber({ cacheTime: 0 });
     if (!isConfirmed(receipt.blockNumber, head, c.net.confirmations)) return false;
-    await recordMined(c, row, receipt);
+    if (row.kind === "authorization") await recordAuthorizationMined(c, row.id, receipt);
+    else await recordMined(c, row, receipt);
     return true;
   }
   const spent = BigInt(await c.client.getTransactionCount({ address: c.account.address, blockTag: "latest" }));
@@ -127,13 +133,20 @@ async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
 async function replace(c: SweepChain, 
   row: TxRow,
   newest: Hex | undefined,
-  known: { input: Hex; gas: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } | null,
+  known: { input: Hex; to: Address | null; gas: bigint; maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } | null,
   mine: { raw: Hex; fees: Fees; gas: bigint } | undefined,
 ): Promise<void> {
-  const sweeps = await sweepsOf(c, row.id);
+  const sweeps = row.kind === "sweep" ? await sweepsOf(c, row.id) : [];
   let data: Hex | undefined = known?.input;
-  let to: Address = c.factory;
-  if (!data) {
+  let to: Address = known?.to ?? c.factory;
+  if (!data && row.kind === "authorization") {
+    const auth = await authorizationOf(c.sql, row.id);
+    if (!auth) {
+      c.log(`sweeper ${c.net.name}: transaction ${row.id} (nonce ${row.nonce}) has no authorization left to re-sign`);
+      return;
+    }
+    ({ to, data } = authorizationCall(auth));
+  } else if (!data) {
     const plan = planBatch(sweeps.map((s) => ({ ...s, attempts: 0 })), c.factory);
     if (!plan.call) {
       c.log(`sweeper ${c.net.name}: transaction ${row.id} (nonce ${row.nonce}) has no sweeps left to re-sign`);
@@ -204,7 +217,7 @@ async function recordMined(c: SweepChain, row: TxRow, receipt: TransactionReceip
     const done = await tx`
       update app.sweep_transactions
          set state = 'mined', tx_hash = ${receipt.transactionHash}, block_number = ${receipt.blockNumber.toString()}::bigint,
-             gas_used = ${receipt.gasUsed.toString()}::bigint, mined_at = now(),
+             gas_used = ${receipt.gasUsed.toString()}::bigint, effective_gas_price = ${receipt.effectiveGasPrice.toString()}::numeric, mined_at = now(),
              last_error = ${receipt.status === "success" ? null : "reverted"}
        where id = ${row.id} and state in ('signed', 'sent')
       returning id`;
@@ -239,6 +252,7 @@ async function releaseNonce(c: SweepChain, row: TxRow): Promise<void> {
     await tx`
       update app.sweeps set state = 'queued', attempts = greatest(attempts - 1, 0), next_attempt_at = now(), updated_at = now()
        where transaction_id = ${row.id} and state = 'sending'`;
+    await requeueAuthorizations(tx, row.id, "its transaction's nonce was used by another transaction of the relayer");
   });
-  c.log(`sweeper ${c.net.name}: nonce ${row.nonce} was used by another transaction; its sweeps are queued again`);
+  c.log(`sweeper ${c.net.name}: nonce ${row.nonce} was used by another transaction; what it carried is queued again`);
 }

@@ -95,6 +95,8 @@ test("every documented operation answers as documented, successes and errors", a
   expect((await call("POST", "/api/payment-sessions/authorizations", { auth: seventh.paymentSessionToken, body: authorization })).status).toBe(202);
   await call("POST", "/api/payment-sessions/authorizations", { auth: seventh.paymentSessionToken, body: { ...authorization, value: "1" } });
   await call("POST", "/api/payment-sessions/authorizations", { auth: sixth.paymentSessionToken, body: authorization });
+  expect((await call("GET", "/api/payment-sessions/authorizations", { auth: seventh.paymentSessionToken })).status).toBe(200);
+  expect((await call("GET", "/api/payment-sessions/authorizations", { auth: sixth.paymentSessionToken })).status).toBe(404);
   await eventually(async () => (await stack.svc.call("GET", `/payment-sessions/${id}`, auth)).body.status !== "PENDING", "the paid session leaves PENDING", 30_000);
   await call("GET", `/payment-sessions/${id}`, auth);
   await call("GET", "/api/payment-sessions", { auth: token });

@@ -1,0 +1,162 @@
+/**
+ * Submitting a recorded authorization, the pure part: the exact call the relayer sends (the
+ * one the route simulated before recording), whether a record may still be sent, what a mined
+ * receipt says it did, and the words of each reason a record waits or failed. No I/O: the
+ * relayer's loop is sweeps/send-authorization.ts, on the sweeper's transaction machinery.
+ */
+import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex, type Log } from "viem";
+import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
+import type { AuthorizationReason } from "../db/schema.ts";
+
+/** A recorded authorization as the relayer needs it (addresses and nonce lowercase, numbers as decimal strings). */
+export interface RecordedAuthorization {
+  sessionId: string;
+  tokenAddress: string;
+  fromAddress: string;
+  toAddress: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+  signature: string;
+}
+
+/**
+ * transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, bytes signature):
+ * the bytes form, as recorded and as simulated by the route (it also carries a contract
+ * wallet's EIP-1271 signature, which the v,r,s form cannot).
+ */
+export function authorizationCall(a: RecordedAuthorization): { to: Address; data: Hex } {
+  return {
+    to: getAddress(a.tokenAddress),
+    data: encodeFunctionData({
+      abi: eip3009Abi,
+      functionName: "transferWithAuthorization",
+      args: [
+        getAddress(a.fromAddress),
+        getAddress(a.toAddress),
+        BigInt(a.value),
+        BigInt(a.validAfter),
+        BigInt(a.validBefore),
+        a.nonce as Hex,
+        a.signature as Hex,
+      ],
+    }),
+  };
+}
+
+/**
+ * Gas one submission may take, for the checks that come before a real estimate (is the relayer
+ * funded enough to offer paying by authorization at all?). TestUSD's transferWithAuthorization
+ * used 81,164 gas to a settlement address that already held the token (send-authorization.test.ts;
+ * ≈ 17,000 more to a new holder); this is the gas limit the send signs for that (estimate × 1.25
+ * + 20,000, plan.ts withGasMargin), rounded up.
+ */
+export const SUBMISSION_GAS_BUDGET = 150_000n;
+
+/** Seconds an authorization must still have when it is sent: a block or two, and clocks that run apart. */
+export const SEND_MIN_SECONDS_LEFT = 5n;
+
+export type Refusal = { reason: AuthorizationReason; detail: string };
+
+/**
+ * Whether a record may be sent now, decided under the session row's lock: its session still
+ * PENDING (never after a cancel, an expiry or a payment seen otherwise), its window still open
+ * long enough, and the session within its relayer-transaction budget. A refusal is final.
+ */
+export function sendRefusal(
+  session: { status: string },
+  validBefore: bigint,
+  nowSeconds: bigint,
+  overBudget: string | undefined,
+): Refusal | null {
+  if (session.status !== "PENDING") {
+    return { reason: "session_closed", detail: `The session is ${session.status}: the authorization is not sent (nothing was spent).` };
+  }
+  if (validBefore - nowSeconds < SEND_MIN_SECONDS_LEFT) {
+    return { reason: "expired", detail: "The authorization's window (the session's expiry) closed before it could be sent." };
+  }
+  if (overBudget) return { reason: "session_budget", detail: overBudget };
+  return null;
+}
+
+/** The token's revert reason of a simulation or estimate → why the record fails (EIP-3009's messages, as in USDC). */
+export function refusalOfRevert(message: string): Refusal {
+  if (/authorization is used or canceled/i.test(message)) {
+    return { reason: "used_elsewhere", detail: "The payer's authorization was already used on-chain (someone else submitted it, or the payer canceled it)." };
+  }
+  if (/authorization is expired/i.test(message)) {
+    return { reason: "expired", detail: "The token says the authorization has expired." };
+  }
+  return { reason: "rejected", detail: `The token refused the transfer: ${message.slice(0, 300)}` };
+}
+
+/** Used on-chain already, by anyone: the state a record ends in when that was not our transaction. */
+export const USED_ELSEWHERE: Refusal = refusalOfRevert("authorization is used or canceled");
+
+export interface ReceiptLike {
+  status: "success" | "reverted";
+  logs: readonly Pick<Log, "address" | "topics" | "data">[];
+}
+
+/**
+ * Whether a mined receipt carried the authorization out: the token's Transfer(from → to, value)
+ * and its AuthorizationUsed(from, nonce), both logged by the token. The receipt's status alone
+ * is not enough: a call to an address without code "succeeds" too.
+ */
+export function receiptPaid(receipt: ReceiptLike, a: RecordedAuthorization): boolean {
+  if (receipt.status !== "success") return false;
+  const token = a.tokenAddress.toLowerCase();
+  const logs = receipt.logs.filter((l) => l.address.toLowerCase() === token).map((l) => ({ ...l, topics: [...l.topics] })) as unknown as Log[];
+  const used = parseEventLogs({ abi: eip3009Abi, eventName: "AuthorizationUsed", logs, strict: false }).some(
+    (e) => e.args.authorizer?.toLowerCase() === a.fromAddress.toLowerCase() && e.args.nonce?.toLowerCase() === a.nonce.toLowerCase(),
+  );
+  const transferred = parseEventLogs({ abi: TRANSFER_ABI, eventName: "Transfer", logs, strict: false }).some(
+    (e) => e.args.from?.toLowerCase() === a.fromAddress.toLowerCase() && e.args.to?.toLowerCase() === a.toAddress.toLowerCase() && e.args.value === BigInt(a.value),
+  );
+  return used && transferred;
+}
+
+const TRANSFER_ABI = [
+  {
+    type: "event",
+    name: "Transfer",
+    inputs: [
+      { name: "from", type: "address", indexed: true },
+      { name: "to", type: "address", indexed: true },
+      { name: "value", type: "uint256", indexed: false },
+    ],
+  },
+] as const;
+
+/** What the payer view and the record say while a record waits (recorded, with a reason). */
+export function waitingDetail(reason: "gasless_off" | "spend_guard" | "fee_above_ceiling" | "relayer_unfunded", facts: string): string {
+  switch (reason) {
+    case "gasless_off":
+      return `Paying by authorization is switched off on this network (SERVICE_GASLESS_<KEY>); the authorization waits. ${facts}`.trim();
+    case "spend_guard":
+      return `The relayer-spend guard holds new relayer transactions for now; the authorization waits. ${facts}`.trim();
+    case "fee_above_ceiling":
+      return `The network's fee is above the relayer's ceiling for authorizations (SERVICE_GASLESS_MAX_FEE_GWEI_<KEY>); the authorization waits. ${facts}`.trim();
+    case "relayer_unfunded":
+      return `The relayer does not hold enough gas coin to submit it; the authorization waits until it is funded. ${facts}`.trim();
+  }
+}
+
+export type Capacity = { ok: true } | { ok: false; reason: "fee_above_ceiling" | "relayer_unfunded" | "unreachable"; detail: string };
+
+/**
+ * Whether the relayer can submit an authorization now: the max fee it would sign within the
+ * network's ceiling, and its balance enough for `gas` at that fee. Both the payer view's offer
+ * (with SUBMISSION_GAS_BUDGET) and the send (with the real estimate) ask this.
+ */
+export function capacity(maxFeePerGas: bigint, ceilingWei: bigint, balanceWei: bigint, gas: bigint): Capacity {
+  if (maxFeePerGas > ceilingWei) {
+    return { ok: false, reason: "fee_above_ceiling", detail: waitingDetail("fee_above_ceiling", `(max fee ${maxFeePerGas} wei per gas, ceiling ${ceilingWei})`) };
+  }
+  const cost = gas * maxFeePerGas;
+  if (balanceWei < cost) {
+    return { ok: false, reason: "relayer_unfunded", detail: waitingDetail("relayer_unfunded", `(it holds ${balanceWei} wei; one submission may cost ${cost})`) };
+  }
+  return { ok: true };
+}
