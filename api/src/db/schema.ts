@@ -498,7 +498,12 @@ export const paymentAuthorizations = app.table(
     status: text("status").$type<"recorded">().notNull().default("recorded"),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  (t) => [check("payment_authorizations_status_chk", sql`${t.status} in ('recorded')`)],
+  (t) => [
+    check("payment_authorizations_status_chk", sql`${t.status} in ('recorded')`),
+    // Bounded indexing asks by nonce whether an AuthorizationUsed on-chain is one of ours, and the
+    // runner maps an indexed authorized transfer back to its session (indexer/watched-db.ts, sessions/indexed.ts).
+    index("payment_authorizations_nonce_idx").on(t.nonce),
+  ],
 );
 
 /** How far the session runner has looked at each chain's indexed transfers. */

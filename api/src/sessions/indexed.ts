@@ -1,7 +1,7 @@
 /**
  * Everything the session side reads from the indexer's tables (schema `indexer`, written by
  * Ponder: indexer/src/index.ts), in one place: a session's transfers in and out with their
- * confirmations, whether the indexer has stored a block past an expiry, the chains' indexed
+ * confirmations, its payment by authorization (by the session's EIP-3009 nonce), whether the indexer has stored a block past an expiry, the chains' indexed
  * heads, and which sessions new blocks concern. The schema may be missing (no indexer ever ran
  * here: nothing indexed) or being rebuilt (not ready: missing rows are not missing payments).
  *
@@ -17,8 +17,9 @@
  */
 import type { Sql, TransactionSql } from "postgres";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
+import { authorizationNonce } from "../gasless/authorization.ts";
 import type { Transfer } from "./decide.ts";
-import type { IndexedOutflow } from "./movements.ts";
+import type { IndexedAuthorized, IndexedOutflow } from "./movements.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
@@ -29,7 +30,7 @@ export const INDEXER_SCHEMA = "indexer";
  */
 export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
 
-export type { IndexedOutflow };
+export type { IndexedAuthorized, IndexedOutflow };
 
 /**
  * Whether schema `indexer` has its tables, as this process last saw: only a positive answer is
@@ -73,35 +74,60 @@ function sessionTransfersSql(label: string, columns: string): string {
 }
 
 /**
- * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
- * payment and is left out) and transfers out of them, each with its confirmations;
- * "not_ready" while the indexer (re)builds; none when it never ran. One statement once the
- * tables are known to exist (readiness, transfers in and out together).
+ * The session's ($1) payments by authorization (its EIP-3009 nonce: $2) on its networks, as the
+ * column `label` = 'auth', with `columns` of the transfer `t` and its head `h`. Whatever their
+ * recipient: movements.ts keeps those to the session's settlement address.
  */
-export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
+function sessionAuthorizedSql(label: string, columns: string): string {
+  return `select 'auth' as ${label}, ${columns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0`;
+}
+
+/** What readIndexed finds of a session. */
+export interface IndexedFacts {
+  transfers: Transfer[];
+  outflows: IndexedOutflow[];
+  /** Transfers carried out by an authorization with the session's nonce (to anyone: see movements.authorizedPayments). */
+  authorized: IndexedAuthorized[];
+}
+
+/**
+ * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
+ * payment and is left out), transfers out of them, and transfers carried out by an authorization
+ * with the session's nonce, each with its confirmations; "not_ready" while the indexer (re)builds;
+ * none when it never ran. One statement once the tables are known to exist (readiness, transfers
+ * in and out and by authorization together).
+ */
+export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): Promise<IndexedFacts | "not_ready"> {
   if (!tablesSeen) {
     const meta = decodeFirst(
       IndexerTables,
       await tx`
         select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
-               to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass('indexer_meta.settings')::text as launched`,
+               to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass(${`${INDEXER_SCHEMA}.authorized_transfers`})::text as authorized,
+               to_regclass('indexer_meta.settings')::text as launched`,
     );
     // No table: either no indexer was ever started here (nothing indexed: no transfers), or
     // one is rebuilding its schema (not ready: missing rows are not missing payments).
-    if (!meta?.transfers || !meta.meta || !meta.heads) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
+    if (!meta?.transfers || !meta.meta || !meta.heads || !meta.authorized) return meta?.launched ? "not_ready" : { transfers: [], outflows: [], authorized: [] };
     tablesSeen = true;
   }
-  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to", ${CONFIRMATIONS}`;
+  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."from", t."to", ${CONFIRMATIONS}`;
   let rows;
   try {
     rows = await tx.unsafe(
       // bool_and over no row is null: a _ponder_meta without is_ready counts as ready.
       `select 'ready' as dir, null::int as chain_id, null::text as tx_hash, null::int as log_index,
-              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "to", null::int as confirmations
+              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "from", null::text as "to", null::int as confirmations
          from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'
        union all
-       ${sessionTransfersSql("dir", transferColumns)}`,
-      [sessionId],
+       ${sessionTransfersSql("dir", transferColumns)}
+       union all
+       ${sessionAuthorizedSql("dir", transferColumns)}`,
+      [sessionId, authorizationNonce(sessionId)],
     );
   } catch (e) {
     forgetOnMissingTable(e);
@@ -109,41 +135,53 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
   }
   const transfers: Transfer[] = [];
   const outflows: IndexedOutflow[] = [];
+  const authorized: IndexedAuthorized[] = [];
   for (const r of decodeRows(IndexedRow, rows)) {
     if (r.dir === "ready") {
       if (r.value === "false") return "not_ready";
       continue;
     }
     // Rows of transfers have every column; a null is a schema the code does not know.
-    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.to === null || r.confirmations === null) {
+    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.from === null || r.to === null || r.confirmations === null) {
       throw new Error(`an indexed transfer of session ${sessionId} has a null column`);
     }
+    const incoming: Transfer = {
+      chainId: r.chain_id,
+      txHash: r.tx_hash,
+      logIndex: r.log_index,
+      value: BigInt(r.value),
+      blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
+      confirmations: r.confirmations,
+      from: r.from.toLowerCase(),
+    };
     if (r.dir === "in") {
-      transfers.push({
-        chainId: r.chain_id,
-        txHash: r.tx_hash,
-        logIndex: r.log_index,
-        value: BigInt(r.value),
-        blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
-        confirmations: r.confirmations,
-      });
+      transfers.push(incoming);
+    } else if (r.dir === "auth") {
+      authorized.push({ ...incoming, from: r.from.toLowerCase(), to: r.to.toLowerCase(), method: "authorization" });
     } else {
       outflows.push({ chainId: r.chain_id, txHash: r.tx_hash, amount: BigInt(r.value), to: r.to, confirmations: r.confirmations });
     }
   }
-  return { transfers, outflows };
+  return { transfers, outflows, authorized };
 }
 
-const IndexerTables = rowShape("indexer tables", { meta: col.nullable(col.text), transfers: col.nullable(col.text), heads: col.nullable(col.text), launched: col.nullable(col.text) });
+const IndexerTables = rowShape("indexer tables", {
+  meta: col.nullable(col.text),
+  transfers: col.nullable(col.text),
+  heads: col.nullable(col.text),
+  authorized: col.nullable(col.text),
+  launched: col.nullable(col.text),
+});
 
 /** readIndexed's rows: one `ready` row (value 'true'/'false', or null: no is_ready yet), then the transfers. */
 const IndexedRow = rowShape("indexed transfers", {
-  dir: col.oneOf(["ready", "in", "out"] as const),
+  dir: col.oneOf(["ready", "in", "out", "auth"] as const),
   chain_id: col.nullable(col.int),
   tx_hash: col.nullable(col.text),
   log_index: col.nullable(col.int),
   value: col.nullable(col.numeric),
   block_timestamp: col.nullable(col.numeric),
+  from: col.nullable(col.text),
   to: col.nullable(col.text),
   confirmations: col.nullable(col.int),
 });
@@ -215,7 +253,8 @@ const HeadRow = rowShape("indexed heads", { chain_id: col.int, head: col.wholeNu
 
 /**
  * Wakes the sessions whose deposit addresses received or sent money in the blocks after
- * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — and moves
+ * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — or whose
+ * recorded authorization was carried out there (whoever submitted it), and moves
  * the runners' cursor to `head`, in one statement (one round trip, atomic: a crash before it
  * leaves both as they were). One indexed query over the new blocks only; returns the sessions it
  * woke (one already due is left to the runners' due list). `afterBlock` -1: every
@@ -234,6 +273,11 @@ export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterB
                  select d.session_id
                    from ${INDEXER_SCHEMA}.transfers t
                    join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
+                  where t.chain_id = $1 and t.block_number > $2
+                 union
+                 select p.session_id
+                   from ${INDEXER_SCHEMA}.authorized_transfers t
+                   join app.payment_authorizations p on p.nonce = t.nonce
                   where t.chain_id = $1 and t.block_number > $2) x
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())
          returning s.id),
