@@ -102,7 +102,7 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     };
     const now = opts.now ?? s.db_now;
     const outflows = confirmedOutflows(indexed.outflows, deposits);
-    const authorized = authorizedPayments(indexed.authorized, deposits);
+    const authorized = authorizedPayments(indexed.authorized, deposits.map((d) => ({ chainId: d.chain_id, settlementAddress: d.settlement_address })));
     const facts: Facts = {
       transfers: indexed.transfers,
       authorized,

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 import { CONFIRMATION_RECHECK_MS, coveredOn, decide, MAX_SWEEP_ROUNDS, settledOn, type AuthorizedPayment, type Facts, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
 
 const T0 = new Date("2026-11-21T10:00:00Z");
@@ -26,6 +27,7 @@ const tx = (chainId: number, value: bigint, confirmations: number, minute = 5): 
 });
 const facts = (transfers: Transfer[], more: Partial<Facts> = {}): Facts => ({ transfers, ...more });
 const PAYER = "0x00000000000000000000000000000000000000aa";
+const PAYER_CHECKSUMMED = checksumAddress(PAYER);
 /** A payment by the payer's signed authorization, straight to the settlement address. */
 const authorized = (chainId: number, value: bigint, confirmations: number, minute = 5): AuthorizedPayment => ({ ...tx(chainId, value, confirmations, minute), from: PAYER, method: "authorization" });
 /** A sweep round on chain 1 (or `chainId`). */
@@ -275,7 +277,7 @@ describe("paid by authorization (straight to the settlement address: no sweep)",
     expect(d.transition).toMatchObject({
       to: "FUNDED",
       reason: "paid",
-      detail: { chainId: 1, amount: AMOUNT.toString(), overpaid: "0", txHashes: [a.txHash], method: "authorization", payer: PAYER },
+      detail: { chainId: 1, amount: AMOUNT.toString(), overpaid: "0", txHashes: [a.txHash], method: "authorization", payer: PAYER_CHECKSUMMED },
       funding: { chainId: 1, amount: AMOUNT },
     });
     expect(d.effects).toEqual([]);
@@ -300,7 +302,7 @@ describe("paid by authorization (straight to the settlement address: no sweep)",
   });
   test("a plain payment's detail says method transfer and its sender", () => {
     const d = decide(pending(), facts([{ ...tx(1, AMOUNT, 3), from: PAYER }]), at(6));
-    expect(d.transition?.detail).toMatchObject({ method: "transfer", payer: PAYER });
+    expect(d.transition?.detail).toMatchObject({ method: "transfer", payer: PAYER_CHECKSUMMED });
   });
   test("part by transfer, part by authorization: FUNDED on the sum, only the deposit's part swept; SUCCEEDED once that sweep lands", () => {
     const a = authorized(1, AMOUNT - 1_000_000n, 3);
@@ -318,13 +320,13 @@ describe("paid by authorization (straight to the settlement address: no sweep)",
     const a = authorized(1, AMOUNT - 1n, 3);
     expect(decide(pending(), facts([], { authorized: [a] }), at(6)).transition).toBeUndefined();
     const d = decide(pending(), facts([], { authorized: [a] }), at(31));
-    expect(d.transition).toMatchObject({ to: "ERROR", reason: "underpaid", detail: { shortBy: "1", method: "authorization", payer: PAYER } });
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "underpaid", detail: { shortBy: "1", method: "authorization", payer: PAYER_CHECKSUMMED } });
     expect(d.effects).toEqual([]);
   });
   test("after a cancel or expiry → ERROR paid_after_cancel, method authorization, no sweep", () => {
     const a = authorized(8453, AMOUNT, 1, 20);
     const d = decide(pending({ status: "CANCELED" }), facts([], { authorized: [a] }), at(21));
-    expect(d.transition).toMatchObject({ to: "ERROR", reason: "paid_after_cancel", detail: { chainId: 8453, amount: AMOUNT.toString(), txHashes: [a.txHash], method: "authorization", payer: PAYER } });
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "paid_after_cancel", detail: { chainId: 8453, amount: AMOUNT.toString(), txHashes: [a.txHash], method: "authorization", payer: PAYER_CHECKSUMMED } });
     expect(d.effects).toEqual([]);
   });
   test("reorged away while FUNDED → ERROR reorged (nothing settled any more, nothing present)", () => {

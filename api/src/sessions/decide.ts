@@ -35,6 +35,7 @@
  * the same money, so no path spends relayer gas in a loop).
  */
 import type { SessionStatus } from "../../../shared/status.ts";
+import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 import type { TransitionReasonAndDetail } from "./event-detail.ts";
 import { authorizedOutflows, settledTransactions } from "./movements.ts";
 import type { AuthorizedPayment, Network, Outflow, PaymentMethod, SweepRound, Transfer } from "./facts.ts";
@@ -343,7 +344,8 @@ function paymentOn(facts: Facts, chainId: number): { method: PaymentMethod; paye
   const all = [...facts.transfers.filter((t) => t.chainId === chainId), ...byAuthorization];
   const senders = new Set(all.map((t) => t.from?.toLowerCase()));
   const [only] = senders;
-  return { method: byAuthorization.length > 0 ? "authorization" : "transfer", ...(senders.size === 1 && only ? { payer: only } : {}) };
+  // Addresses leave the API in EIP-55 checksum form (views.ts).
+  return { method: byAuthorization.length > 0 ? "authorization" : "transfer", ...(senders.size === 1 && only ? { payer: checksumAddress(only) } : {}) };
 }
 
 function minDate(a: Date | undefined, b: Date): Date {

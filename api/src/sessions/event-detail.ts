@@ -31,7 +31,7 @@ const method = t.Optional(
       "How it was paid: `transfer` (the payer sent the token to the deposit address), or `authorization` (the payer signed an EIP-3009 authorization, and its transaction moved the money straight to the settlement address: no sweep). Absent on events written before it was added.",
   }),
 );
-const payer = t.Optional(t.String({ description: "The address the money came from (lowercase hex), when one address paid it all. Absent on events written before it was added." }));
+const payer = t.Optional(t.String({ description: "The address the money came from (EIP-55 checksum), when one address paid it all. Absent on events written before it was added." }));
 /** Money events only: the session's status reason at that moment (the status did not change). */
 const statusReason = t.Union(TRANSITION_REASONS.map((r) => t.Literal(r)) as unknown as TLiteral<TransitionReason>[], {
   description: "The session's status reason when it happened (a money event leaves the status as it was).",

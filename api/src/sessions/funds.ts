@@ -16,6 +16,7 @@ import type { Pipeline } from "../db/pipeline.ts";
 import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import type { Outflow, Transfer } from "./decide.ts";
 import { recordMoneyEvent, type LockedSession } from "./repository.ts";
+import { checksummed } from "./views.ts";
 
 export interface Movements {
   /** The status after this step. */
@@ -123,7 +124,7 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
                 blockTimestamp: f.blockTimestamp.toISOString(),
                 onTime: f.blockTimestamp <= m.expiresAt,
                 method: f.method ?? "transfer",
-                ...(f.payer ? { payer: f.payer } : {}),
+                ...(f.payer ? { payer: checksummed(f.payer) } : {}),
               },
             }
           : { reason: "funds_settled", detail: { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() } },

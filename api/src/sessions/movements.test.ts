@@ -51,6 +51,7 @@ test("present movements: every indexed transfer in, outflows to the settlement a
   expect([...present].sort()).toEqual(["1:in:0xin", "1:out:0xout", "1:out:0xsweep"]);
 });
 
+const settlements = [{ chainId: 1, settlementAddress: SETTLE }];
 const auth = (txHash: string, value: bigint, over: Partial<IndexedAuthorized> = {}): IndexedAuthorized => ({
   ...transfer(txHash, value, 3),
   from: "0xpayer",
@@ -60,13 +61,13 @@ const auth = (txHash: string, value: bigint, over: Partial<IndexedAuthorized> = 
 });
 
 test("a payment by authorization counts only to the deposit's settlement address on its network", () => {
-  const kept = authorizedPayments([auth("0xa", 100n), auth("0xb", 100n, { to: "0x0000000000000000000000000000000000000bad" }), auth("0xc", 100n, { chainId: 2 })], [deposit]);
+  const kept = authorizedPayments([auth("0xa", 100n), auth("0xb", 100n, { to: "0x0000000000000000000000000000000000000bad" }), auth("0xc", 100n, { chainId: 2 })], settlements);
   expect(kept).toEqual([{ chainId: 1, txHash: "0xa", logIndex: 0, value: 100n, blockTimestamp: new Date(0), confirmations: 3, from: "0xpayer", method: "authorization" }]);
 });
 
 test("a confirmed payment by authorization is settled money in its own transaction; decide counts it once and names it", () => {
   const networks = [{ chainId: 1, requiredBaseUnits: 100n, confirmationsRequired: 3 }];
-  const [a] = authorizedPayments([auth("0xA", 100n)], [deposit]);
+  const [a] = authorizedPayments([auth("0xA", 100n)], settlements);
   expect(authorizedOutflows([a!, { ...a!, txHash: "0xshallow", confirmations: 2 }], networks)).toEqual([{ chainId: 1, txHash: "0xA", amount: 100n }]);
   expect(settledOn({ transfers: [], authorized: [a!] }, 1, networks)).toEqual({ amount: 100n, lastTxHash: "0xA" });
   // A sweep of other money after it is named last.
@@ -76,6 +77,6 @@ test("a confirmed payment by authorization is settled money in its own transacti
 });
 
 test("present movements: a payment by authorization is there in and out (one transaction)", () => {
-  const [a] = authorizedPayments([auth("0xAUTH", 100n, { confirmations: 0 })], [deposit]);
+  const [a] = authorizedPayments([auth("0xAUTH", 100n, { confirmations: 0 })], settlements);
   expect([...presentMovements({ transfers: [], outflows: [], authorized: [a!] }, [deposit], [])].sort()).toEqual(["1:in:0xauth", "1:out:0xauth"]);
 });

@@ -32,11 +32,11 @@ export interface IndexedAuthorized extends AuthorizedPayment {
  * Payments by authorization that count: to the session's settlement address on their network. A
  * nonce of ours signed over to anyone else paid nobody here (the payer's own affair).
  */
-export function authorizedPayments(authorized: readonly IndexedAuthorized[], deposits: readonly DepositFact[]): AuthorizedPayment[] {
+export function authorizedPayments(authorized: readonly IndexedAuthorized[], settlements: readonly { chainId: number; settlementAddress?: string }[]): AuthorizedPayment[] {
   return authorized
     .filter((a) => {
-      const d = deposits.find((x) => x.chain_id === a.chainId);
-      return d !== undefined && a.to.toLowerCase() === d.settlement_address.toLowerCase();
+      const to = settlements.find((x) => x.chainId === a.chainId)?.settlementAddress;
+      return to !== undefined && a.to.toLowerCase() === to.toLowerCase();
     })
     .map(({ to: _to, ...payment }) => payment);
 }
