@@ -8,7 +8,7 @@
  * the one place that knows them.
  */
 import type { Sql } from "postgres";
-import { indexerTablesPresent, isMissingTable, payerOfLedgerRow } from "../sessions/indexed.ts";
+import { indexerTablesPresent, isMissingTable, methodOfLedgerRow, payerOfLedgerRow } from "../sessions/indexed.ts";
 
 /** One session's reconciliation columns of the CSV export. */
 export interface Reconciliation {
@@ -16,6 +16,8 @@ export interface Reconciliation {
   depositAddresses: string[];
   /** The senders of the confirmed payments (distinct, in payment order). */
   payerAddresses: string[];
+  /** How they were paid, "transfer" or "authorization" (distinct, in payment order). */
+  paymentMethods: string[];
   paymentTxHashes: string[];
   /** The block time of the last confirmed payment in. */
   paidAt: Date | null;
@@ -31,16 +33,18 @@ export interface Reconciliation {
  */
 export async function reconciliationOf(sql: Sql, sessions: { id: string; fundingChainId: number | null }[]): Promise<Map<string, Reconciliation>> {
   const out = new Map<string, Reconciliation>(
-    sessions.map((s) => [s.id, { depositAddresses: [], payerAddresses: [], paymentTxHashes: [], paidAt: null, settlementTxHashes: [], settledAt: null }]),
+    sessions.map((s) => [s.id, { depositAddresses: [], payerAddresses: [], paymentMethods: [], paymentTxHashes: [], paidAt: null, settlementTxHashes: [], settledAt: null }]),
   );
   if (sessions.length === 0) return out;
   const ids = sessions.map((s) => s.id);
-  const payer = payerOfLedgerRow("f", await indexerTablesPresent(sql));
+  const indexed = await indexerTablesPresent(sql);
+  const payer = payerOfLedgerRow("f", indexed);
+  const method = methodOfLedgerRow("f", indexed);
   const read = () =>
     Promise.all([
       sql`select session_id, chain_id, address from app.session_deposits where session_id = any(${ids}::text[]) order by session_id, chain_id`,
       sql.unsafe(
-        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer
+        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer, ${method} as method
            from app.session_funds f
           where f.session_id = any($1::text[]) and f.reverted_at is null
           order by f.session_id, at, f.log_index`,
@@ -61,6 +65,7 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
     if (f.direction === "in") {
       pushNew(r.paymentTxHashes, f.tx_hash as string);
       if (f.payer) pushNew(r.payerAddresses, String(f.payer).toLowerCase());
+      if (f.method) pushNew(r.paymentMethods, String(f.method));
       if (!r.paidAt || at > r.paidAt) r.paidAt = at;
       paidChain.set(f.session_id as string, (paidChain.get(f.session_id as string) ?? new Set()).add(f.chain_id as number));
     } else {

@@ -18,6 +18,8 @@ import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { checkEventsAgainstDocument } from "../../../testing/documented-events.ts";
 import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
+import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
+import { createUser } from "../dashboard/users.ts";
 
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
 
@@ -110,6 +112,19 @@ test("a stranger submits the payer's signature: PENDING → FUNDED → SUCCEEDED
   // The payer's view says how it was paid, and by whom.
   const view = (await stack.svc.call("GET", "/api/payment-sessions", { auth: s.token })).body;
   expect(view.payments).toEqual([{ chainId: 31337, txHash: receipt.transactionHash, amountBaseUnits: "7500000", confirmations: 1, method: "authorization", payer: s.payer }]);
+  // The dashboard: the payment's page says who paid and how; the CSV has the method and the payer.
+  const [owner] = await sql()`select merchant_id from app.payment_sessions where id = ${s.id}`;
+  await createUser(stack.svc.services.database.db, owner!.merchant_id as string, "auth-payer@shop.example", TEST_PASSWORD);
+  const me = await signIn(stack.svc, "auth-payer@shop.example");
+  const page = await (await me.get(`/dashboard/sandbox/transactions/${s.id}`)).text();
+  expect(page).toMatch(new RegExp(`${s.payer}</(code|a)> <span class="muted">by signed authorization</span>`));
+  expect(page).toContain("moved the full amount straight to your settlement address");
+  expect(page).toContain("Payment by authorization");
+  expect(page).toContain("Settled by that payment (no sweep)");
+  expect(page).not.toContain("Sweep to settlement");
+  const [header, row] = (await (await me.get(`/dashboard/sandbox/transactions.csv?q=${s.id}`)).text()).trim().split("\n");
+  const cells = Object.fromEntries(row!.split(",").map((v, i) => [header!.split(",")[i], v]));
+  expect(cells).toMatchObject({ payer_address: s.payer, payment_method: "authorization", payment_tx_hash: receipt.transactionHash, settlement_tx_hash: receipt.transactionHash });
 }, 60_000);
 
 test("the merchant cancels, then a stranger submits the signature (still within validBefore): ERROR paid_after_cancel, the money the merchant's, no sweep", async () => {

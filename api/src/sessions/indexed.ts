@@ -20,6 +20,7 @@ import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { authorizationNonce } from "../gasless/authorization.ts";
 import type { Transfer } from "./decide.ts";
 import type { IndexedAuthorized, IndexedOutflow } from "./movements.ts";
+import type { PaymentMethod } from "./facts.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
@@ -328,10 +329,14 @@ const Ready = rowShape("indexer ready", { ready: col.nullable(col.bool) });
 
 // ---------------------------------------------------------------- what the dashboard shows of a payment
 
-/** A transfer into (a payment) or out of (a sweep) one of the session's deposit addresses, as indexed. */
+/**
+ * A transfer into (a payment) or out of (a sweep) one of the session's deposit addresses, as
+ * indexed; or a payment by authorization to its settlement address, which is both (in and settled).
+ */
 export interface IndexedMove {
   chainId: number;
   direction: "in" | "out";
+  method: PaymentMethod;
   txHash: string;
   logIndex: number;
   from: string;
@@ -351,28 +356,50 @@ const BothTables = rowShape("indexer tables present", { t: col.nullable(col.text
 
 /**
  * The SQL expression for the sender of a ledger row's payment (app.session_funds as `alias`):
- * the indexer's row of that very transfer, by its primary key; null without an index.
+ * the indexer's row of that very transfer, by its primary key (a payment by authorization's in
+ * authorized_transfers); null without an index.
  */
 export function payerOfLedgerRow(alias: string, indexerPresent: boolean): string {
+  const of = (table: string) =>
+    `(select t."from" from ${INDEXER_SCHEMA}.${table} t where ${alias}.direction = 'in' and t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index)`;
+  return indexerPresent ? `coalesce(${of("transfers")}, ${of("authorized_transfers")})` : "null::text";
+}
+
+/**
+ * The SQL expression for how a ledger row's payment was made (app.session_funds as `alias`):
+ * 'authorization' when the indexer has it as a payment by authorization, else 'transfer'; null
+ * for settlements, and without an index.
+ */
+export function methodOfLedgerRow(alias: string, indexerPresent: boolean): string {
   return indexerPresent
-    ? `(select t."from" from ${INDEXER_SCHEMA}.transfers t where ${alias}.direction = 'in' and t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index)`
+    ? `case when ${alias}.direction <> 'in' then null
+            when exists (select 1 from ${INDEXER_SCHEMA}.authorized_transfers t where t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index) then 'authorization'
+            else 'transfer' end`
     : "null::text";
 }
 
-/** Every indexed transfer into or out of the session's deposit addresses, oldest first. */
+/**
+ * Every indexed transfer into or out of the session's deposit addresses, and its payments by
+ * authorization to its settlement address (each as a payment in and a settlement out), oldest first.
+ */
 export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
   if (!(await indexerTablesPresent(sql))) return [];
   const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
   try {
     // A missing table here (a rebuild began since the look above) is nothing to show, not a failure.
     const rows = await sql.unsafe(
-      `${sessionTransfersSql("direction", cols)}
+      `select m.direction, m.direction as dir, ${MOVE_COLUMNS("m")} from (${sessionTransfersSql("direction", cols)}) m
+       union all
+       select a.direction, 'auth', ${MOVE_COLUMNS("x")} from (${sessionAuthorizedSql("dir", cols)}) x
+         join app.session_deposits d on d.session_id = $1 and d.chain_id = x.chain_id and d.settlement_address = x."to"
+         cross join (values ('in'), ('out')) a(direction)
        order by block_number, log_index`,
-      [sessionId],
+      [sessionId, authorizationNonce(sessionId)],
     );
     return decodeRows(MoveRow, rows).map((r) => ({
       chainId: r.chain_id,
-      direction: r.direction,
+      direction: r.direction === "out" ? "out" : "in",
+      method: r.dir === "auth" ? "authorization" : "transfer",
       txHash: r.tx_hash.toLowerCase(),
       logIndex: r.log_index,
       from: r.from.toLowerCase(),
@@ -387,9 +414,13 @@ export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<Ind
   }
 }
 
+const MOVE_COLUMNS = (a: string) => ["chain_id", "tx_hash", "log_index", '"from"', '"to"', "amount", "ts", "block_number", "confirmations"].map((c) => `${a}.${c}`).join(", ");
+
 const MoveRow = rowShape("indexed moves", {
   chain_id: col.int,
   direction: col.oneOf(["in", "out"] as const),
+  /** 'auth' on payments by authorization, else the direction again. */
+  dir: col.oneOf(["in", "out", "auth"] as const),
   tx_hash: col.text,
   log_index: col.int,
   from: col.text,
