@@ -182,8 +182,9 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
       const network = funding && state.networks.find((n) => n.chainId === funding.chainId);
       if (facts.cancelRequest) return { refused: "not_pending", effects };
       if (!funding || !network) return { effects }; // a FUNDED row always names its network; nothing to decide without it
-      // SUCCEEDED once the funding amount itself reached the settlement address from the
-      // deposit — by our sweep or by anyone's call of the open sweep function.
+      // SUCCEEDED once the funding amount itself reached the settlement address: from the
+      // deposit — by our sweep or by anyone's call of the open sweep function — or, paid by
+      // authorization, in the payment's own transaction.
       const settled = settledOn(facts, funding.chainId, state.networks);
       // (A positive amount always came in a transaction: the event names the last one.)
       if (settled.amount >= funding.amount && settled.lastTxHash !== undefined) {
