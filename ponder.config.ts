@@ -1,7 +1,7 @@
 /**
  * Ponder configuration, built from the chain registry and the environment (shared/chains):
- * one Ponder chain per enabled network (SERVICE_RPC_URL_<KEY>), the stablecoin's Transfer
- * event from that network's start block, and a per-block ChainHead source.
+ * one Ponder chain per enabled network (SERVICE_RPC_URL_<KEY>), the stablecoin's Transfer and
+ * AuthorizationUsed events from that network's start block, and a per-block ChainHead source.
  *
  * Start blocks must be explicit here: indexer/process.ts resolves "head when first started"
  * once, persists it (indexer_meta.start_blocks) and passes SERVICE_START_BLOCK_<KEY> on, so a
@@ -13,6 +13,8 @@ import { loadChainsConfig, type NetworkConfig } from "./shared/chains/config.ts"
 import { envSuffix } from "./shared/chains/presets.ts";
 
 const transferEvent = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
+// EIP-3009 (USDC, TestUSD): emitted just before the Transfer of a transferWithAuthorization.
+const authorizationUsedEvent = parseAbiItem("event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)");
 
 const { networks, indexMode } = loadChainsConfig(process.env);
 if (networks.length === 0) {
@@ -82,7 +84,7 @@ export default createConfig({
   })),
   contracts: {
     Stablecoin: {
-      abi: [transferEvent],
+      abi: [transferEvent, authorizationUsedEvent],
       chain: perChain((n) => ({ address: n.stablecoin.address, startBlock: startBlockOf(n) })),
     },
   },

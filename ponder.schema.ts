@@ -33,6 +33,41 @@ export const transfer = onchainTable(
 );
 
 /**
+ * Payments by EIP-3009 authorization: a `Transfer` carried out by the token's
+ * `transferWithAuthorization` (its `AuthorizationUsed(authorizer, nonce)` just before it in the same
+ * transaction; indexer/authorized.ts pairs them). Kept apart from `transfers`, whose rows all touch
+ * a deposit address and are read by it: these go from the payer straight to a settlement address
+ * and are read by nonce (the session's: api/src/gasless/authorization.ts). Bounded mode keeps only
+ * the nonces of recorded authorizations (app.payment_authorizations); full mode keeps every one.
+ */
+export const authorizedTransfer = onchainTable(
+  "authorized_transfers",
+  (t) => ({
+    chainId: t.integer().notNull(),
+    blockNumber: t.bigint().notNull(),
+    blockHash: t.hex().notNull(),
+    /** Unix seconds. */
+    blockTimestamp: t.bigint().notNull(),
+    txHash: t.hex().notNull(),
+    /** The Transfer's log index (its AuthorizationUsed is an earlier log of the same transaction). */
+    logIndex: t.integer().notNull(),
+    /** The EIP-3009 nonce, 0x + 64 lowercase hex. */
+    nonce: t.hex().notNull(),
+    /** The authorizer: the payer who signed, and whose tokens moved. */
+    from: t.hex().notNull(),
+    to: t.hex().notNull(),
+    value: t.bigint().notNull(),
+  }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.chainId, table.txHash, table.logIndex] }),
+    // A session's payment by its nonce (session actors, the payer view).
+    nonceIdx: index("authorized_transfers_nonce_idx").on(table.nonce, table.chainId),
+    // New blocks' payments (the session runner's cursor).
+    blockIdx: index("authorized_transfers_block_idx").on(table.chainId, table.blockNumber),
+  }),
+);
+
+/**
  * The newest block the indexer has processed, per chain (one row each). The API derives
  * confirmations as head.block_number - transfer.block_number + 1 without its own RPC call,
  * and it moves backwards on a reorg together with the transfers.

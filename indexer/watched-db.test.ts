@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestDatabase } from "../testing/database.ts";
 import { migrate } from "../api/src/db/migrate.ts";
-import { postgresWatchedLookup, WATCHED_LOOKUP_SQL } from "./watched-db.ts";
+import { postgresAuthorizationLookup, postgresWatchedLookup, WATCHED_LOOKUP_SQL } from "./watched-db.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;
@@ -64,4 +64,19 @@ test("a lookup reads a handful of index and heap pages, not the sessions (no sta
   expect(top["Actual Rows"]).toBe(1);
   // 50,000 sessions fill several hundred pages; an index lookup of two addresses touches ≈ 10.
   expect(top["Shared Hit Blocks"] + top["Shared Read Blocks"]).toBeLessThan(40);
+});
+
+test("answers whether a nonce is that of a recorded authorization", async () => {
+  const lookup = postgresAuthorizationLookup(db.url);
+  try {
+    const nonce = `0x${"4e".repeat(32)}`;
+    expect(await lookup(nonce)).toBe(false);
+    await sql`
+      insert into app.payment_authorizations (session_id, chain_id, token_address, from_address, to_address, value, valid_after, valid_before, nonce, signature)
+      values ('ps_w1', 31337, ${"0x" + "22".repeat(20)}, ${"0x" + "aa".repeat(20)}, ${SETTLEMENT}, 100, 0, 9999999999, ${nonce}, '0x00')`;
+    expect(await lookup(nonce.toUpperCase().replace("0X", "0x"))).toBe(true);
+    expect(await lookup(`0x${"4f".repeat(32)}`)).toBe(false);
+  } finally {
+    await lookup.end();
+  }
 });

@@ -1,5 +1,6 @@
 /**
- * The I/O half of bounded mode: asks app.watched_addresses about the addresses of one transfer,
+ * The I/O half of bounded mode: asks app.watched_addresses about the addresses of one transfer
+ * (and app.payment_authorizations whether an AuthorizationUsed's nonce is one of ours),
  * on a small pool of its own in autocommit (each statement sees everything committed before it
  * started: the safety argument in watched.ts rests on that). An index on the address of each
  * table under the view (drizzle/0009) makes it a lookup whatever the number of rows.
@@ -30,6 +31,34 @@ export function postgresWatchedLookup(databaseUrl: string): WatchedLookup & { en
       if (!warned) console.warn("bounded mode: app.watched_addresses does not exist yet; keeping no transfers");
       warned = true;
       return new Set<string>();
+    }
+  };
+  return Object.assign(lookup, { end: () => sql.end() });
+}
+
+/** Whether a nonce is that of a recorded authorization (drizzle/0018: an index on nonce). */
+export const AUTHORIZATION_LOOKUP_SQL = "select exists (select 1 from app.payment_authorizations where nonce = $1) as ours";
+
+/**
+ * Bounded mode for payments by authorization: an AuthorizationUsed is kept only if its nonce is
+ * that of an authorization recorded by the API (app.payment_authorizations), as a transfer is kept
+ * only if it touches a watched address. The same safety argument (watched.ts): the record is
+ * committed before our relayer sends it, and the lookup runs after its block was mined, on an
+ * autocommit connection that sees everything committed before it.
+ */
+export function postgresAuthorizationLookup(databaseUrl: string): ((nonce: string) => Promise<boolean>) & { end(): Promise<void> } {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, idle_timeout: 30, connection: CUSTOM_PLANS });
+  let warned = false;
+  const lookup = async (nonce: string) => {
+    try {
+      const [row] = await sql.unsafe<{ ours: boolean }[]>(AUTHORIZATION_LOOKUP_SQL, [nonce.toLowerCase()], { prepare: true });
+      return row?.ours === true;
+    } catch (e) {
+      // As above: no table means no authorization was ever recorded here.
+      if ((e as { code?: string })?.code !== "42P01") throw e;
+      if (!warned) console.warn("bounded mode: app.payment_authorizations does not exist yet; keeping no authorized transfers");
+      warned = true;
+      return false;
     }
   };
   return Object.assign(lookup, { end: () => sql.end() });

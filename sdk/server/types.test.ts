@@ -18,6 +18,8 @@ type Api<S extends TSchema> = Static<S>;
 
 const checks = {
   details: true satisfies Same<{ [R in Sdk.EventReason]: ApiDetail<R> }, Sdk.EventDetails>,
+  // Optional fields too (`Same` alone lets one side lack an optional field): method, payer, ….
+  detailFields: true satisfies Same<{ [R in Sdk.EventReason]: Required<ApiDetail<R>> }, { [R in Sdk.EventReason]: Required<Sdk.EventDetails[R]> }>,
   reasonAndDetail: true satisfies Same<ApiReasonAndDetail, Sdk.ReasonAndDetail>,
   historyEntry: true satisfies Same<Api<typeof HistoryEntry>, Sdk.HistoryEntry>,
   eventData: true satisfies Same<Api<typeof SessionEvent>["data"], Sdk.PaymentSessionEventData>,
@@ -54,6 +56,16 @@ function overpaidSurplus(e: Sdk.PaymentSessionEvent): string | undefined {
   return e.data.detail.overpaid;
 }
 
+/** How a session was paid, where the detail says it (events written before the field: undefined). */
+function methodOf(h: Sdk.HistoryEntry): Sdk.PaymentMethod | undefined {
+  if (h.reason === "paid" || h.reason === "swept" || h.reason === "paid_after_cancel" || h.reason === "funds_received") return h.detail.method;
+  if (h.reason === "funds_settled") {
+    // @ts-expect-error -- settled money says no method
+    return h.detail.method;
+  }
+  return undefined;
+}
+
 function sweepOf(h: Sdk.HistoryEntry): string | undefined {
   if (h.reason === "swept") return h.detail.sweepTxHash;
   if (h.reason === "expired") {
@@ -72,4 +84,6 @@ test("an event's detail narrows by its reason", () => {
   const detail = { chainId: 1, amount: "1500000", overpaid: "500000", txHashes: ["0xa"] };
   expect(overpaidSurplus({ ...base, data: { ...session, reason: "overpaid", detail } })).toBe("500000");
   expect(sweepOf({ sequence: 3, status: "SUCCEEDED", previousStatus: "FUNDED", at: "", reason: "swept", detail: { chainId: 1, sweepTxHash: "0xb" } })).toBe("0xb");
+  expect(methodOf({ sequence: 3, status: "SUCCEEDED", previousStatus: "FUNDED", at: "", reason: "swept", detail: { chainId: 1, sweepTxHash: "0xb", method: "authorization" } })).toBe("authorization");
+  expect(methodOf({ sequence: 2, status: "FUNDED", previousStatus: "PENDING", at: "", reason: "paid", detail })).toBeUndefined();
 });

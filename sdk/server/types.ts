@@ -51,14 +51,27 @@ export interface PaymentNetwork {
 /** No fields. */
 export type NoDetail = Record<never, never>;
 
+/**
+ * How a payment was made: `transfer` (to the deposit address, then swept), or `authorization`
+ * (the payer's signed EIP-3009 authorization moved it straight to the settlement address).
+ */
+export type PaymentMethod = "transfer" | "authorization";
+
+/** How it was paid and by whom; absent on events written before these fields were added. */
+export interface PaidBy {
+  method?: PaymentMethod;
+  /** The address the money came from (EIP-55 checksum), when one address paid it all. */
+  payer?: string;
+}
+
 /** The payment that funded the session (`paid`, `overpaid`). */
-export interface PaymentDetail {
+export interface PaymentDetail extends PaidBy {
   chainId: number;
   /** Confirmed on time on that network, in total (base units, decimal string). */
   amount: string;
   /** What came on top of the session's amount: "0" for `paid`, the surplus for `overpaid`. */
   overpaid: string;
-  /** The transactions of the transfers into the deposit address on that network. */
+  /** The transactions of the payments on that network (transfers into the deposit address, or the authorization carried out). */
   txHashes: string[];
 }
 
@@ -75,18 +88,21 @@ export interface EventDetails {
   canceled_by_payer: NoDetail;
   canceled_by_merchant: NoDetail;
   /** Expired with part of the amount paid (swept all the same). */
-  underpaid: { chainId: number; amount: string; /** What is missing to the session's amount. */ shortBy: string; txHashes: string[] };
+  underpaid: PaidBy & { chainId: number; amount: string; /** What is missing to the session's amount. */ shortBy: string; txHashes: string[] };
   simulated: NoDetail;
-  /** The funding amount reached the settlement address; `sweepTxHash`: the last transaction that moved it. */
-  swept: { chainId: number; sweepTxHash: string };
+  /**
+   * The funding amount reached the settlement address; `sweepTxHash`: the last transaction that
+   * moved it — a sweep (`method` `transfer`), or the payment by authorization itself (`authorization`, no sweep).
+   */
+  swept: { chainId: number; sweepTxHash: string; method?: PaymentMethod };
   /** Every sweep round failed; the money waits at the deposit address. `attempts` of the last round, its last `error`. */
   sweep_failed: { chainId: number; attempts: number; error: string };
   /** The funding payment left the chain; `amount`: what the network still shows at the deposit address. */
   reorged: { chainId: number; amount: string };
   /** Money confirmed after the session was canceled or expired (swept all the same). */
-  paid_after_cancel: { chainId: number; amount: string; txHashes: string[] };
+  paid_after_cancel: PaidBy & { chainId: number; amount: string; txHashes: string[] };
   /** A confirmed transfer into a deposit address that no transition reported. `onTime`: its block is no later than the expiry. */
-  funds_received: { chainId: number; txHash: string; logIndex: number; amountBaseUnits: string; blockTimestamp: string; onTime: boolean; statusReason: TransitionReason };
+  funds_received: PaidBy & { chainId: number; txHash: string; logIndex: number; amountBaseUnits: string; blockTimestamp: string; onTime: boolean; statusReason: TransitionReason };
   /** Money that reached the settlement address outside the `swept` transition. */
   funds_settled: { chainId: number; txHash: string; amountBaseUnits: string; statusReason: TransitionReason };
   /** A movement reported before that the chain no longer has. */

@@ -25,6 +25,8 @@ export const CSV_COLUMNS = [
   "settlement_tx_hash",
   "settled_at",
   "metadata",
+  // Added after the others, so that positional readers of the first columns keep working.
+  "payment_method",
 ] as const;
 
 export const CSV_HEADER = CSV_COLUMNS.join(",") + "\n";
@@ -49,6 +51,7 @@ export function csvRow(r: SessionRow, rec: Reconciliation | undefined): string {
       many(rec?.settlementTxHashes),
       rec?.settledAt?.toISOString() ?? "",
       meta,
+      many(rec?.paymentMethods),
     ]
       .map(csvField)
       .join(",") + "\n"

@@ -304,6 +304,7 @@ test("events and their deliveries, an endpoint's many attempts, a payment's reco
     status: "SUCCEEDED",
     deposit_address: view.networks[0].depositAddress,
     payer_address: payer,
+    payment_method: "transfer",
     payment_tx_hash: paymentTx,
     settlement_tx_hash: sweepTx,
   });

@@ -8,7 +8,7 @@
  * the one place that knows them.
  */
 import type { Sql } from "postgres";
-import { indexerTablesPresent, isMissingTable, payerOfLedgerRow } from "../sessions/indexed.ts";
+import { indexerTablesPresent, isMissingTable, methodOfLedgerRow, payerOfLedgerRow } from "../sessions/indexed.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 
 const DepositRow = rowShape("reconciliation deposits", { session_id: col.text, chain_id: col.int, address: col.text });
@@ -20,6 +20,8 @@ const FundRow = rowShape("reconciliation movements", {
   at: col.time,
   /** The indexer's sender of a payment in; null out, or with no index here. */
   payer: col.nullable(col.text),
+  /** How a payment in was made; null out, or with no index here. */
+  method: col.nullable(col.oneOf(["transfer", "authorization"] as const)),
 });
 
 /** One session's reconciliation columns of the CSV export. */
@@ -28,6 +30,8 @@ export interface Reconciliation {
   depositAddresses: string[];
   /** The senders of the confirmed payments (distinct, in payment order). */
   payerAddresses: string[];
+  /** How they were paid, "transfer" or "authorization" (distinct, in payment order). */
+  paymentMethods: string[];
   paymentTxHashes: string[];
   /** The block time of the last confirmed payment in. */
   paidAt: Date | null;
@@ -43,16 +47,18 @@ export interface Reconciliation {
  */
 export async function reconciliationOf(sql: Sql, sessions: { id: string; fundingChainId: number | null }[]): Promise<Map<string, Reconciliation>> {
   const out = new Map<string, Reconciliation>(
-    sessions.map((s) => [s.id, { depositAddresses: [], payerAddresses: [], paymentTxHashes: [], paidAt: null, settlementTxHashes: [], settledAt: null }]),
+    sessions.map((s) => [s.id, { depositAddresses: [], payerAddresses: [], paymentMethods: [], paymentTxHashes: [], paidAt: null, settlementTxHashes: [], settledAt: null }]),
   );
   if (sessions.length === 0) return out;
   const ids = sessions.map((s) => s.id);
-  const payer = payerOfLedgerRow("f", await indexerTablesPresent(sql));
+  const indexed = await indexerTablesPresent(sql);
+  const payer = payerOfLedgerRow("f", indexed);
+  const method = methodOfLedgerRow("f", indexed);
   const read = () =>
     Promise.all([
       sql`select session_id, chain_id, address from app.session_deposits where session_id = any(${ids}::text[]) order by session_id, chain_id`,
       sql.unsafe(
-        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer
+        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer, ${method} as method
            from app.session_funds f
           where f.session_id = any($1::text[]) and f.reverted_at is null
           order by f.session_id, at, f.log_index`,
@@ -74,6 +80,7 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
     if (f.direction === "in") {
       pushNew(r.paymentTxHashes, f.tx_hash);
       if (f.payer) pushNew(r.payerAddresses, f.payer.toLowerCase());
+      if (f.method) pushNew(r.paymentMethods, f.method);
       if (!r.paidAt || at > r.paidAt) r.paidAt = at;
       paidChain.set(f.session_id, (paidChain.get(f.session_id) ?? new Set()).add(f.chain_id));
     } else {

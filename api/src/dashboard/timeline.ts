@@ -37,10 +37,13 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
   const tok = (k: string) => tokenAmount(d[k], ctx.decimals);
   const money = (k: string) => (tok(k) ? `${tok(k)} ${ctx.symbol}` : "an amount");
   const base = { at: entry.at, status: entry.status };
+  // Paid by the payer's signed authorization: the money went straight to the settlement address.
+  const byAuthorization = d.method === "authorization";
   switch (entry.reason) {
     case "created":
       return { ...base, title: "Created", text: `The session was created for ${ctx.amount} ${ctx.currency}, waiting for payment.` };
     case "paid":
+      if (byAuthorization) return { ...base, title: "Paid", text: "The payer's signed authorization moved the full amount straight to your settlement address; it is confirmed." };
       return { ...base, title: "Paid", text: "The full amount arrived at the deposit address and is confirmed. It is being moved to your settlement address." };
     case "overpaid":
       return { ...base, title: "Overpaid", text: `The payer sent more than asked (${money("overpaid")} extra). Everything received, surplus included, is moved to your settlement address; refunding the surplus is up to you.` };
@@ -55,14 +58,19 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
     case "simulated":
       return { ...base, title: "Error (simulated)", text: "A sandbox tool sent this session to ERROR so your error handling can be tried. No money moved." };
     case "swept":
+      if (byAuthorization) return { ...base, title: "Settled", text: "The payment by signed authorization is at your settlement address: no sweep was needed." };
       return { ...base, title: "Settled", text: "The payment reached your settlement address and is confirmed." };
     case "sweep_failed":
       return { ...base, title: "Sweep failed", text: "Moving the funds to your settlement address failed after its retries. The money is safe at the deposit address and is moved in a later round." };
     case "reorged":
       return { ...base, title: "Payment undone by the network", text: "The network reorganised and the payment's transaction is no longer in the chain. Do not ship the order unless the payer pays again." };
     case "paid_after_cancel":
+      if (byAuthorization) {
+        return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) by the payer's signed authorization reached your settlement address after the session had been canceled or expired; refund or fulfil it yourself.` };
+      }
       return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) arrived after the session had been canceled or expired. It is moved to your settlement address all the same; refund or fulfil it yourself.` };
     case "funds_received":
+      if (byAuthorization) return { ...base, title: "More money received", text: `Another payment of ${money("amountBaseUnits")} by the payer's signed authorization reached your settlement address.` };
       return { ...base, title: "More money received", text: `Another payment of ${money("amountBaseUnits")} arrived at the deposit address. It is moved to your settlement address.` };
     case "funds_settled":
       return { ...base, title: "Money settled", text: `${money("amountBaseUnits")} reached your settlement address.` };

@@ -548,6 +548,12 @@ export const paymentAuthorizations = app.table(
     check("payment_authorizations_status_chk", sql`${t.status} in ('recorded', 'sending', 'mined', 'failed')`),
     index("payment_authorizations_due_idx").on(t.chainId, t.nextAttemptAt).where(sql`${t.status} = 'recorded'`),
     index("payment_authorizations_transaction_idx").on(t.transactionId).where(sql`${t.transactionId} is not null`),
+    // Bounded indexing asks by nonce whether an AuthorizationUsed on-chain is one of ours, and the
+    // runner maps an indexed authorized transfer back to its session (indexer/watched-db.ts, sessions/indexed.ts).
+    index("payment_authorizations_nonce_idx").on(t.nonce),
+    // After a reorg, the runner wakes the sessions whose payment by authorization it may have
+    // taken away: those still usable lately (sessions/runner.ts).
+    index("payment_authorizations_valid_before_idx").on(t.chainId, t.validBefore),
   ],
 );
 

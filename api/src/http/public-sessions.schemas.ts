@@ -40,8 +40,12 @@ export const PayerSession = t.Composite(
           txHash: t.String(),
           amountBaseUnits: t.String(),
           confirmations: JsonInteger({ description: "Blocks on top of the payment's, its own included; 0: not in an indexed block yet." }),
+          method: t.Union([t.Literal("transfer"), t.Literal("authorization")], {
+            description: "`transfer`: sent to the deposit address; `authorization`: the payer's signed authorization carried out, straight to the settlement address.",
+          }),
+          payer: t.Union([t.String(), t.Null()], { description: "The address the money came from (EIP-55 checksum); null when the index does not say." }),
         }),
-        { description: "Transfers into the session's deposit addresses seen on-chain, oldest first." },
+        { description: "Payments seen on-chain, oldest first: transfers into the session's deposit addresses and payments by authorization." },
       ),
     }),
   ],

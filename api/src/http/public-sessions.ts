@@ -12,6 +12,7 @@ import { depositsOfSession, findSessionById } from "../sessions/repository.ts";
 import { requestCancel } from "../sessions/cancel.ts";
 import { publicView, type SessionRow } from "../sessions/views.ts";
 import { readIndexedAlone } from "../sessions/indexed.ts";
+import { authorizedPayments } from "../sessions/movements.ts";
 import { payerView, viewEtag, type PayerSessionView } from "../sessions/payer-view.ts";
 import { gaslessOffers, withGaslessOffers } from "../gasless/offers.ts";
 import { relayerAddressOn } from "../sweeps/relayer.ts";
@@ -32,7 +33,7 @@ export async function loadPayerView(services: Services, auth: SessionTokenAuth, 
   const deposits = row === auth.session ? auth.deposits : await depositsOfSession(db, row.id);
   // While the indexer rebuilds, the payments are not known: show none rather than fail.
   const indexed = await readIndexedAlone(sql, row.id);
-  const transfers = indexed === "not_ready" ? [] : indexed.transfers;
+  const transfers = indexed === "not_ready" ? [] : [...indexed.transfers, ...authorizedPayments(indexed.authorized, deposits)];
   const view = payerView(
     publicView(row, auth.merchantName, deposits),
     { statusReason: row.statusReason, merchantId: auth.merchantPublicId, tokenExpiresAt: row.tokenExpiresAt },

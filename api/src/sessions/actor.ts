@@ -1,7 +1,7 @@
 /**
  * One step of one session actor (docs/session-lifecycle.md, "The session actor"): in a single transaction, lock the session,
  * gather its facts (indexed transfers into its deposit addresses with their confirmations,
- * its sweeps), run the pure `decide`, and commit the transition, its event, its webhook
+ * its payment by authorization, its sweeps), run the pure `decide`, and commit the transition, its event, its webhook
  * deliveries, its sweep requests and its next wake-up together. The row lock makes steps
  * of one session strictly sequential whichever runner or API request takes them; a crash
  * before the commit leaves everything as it was, and decide, given the same facts, decides
@@ -17,7 +17,7 @@ import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
 import { readReportedMovements, reportedMovements, reportMoneyMovements } from "./funds.ts";
 import { forgetOnMissingTable, indexedPastExpiry, readIndexed } from "./indexed.ts";
-import { confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions } from "./movements.ts";
+import { authorizedOutflows, authorizedPayments, confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions } from "./movements.ts";
 
 
 export interface StepRequest {
@@ -102,8 +102,10 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     };
     const now = opts.now ?? s.db_now;
     const outflows = confirmedOutflows(indexed.outflows, deposits);
+    const authorized = authorizedPayments(indexed.authorized, deposits.map((d) => ({ chainId: d.chain_id, settlementAddress: d.settlement_address })));
     const facts: Facts = {
       transfers: indexed.transfers,
+      authorized,
       outflows,
       sweeps,
       ...(request.cancelRequest ? { cancelRequest: request.cancelRequest } : {}),
@@ -134,9 +136,10 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
       reportMoneyMovements(writes, tx, session, known, {
         status,
         transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
-        incoming: confirmedIncoming(facts.transfers, state.networks),
-        outgoing: settledTransactions(outflows, sweeps),
-        present: presentMovements(indexed, deposits, sweeps),
+        incoming: confirmedIncoming([...facts.transfers, ...authorized], state.networks),
+        // A payment by authorization is settled money too, in its own transaction.
+        outgoing: settledTransactions([...authorizedOutflows(authorized, state.networks), ...outflows], sweeps),
+        present: presentMovements({ ...indexed, authorized }, deposits, sweeps),
         expiresAt: state.expiresAt,
         fundingChainId: decision.transition?.funding?.chainId ?? state.funding?.chainId,
       });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { CONFIRMATION_RECHECK_MS, coveredOn, decide, MAX_SWEEP_ROUNDS, settledOn, type Facts, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
+import { checksumAddress } from "../../../shared/contracts/keccak.ts";
+import { CONFIRMATION_RECHECK_MS, coveredOn, decide, MAX_SWEEP_ROUNDS, settledOn, type AuthorizedPayment, type Facts, type SessionState, type SweepRound, type Transfer } from "./decide.ts";
 
 const T0 = new Date("2026-11-21T10:00:00Z");
 const EXPIRY = new Date("2026-11-21T10:30:00Z");
@@ -25,6 +26,10 @@ const tx = (chainId: number, value: bigint, confirmations: number, minute = 5): 
   confirmations,
 });
 const facts = (transfers: Transfer[], more: Partial<Facts> = {}): Facts => ({ transfers, ...more });
+const PAYER = "0x00000000000000000000000000000000000000aa";
+const PAYER_CHECKSUMMED = checksumAddress(PAYER);
+/** A payment by the payer's signed authorization, straight to the settlement address. */
+const authorized = (chainId: number, value: bigint, confirmations: number, minute = 5): AuthorizedPayment => ({ ...tx(chainId, value, confirmations, minute), from: PAYER, method: "authorization" });
 /** A sweep round on chain 1 (or `chainId`). */
 const round = (state: SweepRound["state"], amount: bigint, more: Partial<SweepRound> = {}): SweepRound => ({ chainId: 1, state, amount, attempts: 1, ...more });
 
@@ -263,4 +268,78 @@ describe("value-0 transfers are no payment", () => {
 test("decide is deterministic: the same inputs give the same decision", () => {
   const f = facts([tx(1, AMOUNT, 3)]);
   expect(decide(pending(), f, at(6))).toEqual(decide(pending(), f, at(6)));
+});
+
+describe("paid by authorization (straight to the settlement address: no sweep)", () => {
+  test("PENDING → FUNDED paid, method authorization and the payer; nothing to sweep, and the next step at once", () => {
+    const a = authorized(1, AMOUNT, 3);
+    const d = decide(pending(), facts([], { authorized: [a] }), at(6));
+    expect(d.transition).toMatchObject({
+      to: "FUNDED",
+      reason: "paid",
+      detail: { chainId: 1, amount: AMOUNT.toString(), overpaid: "0", txHashes: [a.txHash], method: "authorization", payer: PAYER_CHECKSUMMED },
+      funding: { chainId: 1, amount: AMOUNT },
+    });
+    expect(d.effects).toEqual([]);
+    expect(d.wakeAt).toEqual(at(6));
+  });
+  test("unconfirmed: no FUNDED, a cancel is refused (a payment is detected), and it looks again soon", () => {
+    const f = facts([], { authorized: [authorized(1, AMOUNT, 2)] });
+    expect(decide(pending(), f, at(6)).transition).toBeUndefined();
+    expect(decide(pending(), { ...f, cancelRequest: "merchant" }, at(6)).refused).toBe("payment_detected");
+  });
+  test("FUNDED → SUCCEEDED swept by the payment itself: method authorization, its transaction, no sweep", () => {
+    const a = authorized(1, AMOUNT, 3);
+    const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
+    const d = decide(funded, facts([], { authorized: [a] }), at(6));
+    expect(d.transition).toEqual({ to: "SUCCEEDED", reason: "swept", chainId: 1, detail: { chainId: 1, sweepTxHash: a.txHash, method: "authorization" } });
+    expect(d.effects).toEqual([]);
+  });
+  test("a plain payment swept says method transfer", () => {
+    const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
+    const d = decide(funded, facts([tx(1, AMOUNT, 9)], { sweeps: [round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0xs" })] }), at(7));
+    expect(d.transition).toMatchObject({ reason: "swept", detail: { sweepTxHash: "0xs", method: "transfer" } });
+  });
+  test("a plain payment's detail says method transfer and its sender", () => {
+    const d = decide(pending(), facts([{ ...tx(1, AMOUNT, 3), from: PAYER }]), at(6));
+    expect(d.transition?.detail).toMatchObject({ method: "transfer", payer: PAYER_CHECKSUMMED });
+  });
+  test("part by transfer, part by authorization: FUNDED on the sum, only the deposit's part swept; SUCCEEDED once that sweep lands", () => {
+    const a = authorized(1, AMOUNT - 1_000_000n, 3);
+    const t = { ...tx(1, 1_000_000n, 3), from: "0x00000000000000000000000000000000000000bb" };
+    const d = decide(pending(), facts([t], { authorized: [a] }), at(6));
+    expect(d.transition).toMatchObject({ to: "FUNDED", reason: "paid", detail: { method: "authorization", txHashes: [t.txHash, a.txHash] } });
+    expect((d.transition!.detail as { payer?: string }).payer).toBeUndefined(); // two senders
+    expect(d.effects).toEqual([{ kind: "sweep", chainId: 1, amount: 1_000_000n }]);
+    const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
+    expect(decide(funded, facts([t], { authorized: [a], sweeps: [round("queued", 1_000_000n)] }), at(7)).transition).toBeUndefined();
+    const done = decide(funded, facts([t], { authorized: [a], sweeps: [round("confirmed", 1_000_000n, { swept: 1_000_000n, txHash: "0xsw" })] }), at(8));
+    expect(done.transition).toMatchObject({ to: "SUCCEEDED", detail: { sweepTxHash: "0xsw", method: "transfer" } });
+  });
+  test("decide stays total: less than the amount by authorization (not what we offer) is underpaid at expiry, nothing to sweep", () => {
+    const a = authorized(1, AMOUNT - 1n, 3);
+    expect(decide(pending(), facts([], { authorized: [a] }), at(6)).transition).toBeUndefined();
+    const d = decide(pending(), facts([], { authorized: [a] }), at(31));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "underpaid", detail: { shortBy: "1", method: "authorization", payer: PAYER_CHECKSUMMED } });
+    expect(d.effects).toEqual([]);
+  });
+  test("after a cancel or expiry → ERROR paid_after_cancel, method authorization, no sweep", () => {
+    const a = authorized(8453, AMOUNT, 1, 20);
+    const d = decide(pending({ status: "CANCELED" }), facts([], { authorized: [a] }), at(21));
+    expect(d.transition).toMatchObject({ to: "ERROR", reason: "paid_after_cancel", detail: { chainId: 8453, amount: AMOUNT.toString(), txHashes: [a.txHash], method: "authorization", payer: PAYER_CHECKSUMMED } });
+    expect(d.effects).toEqual([]);
+  });
+  test("reorged away while FUNDED → ERROR reorged (nothing settled any more, nothing present)", () => {
+    const funded = pending({ status: "FUNDED", funding: { chainId: 1, amount: AMOUNT } });
+    expect(decide(funded, facts([]), at(7)).transition).toMatchObject({ to: "ERROR", reason: "reorged", detail: { amount: "0" } });
+  });
+  test("value 0 by authorization is no payment", () => {
+    expect(decide(pending(), facts([], { authorized: [authorized(1, 0n, 9)], cancelRequest: "payer" }), at(6)).transition).toMatchObject({ reason: "canceled_by_payer" });
+  });
+  test("a second payment by authorization after SUCCEEDED is never swept (it is at the settlement address)", () => {
+    const s = pending({ status: "SUCCEEDED", funding: { chainId: 1, amount: AMOUNT } });
+    const d = decide(s, facts([tx(1, AMOUNT, 10)], { authorized: [authorized(1, AMOUNT, 10, 20)], sweeps: [round("confirmed", AMOUNT, { swept: AMOUNT, txHash: "0x1" })] }), at(21));
+    expect(d.effects).toEqual([]);
+    expect(d.transition).toBeUndefined();
+  });
 });

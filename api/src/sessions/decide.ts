@@ -11,12 +11,15 @@
  * answer: a crash between deciding and committing repeats nothing visible.
  *
  * Rules, one per row of the state table:
- *   PENDING  → FUNDED     confirmed transfers on ONE network total ≥ amount (paid | overpaid)
+ *   PENDING  → FUNDED     confirmed transfers on ONE network total ≥ amount (paid | overpaid);
+ *                         a payment by the payer's signed authorization counts as a transfer
+ *                         (straight to the settlement address: nothing to sweep)
  *   PENDING  → CANCELED   expiry with nothing received (expired); cancel by payer/merchant while
  *                         nothing is detected, confirmed or not (canceled_by_payer | _merchant)
  *   PENDING  → ERROR      expiry with a confirmed partial amount (underpaid); sandbox (simulated)
- *   FUNDED   → SUCCEEDED  the funding amount reached the settlement address from the deposit
- *                         (swept), whoever sent the sweep: our relayer or anyone else
+ *   FUNDED   → SUCCEEDED  the funding amount reached the settlement address (swept): from the
+ *                         deposit, whoever sent the sweep (our relayer or anyone else), or by
+ *                         the payment by authorization itself (method "authorization", no sweep)
  *   FUNDED   → ERROR      sweep failed past its retries (sweep_failed); funding reorged away (reorged)
  *   CANCELED → ERROR      funds confirmed after cancel/expiry (paid_after_cancel)
  * Funds confirmed in any state other than PENDING are swept too (effect `sweep`), never lost;
@@ -32,11 +35,12 @@
  * the same money, so no path spends relayer gas in a loop).
  */
 import type { SessionStatus } from "../../../shared/status.ts";
+import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 import type { TransitionReasonAndDetail } from "./event-detail.ts";
-import { settledTransactions } from "./movements.ts";
-import type { Network, Outflow, SweepRound, Transfer } from "./facts.ts";
+import { authorizedOutflows, settledTransactions } from "./movements.ts";
+import type { AuthorizedPayment, Network, Outflow, PaymentMethod, SweepRound, Transfer } from "./facts.ts";
 
-export type { Network, Outflow, SweepRound, Transfer } from "./facts.ts";
+export type { AuthorizedPayment, Network, Outflow, SweepRound, Transfer } from "./facts.ts";
 
 export interface SessionState {
   status: SessionStatus;
@@ -49,6 +53,11 @@ export interface SessionState {
 export interface Facts {
   /** Incoming transfers into the session's deposit addresses. */
   transfers: Transfer[];
+  /**
+   * Payments by authorization to the session's settlement address (confirmed or not): money in
+   * and settled in one transaction; never swept.
+   */
+  authorized?: AuthorizedPayment[];
   /** Confirmed outgoing transfers deposit → settlement, from the indexer. */
   outflows?: Outflow[];
   /** Every sweep round of the session, oldest first (its own token's only). */
@@ -99,8 +108,8 @@ export const MAX_SWEEP_ROUNDS = 3;
 
 export function decide(state: SessionState, given: Facts, now: Date): Decision {
   // A Transfer of value 0 moves nothing (anyone can emit one to any address): no payment at all.
-  const facts: Facts = { ...given, transfers: given.transfers.filter((t) => t.value > 0n) };
-  const byChain = summarize(state, facts.transfers);
+  const facts: Facts = { ...given, transfers: given.transfers.filter((t) => t.value > 0n), authorized: (given.authorized ?? []).filter((t) => t.value > 0n) };
+  const byChain = summarize(state, facts);
   const confirmed = (chainId: number) => byChain.get(chainId)?.confirmed ?? 0n;
   const effects = lateFundsToSweep(state, facts, byChain);
   const hasUnconfirmed = [...byChain.values()].some((c) => c.unconfirmedOnTime > 0n);
@@ -115,18 +124,22 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
       if (paid) {
         const amount = confirmed(paid.chainId);
         const overpaid = amount - paid.requiredBaseUnits;
+        // Only what came to the deposit address is swept; a payment by authorization is already
+        // at the settlement address: then the next step (at once) sees it settled → SUCCEEDED.
+        const toSweep = byChain.get(paid.chainId)?.confirmedAtDeposit ?? 0n;
         return {
           transition: {
             to: "FUNDED",
             reason: overpaid > 0n ? "overpaid" : "paid",
-            detail: { chainId: paid.chainId, amount: amount.toString(), overpaid: overpaid.toString(), txHashes: txHashesOn(facts, paid.chainId) },
+            detail: { chainId: paid.chainId, amount: amount.toString(), overpaid: overpaid.toString(), txHashes: txHashesOn(facts, paid.chainId), ...paymentOn(facts, paid.chainId) },
             chainId: paid.chainId,
             funding: { chainId: paid.chainId, amount },
           },
-          effects: [{ kind: "sweep", chainId: paid.chainId, amount }],
+          effects: toSweep > 0n ? [{ kind: "sweep", chainId: paid.chainId, amount: toSweep }] : [],
+          ...(toSweep > 0n ? {} : { wakeAt: now }),
         };
       }
-      const detected = facts.transfers.length > 0;
+      const detected = facts.transfers.length > 0 || (facts.authorized?.length ?? 0) > 0;
       // A cancel asked after the expiry is decided as the expiry it comes after.
       if (facts.cancelRequest && now < state.expiresAt) {
         if (detected) return { refused: "payment_detected", effects, wakeAt: recheck ?? state.expiresAt };
@@ -155,6 +168,7 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
               amount: confirmed(partial.chainId).toString(),
               shortBy: (partial.requiredBaseUnits - confirmed(partial.chainId)).toString(),
               txHashes: txHashesOn(facts, partial.chainId),
+              ...paymentOn(facts, partial.chainId),
             },
           },
           // Partial funds belong to the merchant too: sweep them.
@@ -168,12 +182,15 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
       const network = funding && state.networks.find((n) => n.chainId === funding.chainId);
       if (facts.cancelRequest) return { refused: "not_pending", effects };
       if (!funding || !network) return { effects }; // a FUNDED row always names its network; nothing to decide without it
-      // SUCCEEDED once the funding amount itself reached the settlement address from the
-      // deposit — by our sweep or by anyone's call of the open sweep function.
-      const settled = settledOn(facts, funding.chainId);
+      // SUCCEEDED once the funding amount itself reached the settlement address: from the
+      // deposit — by our sweep or by anyone's call of the open sweep function — or, paid by
+      // authorization, in the payment's own transaction.
+      const settled = settledOn(facts, funding.chainId, state.networks);
       // (A positive amount always came in a transaction: the event names the last one.)
       if (settled.amount >= funding.amount && settled.lastTxHash !== undefined) {
-        return { transition: { to: "SUCCEEDED", reason: "swept", chainId: funding.chainId, detail: { chainId: funding.chainId, sweepTxHash: settled.lastTxHash } }, effects };
+        const byAuthorization = (facts.authorized ?? []).some((a) => a.chainId === funding.chainId && a.txHash.toLowerCase() === settled.lastTxHash?.toLowerCase());
+        const method: PaymentMethod = byAuthorization ? "authorization" : "transfer";
+        return { transition: { to: "SUCCEEDED", reason: "swept", chainId: funding.chainId, detail: { chainId: funding.chainId, sweepTxHash: settled.lastTxHash, method } }, effects };
       }
       const rounds = (facts.sweeps ?? []).filter((w) => w.chainId === funding.chainId);
       const last = rounds.at(-1);
@@ -200,7 +217,12 @@ export function decide(state: SessionState, given: Facts, now: Date): Decision {
             to: "ERROR",
             reason: "paid_after_cancel",
             chainId: paidLate.chainId,
-            detail: { chainId: paidLate.chainId, amount: (byChain.get(paidLate.chainId)?.confirmedAll ?? 0n).toString(), txHashes: txHashesOn(facts, paidLate.chainId) },
+            detail: {
+              chainId: paidLate.chainId,
+              amount: (byChain.get(paidLate.chainId)?.confirmedAll ?? 0n).toString(),
+              txHashes: txHashesOn(facts, paidLate.chainId),
+              ...paymentOn(facts, paidLate.chainId),
+            },
           },
           effects,
         };
@@ -222,12 +244,18 @@ interface ChainSummary {
   unconfirmedOnTime: bigint;
   /** Everything seen, confirmed or not. */
   all: bigint;
+  /** Of `confirmed`, what came to the deposit address (the rest came by authorization: settled already). */
+  confirmedAtDeposit: bigint;
+  /** Of `confirmedAll`, what is at the deposit address: what sweeps are for. */
+  sweepable: bigint;
 }
 
-function summarize(state: SessionState, transfers: Transfer[]): Map<number, ChainSummary> {
+/** Per network, payments into the deposit addresses and by authorization (both count toward the amount; only the first is swept). */
+function summarize(state: SessionState, facts: Facts): Map<number, ChainSummary> {
   const out = new Map<number, ChainSummary>();
-  for (const n of state.networks) out.set(n.chainId, { confirmed: 0n, confirmedAll: 0n, unconfirmedOnTime: 0n, all: 0n });
-  for (const t of transfers) {
+  for (const n of state.networks) out.set(n.chainId, { confirmed: 0n, confirmedAll: 0n, unconfirmedOnTime: 0n, all: 0n, confirmedAtDeposit: 0n, sweepable: 0n });
+  const payments = [...facts.transfers.map((t) => ({ t, atDeposit: true })), ...(facts.authorized ?? []).map((t) => ({ t, atDeposit: false }))];
+  for (const { t, atDeposit } of payments) {
     const network = state.networks.find((n) => n.chainId === t.chainId);
     const s = out.get(t.chainId);
     if (!network || !s) continue; // not one of this session's networks: ignore
@@ -237,6 +265,8 @@ function summarize(state: SessionState, transfers: Transfer[]): Map<number, Chai
     if (isConfirmed) s.confirmedAll += t.value;
     if (isConfirmed && onTime) s.confirmed += t.value;
     if (!isConfirmed && onTime) s.unconfirmedOnTime += t.value;
+    if (atDeposit && isConfirmed) s.sweepable += t.value;
+    if (atDeposit && isConfirmed && onTime) s.confirmedAtDeposit += t.value;
   }
   return out;
 }
@@ -259,8 +289,8 @@ function lateFundsToSweep(state: SessionState, facts: Facts, byChain: Map<number
 function unsweptFunds(state: SessionState, byChain: Map<number, ChainSummary>, facts: Facts): Effect[] {
   const effects: Effect[] = [];
   for (const n of state.networks) {
-    const confirmedAll = byChain.get(n.chainId)?.confirmedAll ?? 0n;
-    const rest = confirmedAll - coveredOn(facts, n.chainId);
+    const atDeposit = byChain.get(n.chainId)?.sweepable ?? 0n;
+    const rest = atDeposit - coveredOn(facts, n.chainId);
     if (rest > 0n && rest >= (n.minSweepBaseUnits ?? 0n)) effects.push({ kind: "sweep", chainId: n.chainId, amount: rest });
   }
   return effects;
@@ -288,12 +318,14 @@ export function coveredOn(facts: Facts, chainId: number): bigint {
 }
 
 /**
- * What reached the settlement address from the deposit on one network: the indexer's
- * confirmed outflows, plus what our confirmed sweeps' receipts show moved in transactions
- * the indexer has not stored yet (the same transaction is never counted twice).
+ * What reached the settlement address on one network: payments by authorization at the network's
+ * depth (`networks`; they went there directly), the indexer's confirmed outflows from the deposit,
+ * plus what our confirmed sweeps' receipts show moved in transactions the indexer has not stored
+ * yet (the same transaction is never counted twice). The last transaction is a sweep's when there
+ * is one, else the payment by authorization.
  */
-export function settledOn(facts: Facts, chainId: number): { amount: bigint; lastTxHash: string | undefined } {
-  const outflows = (facts.outflows ?? []).filter((o) => o.chainId === chainId && o.amount > 0n);
+export function settledOn(facts: Facts, chainId: number, networks: readonly Network[] = []): { amount: bigint; lastTxHash: string | undefined } {
+  const outflows = [...authorizedOutflows(facts.authorized ?? [], networks), ...(facts.outflows ?? [])].filter((o) => o.chainId === chainId && o.amount > 0n);
   const settled = settledTransactions(outflows, (facts.sweeps ?? []).filter((w) => w.chainId === chainId));
   // settledTransactions lists the outflows' transactions first, then the receipts' own.
   const fromReceipts = settled.slice(new Set(outflows.map((o) => o.txHash.toLowerCase())).size);
@@ -301,7 +333,20 @@ export function settledOn(facts: Facts, chainId: number): { amount: bigint; last
 }
 
 function txHashesOn(facts: Facts, chainId: number): string[] {
-  return [...new Set(facts.transfers.filter((t) => t.chainId === chainId).map((t) => t.txHash))];
+  return [...new Set([...facts.transfers, ...(facts.authorized ?? [])].filter((t) => t.chainId === chainId).map((t) => t.txHash))];
+}
+
+/**
+ * How the payment on a network was made, and by whom: `authorization` if a payment by the payer's
+ * signed authorization is among it; `payer` when every payment there came from one address.
+ */
+function paymentOn(facts: Facts, chainId: number): { method: PaymentMethod; payer?: string } {
+  const byAuthorization = (facts.authorized ?? []).filter((t) => t.chainId === chainId);
+  const all = [...facts.transfers.filter((t) => t.chainId === chainId), ...byAuthorization];
+  const senders = new Set(all.map((t) => t.from?.toLowerCase()));
+  const [only] = senders;
+  // Addresses leave the API in EIP-55 checksum form (views.ts).
+  return { method: byAuthorization.length > 0 ? "authorization" : "transfer", ...(senders.size === 1 && only ? { payer: checksumAddress(only) } : {}) };
 }
 
 function minDate(a: Date | undefined, b: Date): Date {

@@ -20,8 +20,18 @@ const BaseUnits = (description: string) => t.String({ pattern: "^[0-9]+$", descr
 const fields = <P extends Parameters<typeof t.Object>[0]>(properties: P, description: string) => t.Object(properties, { additionalProperties: false, description });
 
 const chainId = Integer("The network (chain id) it happened on.");
-const txHashes = t.Array(t.String(), { description: "The transactions of the transfers into the deposit address on that network." });
+const txHashes = t.Array(t.String(), {
+  description: "The transactions of the payments on that network: transfers into the deposit address, or the payer's signed authorization carried out.",
+});
 const txHash = t.String({ description: "The transaction." });
+// Added later: optional, since stored events are served as they were written.
+const method = t.Optional(
+  t.Union([t.Literal("transfer"), t.Literal("authorization")], {
+    description:
+      "How it was paid: `transfer` (the payer sent the token to the deposit address), or `authorization` (the payer signed an EIP-3009 authorization, and its transaction moved the money straight to the settlement address: no sweep). Absent on events written before it was added.",
+  }),
+);
+const payer = t.Optional(t.String({ description: "The address the money came from (EIP-55 checksum), when one address paid it all. Absent on events written before it was added." }));
 /** Money events only: the session's status reason at that moment (the status did not change). */
 const statusReason = t.Union(TRANSITION_REASONS.map((r) => t.Literal(r)) as unknown as TLiteral<TransitionReason>[], {
   description: "The session's status reason when it happened (a money event leaves the status as it was).",
@@ -34,6 +44,8 @@ const payment = fields(
     amount: BaseUnits("Confirmed on time on that network, in total."),
     overpaid: BaseUnits('What came on top of the session\'s amount: "0" for `paid`, the surplus for `overpaid`.'),
     txHashes,
+    method,
+    payer,
   },
   "The payment that funded the session.",
 );
@@ -52,18 +64,31 @@ export const EVENT_DETAILS = {
       amount: BaseUnits("Confirmed on time on that network, in total."),
       shortBy: BaseUnits("What is missing to the session's amount."),
       txHashes,
+      method,
+      payer,
     },
     "The session expired with part of the amount paid (swept all the same).",
   ),
   simulated: none("a sandbox tool sent the session to ERROR."),
-  swept: fields({ chainId, sweepTxHash: t.String({ description: "The last transaction that moved the funding amount to the settlement address." }) }, "The funding amount reached the settlement address."),
+  swept: fields(
+    {
+      chainId,
+      sweepTxHash: t.String({ description: "The last transaction that moved the funding amount to the settlement address: a sweep, or (method `authorization`) the payment itself." }),
+      method: t.Optional(
+        t.Union([t.Literal("transfer"), t.Literal("authorization")], {
+          description: "`transfer`: swept from the deposit address; `authorization`: the payment by authorization moved it there in `sweepTxHash`, no sweep. Absent on events written before it was added.",
+        }),
+      ),
+    },
+    "The funding amount reached the settlement address.",
+  ),
   sweep_failed: fields(
     { chainId, attempts: Integer("Attempts of the last sweep round."), error: t.String({ description: "Why its last attempt failed." }) },
     "Every sweep round of the funding network failed; the money waits at the deposit address.",
   ),
   reorged: fields({ chainId, amount: BaseUnits("What the network still shows at the deposit address, confirmed or not: less than the session's amount.") }, "The funding payment left the chain."),
   paid_after_cancel: fields(
-    { chainId, amount: BaseUnits("Confirmed on that network, in total, whenever it came."), txHashes },
+    { chainId, amount: BaseUnits("Confirmed on that network, in total, whenever it came."), txHashes, method, payer },
     "Money arrived after the session was canceled or expired (swept all the same).",
   ),
   funds_received: fields(
@@ -74,6 +99,8 @@ export const EVENT_DETAILS = {
       amountBaseUnits: BaseUnits("The transfer's amount."),
       blockTimestamp: t.String({ format: "date-time", description: "The time of its block." }),
       onTime: t.Boolean({ description: "Its block is no later than the session's expiry." }),
+      method,
+      payer,
       statusReason,
     },
     "A confirmed transfer into a deposit address that no transition reported.",

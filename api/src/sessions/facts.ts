@@ -1,6 +1,6 @@
 /**
  * The facts a session step works from, as plain values: transfers into its deposit addresses,
- * its networks, the money that left for settlement, its sweep rounds. Shared by the pure state
+ * its payments by authorization, its networks, the money that left for settlement, its sweep rounds. Shared by the pure state
  * machine (decide.ts) and the pure money module (movements.ts); the actor reads them from the
  * database (actor.ts, indexed.ts).
  */
@@ -13,6 +13,24 @@ export interface Transfer {
   blockTimestamp: Date;
   /** head − block + 1; 0 when not yet in a block the indexer has seen. */
   confirmations: number;
+  /** The sender, lowercase (for a payment: the payer's address as the chain shows it); absent where not read. */
+  from?: string;
+  /** Absent: a transfer into the deposit address. */
+  method?: PaymentMethod;
+}
+
+/** How a payment was made: a transfer into the deposit address, or the payer's signed EIP-3009 authorization. */
+export type PaymentMethod = "transfer" | "authorization";
+
+/**
+ * A payment by the payer's signed EIP-3009 authorization, carrying the session's nonce
+ * (indexer.authorized_transfers), to the session's settlement address: the token moved it from
+ * `from` straight there in one transaction — received and settled at once, nothing at the
+ * deposit address to sweep. Whoever submitted the transaction (our relayer or a stranger).
+ */
+export interface AuthorizedPayment extends Transfer {
+  from: string;
+  method: "authorization";
 }
 
 export interface Network {

@@ -16,13 +16,14 @@ import type { Pipeline } from "../db/pipeline.ts";
 import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import type { Outflow, Transfer } from "./decide.ts";
 import { recordMoneyEvent, type LockedSession } from "./repository.ts";
+import { checksummed } from "./views.ts";
 
 export interface Movements {
   /** The status after this step. */
   status: SessionStatus;
   /** The transition of this step, if any: its event explains the movements on its network. */
   transition?: { eventId: string; to: SessionStatus; chainId: number };
-  /** Confirmed incoming transfers (value > 0). */
+  /** Confirmed incoming transfers (value > 0), payments by authorization among them (`method`). */
   incoming: Transfer[];
   /** Confirmed money at the settlement address from the deposit, one entry per transaction. */
   outgoing: Outflow[];
@@ -83,8 +84,17 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
   }
   const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${k.tx_hash.toLowerCase()}:${k.log_index}`));
   const fresh = [
-    ...m.incoming.map((t) => ({ direction: "in" as const, chainId: t.chainId, txHash: t.txHash, logIndex: t.logIndex, amount: t.value, blockTimestamp: t.blockTimestamp })),
-    ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined })),
+    ...m.incoming.map((t) => ({
+      direction: "in" as const,
+      chainId: t.chainId,
+      txHash: t.txHash,
+      logIndex: t.logIndex,
+      amount: t.value,
+      blockTimestamp: t.blockTimestamp,
+      method: t.method ?? "transfer",
+      payer: t.from,
+    })),
+    ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined, method: undefined, payer: undefined })),
   ].filter((x) => !seen.has(`${x.chainId}:${x.direction}:${x.txHash.toLowerCase()}:${x.logIndex}`));
   for (const f of fresh) {
     const t = m.transition;
@@ -113,6 +123,8 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
                 amountBaseUnits: f.amount.toString(),
                 blockTimestamp: f.blockTimestamp.toISOString(),
                 onTime: f.blockTimestamp <= m.expiresAt,
+                method: f.method ?? "transfer",
+                ...(f.payer ? { payer: checksummed(f.payer) } : {}),
               },
             }
           : { reason: "funds_settled", detail: { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() } },

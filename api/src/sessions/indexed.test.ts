@@ -42,12 +42,14 @@ async function buildIndexerSchema(ready: 0 | 1) {
     create table indexer._ponder_meta (key text primary key, value jsonb not null);
     create table indexer.transfers (chain_id integer not null, block_number numeric(78,0) not null, block_hash text not null, block_timestamp numeric(78,0) not null,
       tx_hash text not null, log_index integer not null, "from" text not null, "to" text not null, value numeric(78,0) not null, primary key (chain_id, tx_hash, log_index));
+    create table indexer.authorized_transfers (chain_id integer not null, block_number numeric(78,0) not null, block_hash text not null, block_timestamp numeric(78,0) not null,
+      tx_hash text not null, log_index integer not null, nonce text not null, "from" text not null, "to" text not null, value numeric(78,0) not null, primary key (chain_id, tx_hash, log_index));
     create table indexer.chain_heads (chain_id integer primary key, block_number numeric(78,0) not null, block_hash text not null, block_timestamp numeric(78,0) not null);`);
   await db.sql`insert into indexer._ponder_meta (key, value) values ('app', ${JSON.stringify({ is_ready: ready, is_locked: 1 })}::jsonb)`;
 }
 
 test("no indexer ever ran: nothing indexed; launched but its tables missing: not ready", async () => {
-  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [] });
+  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [], authorized: [] });
   await db.sql`create schema indexer_meta`;
   await db.sql`create table indexer_meta.settings (key text primary key, value text not null)`;
   expect(await readIndexedAlone(db.sql, SESSION)).toBe("not_ready");
@@ -74,7 +76,7 @@ test("the schema dropped and rebuilt after it was seen: not ready (never the rem
   expect(await readIndexedAlone(db.sql, SESSION)).toBe("not_ready");
   await db.sql`drop schema indexer cascade`;
   await buildIndexerSchema(1);
-  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [] }); // seen again
+  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [], authorized: [] }); // seen again
   await db.sql`drop schema indexer cascade`;
   const r = await stepSession(db.sql, SESSION, {}, { skipLocked: true });
   expect(r).toEqual({ found: true, status: "PENDING" });

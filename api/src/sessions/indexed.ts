@@ -1,7 +1,7 @@
 /**
  * Everything the session side reads from the indexer's tables (schema `indexer`, written by
  * Ponder: indexer/src/index.ts), in one place: a session's transfers in and out with their
- * confirmations, whether the indexer has stored a block past an expiry, the chains' indexed
+ * confirmations, its payment by authorization (by the session's EIP-3009 nonce), whether the indexer has stored a block past an expiry, the chains' indexed
  * heads, and which sessions new blocks concern. The schema may be missing (no indexer ever ran
  * here: nothing indexed) or being rebuilt (not ready: missing rows are not missing payments).
  *
@@ -17,8 +17,10 @@
  */
 import type { Sql, TransactionSql } from "postgres";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
+import { authorizationNonce } from "../gasless/authorization.ts";
 import type { Transfer } from "./decide.ts";
-import type { IndexedOutflow } from "./movements.ts";
+import type { IndexedAuthorized, IndexedOutflow } from "./movements.ts";
+import type { PaymentMethod } from "./facts.ts";
 
 /** The Postgres schema the indexer writes (indexer/process.ts). */
 export const INDEXER_SCHEMA = "indexer";
@@ -29,7 +31,7 @@ export const INDEXER_SCHEMA = "indexer";
  */
 export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
 
-export type { IndexedOutflow };
+export type { IndexedAuthorized, IndexedOutflow };
 
 /**
  * Whether schema `indexer` has its tables, as this process last saw: only a positive answer is
@@ -73,35 +75,60 @@ function sessionTransfersSql(label: string, columns: string): string {
 }
 
 /**
- * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
- * payment and is left out) and transfers out of them, each with its confirmations;
- * "not_ready" while the indexer (re)builds; none when it never ran. One statement once the
- * tables are known to exist (readiness, transfers in and out together).
+ * The session's ($1) payments by authorization (its EIP-3009 nonce: $2) on its networks, as the
+ * column `label` = 'auth', with `columns` of the transfer `t` and its head `h`. Whatever their
+ * recipient: movements.ts keeps those to the session's settlement address.
  */
-export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): Promise<{ transfers: Transfer[]; outflows: IndexedOutflow[] } | "not_ready"> {
+function sessionAuthorizedSql(label: string, columns: string): string {
+  return `select 'auth' as ${label}, ${columns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0`;
+}
+
+/** What readIndexed finds of a session. */
+export interface IndexedFacts {
+  transfers: Transfer[];
+  outflows: IndexedOutflow[];
+  /** Transfers carried out by an authorization with the session's nonce (to anyone: see movements.authorizedPayments). */
+  authorized: IndexedAuthorized[];
+}
+
+/**
+ * From the indexer's tables: transfers into the session's deposit addresses (value 0 is no
+ * payment and is left out), transfers out of them, and transfers carried out by an authorization
+ * with the session's nonce, each with its confirmations; "not_ready" while the indexer (re)builds;
+ * none when it never ran. One statement once the tables are known to exist (readiness, transfers
+ * in and out and by authorization together).
+ */
+export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): Promise<IndexedFacts | "not_ready"> {
   if (!tablesSeen) {
     const meta = decodeFirst(
       IndexerTables,
       await tx`
         select to_regclass(${`${INDEXER_SCHEMA}._ponder_meta`})::text as meta, to_regclass(${`${INDEXER_SCHEMA}.transfers`})::text as transfers,
-               to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass('indexer_meta.settings')::text as launched`,
+               to_regclass(${`${INDEXER_SCHEMA}.chain_heads`})::text as heads, to_regclass(${`${INDEXER_SCHEMA}.authorized_transfers`})::text as authorized,
+               to_regclass('indexer_meta.settings')::text as launched`,
     );
     // No table: either no indexer was ever started here (nothing indexed: no transfers), or
     // one is rebuilding its schema (not ready: missing rows are not missing payments).
-    if (!meta?.transfers || !meta.meta || !meta.heads) return meta?.launched ? "not_ready" : { transfers: [], outflows: [] };
+    if (!meta?.transfers || !meta.meta || !meta.heads || !meta.authorized) return meta?.launched ? "not_ready" : { transfers: [], outflows: [], authorized: [] };
     tablesSeen = true;
   }
-  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."to", ${CONFIRMATIONS}`;
+  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."from", t."to", ${CONFIRMATIONS}`;
   let rows;
   try {
     rows = await tx.unsafe(
       // bool_and over no row is null: a _ponder_meta without is_ready counts as ready.
       `select 'ready' as dir, null::int as chain_id, null::text as tx_hash, null::int as log_index,
-              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "to", null::int as confirmations
+              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "from", null::text as "to", null::int as confirmations
          from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'
        union all
-       ${sessionTransfersSql("dir", transferColumns)}`,
-      [sessionId],
+       ${sessionTransfersSql("dir", transferColumns)}
+       union all
+       ${sessionAuthorizedSql("dir", transferColumns)}`,
+      [sessionId, authorizationNonce(sessionId)],
     );
   } catch (e) {
     forgetOnMissingTable(e);
@@ -109,41 +136,53 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
   }
   const transfers: Transfer[] = [];
   const outflows: IndexedOutflow[] = [];
+  const authorized: IndexedAuthorized[] = [];
   for (const r of decodeRows(IndexedRow, rows)) {
     if (r.dir === "ready") {
       if (r.value === "false") return "not_ready";
       continue;
     }
     // Rows of transfers have every column; a null is a schema the code does not know.
-    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.to === null || r.confirmations === null) {
+    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.from === null || r.to === null || r.confirmations === null) {
       throw new Error(`an indexed transfer of session ${sessionId} has a null column`);
     }
+    const incoming: Transfer = {
+      chainId: r.chain_id,
+      txHash: r.tx_hash,
+      logIndex: r.log_index,
+      value: BigInt(r.value),
+      blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
+      confirmations: r.confirmations,
+      from: r.from.toLowerCase(),
+    };
     if (r.dir === "in") {
-      transfers.push({
-        chainId: r.chain_id,
-        txHash: r.tx_hash,
-        logIndex: r.log_index,
-        value: BigInt(r.value),
-        blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
-        confirmations: r.confirmations,
-      });
+      transfers.push(incoming);
+    } else if (r.dir === "auth") {
+      authorized.push({ ...incoming, from: r.from.toLowerCase(), to: r.to.toLowerCase(), method: "authorization" });
     } else {
       outflows.push({ chainId: r.chain_id, txHash: r.tx_hash, amount: BigInt(r.value), to: r.to, confirmations: r.confirmations });
     }
   }
-  return { transfers, outflows };
+  return { transfers, outflows, authorized };
 }
 
-const IndexerTables = rowShape("indexer tables", { meta: col.nullable(col.text), transfers: col.nullable(col.text), heads: col.nullable(col.text), launched: col.nullable(col.text) });
+const IndexerTables = rowShape("indexer tables", {
+  meta: col.nullable(col.text),
+  transfers: col.nullable(col.text),
+  heads: col.nullable(col.text),
+  authorized: col.nullable(col.text),
+  launched: col.nullable(col.text),
+});
 
 /** readIndexed's rows: one `ready` row (value 'true'/'false', or null: no is_ready yet), then the transfers. */
 const IndexedRow = rowShape("indexed transfers", {
-  dir: col.oneOf(["ready", "in", "out"] as const),
+  dir: col.oneOf(["ready", "in", "out", "auth"] as const),
   chain_id: col.nullable(col.int),
   tx_hash: col.nullable(col.text),
   log_index: col.nullable(col.int),
   value: col.nullable(col.numeric),
   block_timestamp: col.nullable(col.numeric),
+  from: col.nullable(col.text),
   to: col.nullable(col.text),
   confirmations: col.nullable(col.int),
 });
@@ -215,7 +254,8 @@ const HeadRow = rowShape("indexed heads", { chain_id: col.int, head: col.wholeNu
 
 /**
  * Wakes the sessions whose deposit addresses received or sent money in the blocks after
- * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — and moves
+ * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — or whose
+ * recorded authorization was carried out there (whoever submitted it), and moves
  * the runners' cursor to `head`, in one statement (one round trip, atomic: a crash before it
  * leaves both as they were). One indexed query over the new blocks only; returns the sessions it
  * woke (one already due is left to the runners' due list). `afterBlock` -1: every
@@ -234,6 +274,11 @@ export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterB
                  select d.session_id
                    from ${INDEXER_SCHEMA}.transfers t
                    join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
+                  where t.chain_id = $1 and t.block_number > $2
+                 union
+                 select p.session_id
+                   from ${INDEXER_SCHEMA}.authorized_transfers t
+                   join app.payment_authorizations p on p.nonce = t.nonce
                   where t.chain_id = $1 and t.block_number > $2) x
           where s.id = x.session_id and (s.wake_at is null or s.wake_at > now())
          returning s.id),
@@ -284,10 +329,14 @@ const Ready = rowShape("indexer ready", { ready: col.nullable(col.bool) });
 
 // ---------------------------------------------------------------- what the dashboard shows of a payment
 
-/** A transfer into (a payment) or out of (a sweep) one of the session's deposit addresses, as indexed. */
+/**
+ * A transfer into (a payment) or out of (a sweep) one of the session's deposit addresses, as
+ * indexed; or a payment by authorization to its settlement address, which is both (in and settled).
+ */
 export interface IndexedMove {
   chainId: number;
   direction: "in" | "out";
+  method: PaymentMethod;
   txHash: string;
   logIndex: number;
   from: string;
@@ -307,28 +356,50 @@ const BothTables = rowShape("indexer tables present", { t: col.nullable(col.text
 
 /**
  * The SQL expression for the sender of a ledger row's payment (app.session_funds as `alias`):
- * the indexer's row of that very transfer, by its primary key; null without an index.
+ * the indexer's row of that very transfer, by its primary key (a payment by authorization's in
+ * authorized_transfers); null without an index.
  */
 export function payerOfLedgerRow(alias: string, indexerPresent: boolean): string {
+  const of = (table: string) =>
+    `(select t."from" from ${INDEXER_SCHEMA}.${table} t where ${alias}.direction = 'in' and t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index)`;
+  return indexerPresent ? `coalesce(${of("transfers")}, ${of("authorized_transfers")})` : "null::text";
+}
+
+/**
+ * The SQL expression for how a ledger row's payment was made (app.session_funds as `alias`):
+ * 'authorization' when the indexer has it as a payment by authorization, else 'transfer'; null
+ * for settlements, and without an index.
+ */
+export function methodOfLedgerRow(alias: string, indexerPresent: boolean): string {
   return indexerPresent
-    ? `(select t."from" from ${INDEXER_SCHEMA}.transfers t where ${alias}.direction = 'in' and t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index)`
+    ? `case when ${alias}.direction <> 'in' then null
+            when exists (select 1 from ${INDEXER_SCHEMA}.authorized_transfers t where t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index) then 'authorization'
+            else 'transfer' end`
     : "null::text";
 }
 
-/** Every indexed transfer into or out of the session's deposit addresses, oldest first. */
+/**
+ * Every indexed transfer into or out of the session's deposit addresses, and its payments by
+ * authorization to its settlement address (each as a payment in and a settlement out), oldest first.
+ */
 export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
   if (!(await indexerTablesPresent(sql))) return [];
   const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
   try {
     // A missing table here (a rebuild began since the look above) is nothing to show, not a failure.
     const rows = await sql.unsafe(
-      `${sessionTransfersSql("direction", cols)}
+      `select m.direction, m.direction as dir, ${MOVE_COLUMNS("m")} from (${sessionTransfersSql("direction", cols)}) m
+       union all
+       select a.direction, 'auth', ${MOVE_COLUMNS("x")} from (${sessionAuthorizedSql("dir", cols)}) x
+         join app.session_deposits d on d.session_id = $1 and d.chain_id = x.chain_id and d.settlement_address = x."to"
+         cross join (values ('in'), ('out')) a(direction)
        order by block_number, log_index`,
-      [sessionId],
+      [sessionId, authorizationNonce(sessionId)],
     );
     return decodeRows(MoveRow, rows).map((r) => ({
       chainId: r.chain_id,
-      direction: r.direction,
+      direction: r.direction === "out" ? "out" : "in",
+      method: r.dir === "auth" ? "authorization" : "transfer",
       txHash: r.tx_hash.toLowerCase(),
       logIndex: r.log_index,
       from: r.from.toLowerCase(),
@@ -343,9 +414,13 @@ export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<Ind
   }
 }
 
+const MOVE_COLUMNS = (a: string) => ["chain_id", "tx_hash", "log_index", '"from"', '"to"', "amount", "ts", "block_number", "confirmations"].map((c) => `${a}.${c}`).join(", ");
+
 const MoveRow = rowShape("indexed moves", {
   chain_id: col.int,
   direction: col.oneOf(["in", "out"] as const),
+  /** 'auth' on payments by authorization, else the direction again. */
+  dir: col.oneOf(["in", "out", "auth"] as const),
   tx_hash: col.text,
   log_index: col.int,
   from: col.text,

@@ -1,6 +1,6 @@
 /** The step's money, worked out without I/O (movements.ts), and decide's settled count built on it. */
 import { expect, test } from "bun:test";
-import { confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions, type DepositFact, type IndexedOutflow } from "./movements.ts";
+import { authorizedOutflows, authorizedPayments, confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions, type DepositFact, type IndexedAuthorized, type IndexedOutflow } from "./movements.ts";
 import { settledOn, type SweepRound, type Transfer } from "./decide.ts";
 
 const SETTLE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -49,4 +49,34 @@ test("present movements: every indexed transfer in, outflows to the settlement a
     [round({ txHash: "0xSWEEP" }), round({ state: "sending", txHash: "0xnot" })],
   );
   expect([...present].sort()).toEqual(["1:in:0xin", "1:out:0xout", "1:out:0xsweep"]);
+});
+
+const settlements = [{ chainId: 1, settlementAddress: SETTLE }];
+const auth = (txHash: string, value: bigint, over: Partial<IndexedAuthorized> = {}): IndexedAuthorized => ({
+  ...transfer(txHash, value, 3),
+  from: "0xpayer",
+  to: SETTLE.toLowerCase(),
+  method: "authorization",
+  ...over,
+});
+
+test("a payment by authorization counts only to the deposit's settlement address on its network", () => {
+  const kept = authorizedPayments([auth("0xa", 100n), auth("0xb", 100n, { to: "0x0000000000000000000000000000000000000bad" }), auth("0xc", 100n, { chainId: 2 })], settlements);
+  expect(kept).toEqual([{ chainId: 1, txHash: "0xa", logIndex: 0, value: 100n, blockTimestamp: new Date(0), confirmations: 3, from: "0xpayer", method: "authorization" }]);
+});
+
+test("a confirmed payment by authorization is settled money in its own transaction; decide counts it once and names it", () => {
+  const networks = [{ chainId: 1, requiredBaseUnits: 100n, confirmationsRequired: 3 }];
+  const [a] = authorizedPayments([auth("0xA", 100n)], settlements);
+  expect(authorizedOutflows([a!, { ...a!, txHash: "0xshallow", confirmations: 2 }], networks)).toEqual([{ chainId: 1, txHash: "0xA", amount: 100n }]);
+  expect(settledOn({ transfers: [], authorized: [a!] }, 1, networks)).toEqual({ amount: 100n, lastTxHash: "0xA" });
+  // A sweep of other money after it is named last.
+  expect(settledOn({ transfers: [], authorized: [a!], sweeps: [round({ txHash: "0xs", swept: 5n, amount: 5n })] }, 1, networks)).toEqual({ amount: 105n, lastTxHash: "0xs" });
+  // Short of its depth, nothing is settled yet.
+  expect(settledOn({ transfers: [], authorized: [{ ...a!, confirmations: 1 }] }, 1, networks)).toEqual({ amount: 0n, lastTxHash: undefined });
+});
+
+test("present movements: a payment by authorization is there in and out (one transaction)", () => {
+  const [a] = authorizedPayments([auth("0xAUTH", 100n, { confirmations: 0 })], settlements);
+  expect([...presentMovements({ transfers: [], outflows: [], authorized: [a!] }, [deposit], [])].sort()).toEqual(["1:in:0xauth", "1:out:0xauth"]);
 });

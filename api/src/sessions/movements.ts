@@ -5,7 +5,7 @@
  * gathers the facts and writes what follows from these; decide.ts counts settled money with
  * the same rule (`settledTransactions`), so the two never disagree on a transaction.
  */
-import type { Network, Outflow, SweepRound, Transfer } from "./facts.ts";
+import type { AuthorizedPayment, Network, Outflow, SweepRound, Transfer } from "./facts.ts";
 
 /** What a step knows of one deposit address (a row of app.session_deposits). */
 export interface DepositFact {
@@ -21,6 +21,32 @@ export interface DepositFact {
 export interface IndexedOutflow extends Outflow {
   to: string;
   confirmations: number;
+}
+
+/** A transfer carried out by an authorization with the session's nonce, as the indexer stores it: to whom. */
+export interface IndexedAuthorized extends AuthorizedPayment {
+  to: string;
+}
+
+/**
+ * Payments by authorization that count: to the session's settlement address on their network. A
+ * nonce of ours signed over to anyone else paid nobody here (the payer's own affair).
+ */
+export function authorizedPayments(authorized: readonly IndexedAuthorized[], settlements: readonly { chainId: number; settlementAddress?: string }[]): AuthorizedPayment[] {
+  return authorized
+    .filter((a) => {
+      const to = settlements.find((x) => x.chainId === a.chainId)?.settlementAddress;
+      return to !== undefined && a.to.toLowerCase() === to.toLowerCase();
+    })
+    .map(({ to: _to, ...payment }) => payment);
+}
+
+/**
+ * Payments by authorization at their network's depth, as money settled: the transaction that
+ * paid is the one that reached the settlement address (no sweep follows).
+ */
+export function authorizedOutflows(payments: readonly AuthorizedPayment[], networks: readonly Network[]): Outflow[] {
+  return confirmedIncoming(payments, networks).map((p) => ({ chainId: p.chainId, txHash: p.txHash, amount: p.value }));
 }
 
 const txKey = (chainId: number, txHash: string) => `${chainId}:${txHash.toLowerCase()}`;
@@ -63,10 +89,19 @@ export function confirmedIncoming(transfers: readonly Transfer[], networks: read
 /**
  * Every movement the chain (as indexed) or our receipts still show, confirmed or not, as
  * `chainId:in|out:txHash` (lowercase): a reported movement missing here was reverted (funds.ts).
+ * A payment by authorization is both: money in, and settled, in one transaction.
  */
-export function presentMovements(indexed: { transfers: readonly Transfer[]; outflows: readonly IndexedOutflow[] }, deposits: readonly DepositFact[], sweeps: readonly SweepRound[]): Set<string> {
+export function presentMovements(
+  indexed: { transfers: readonly Transfer[]; outflows: readonly IndexedOutflow[]; authorized?: readonly AuthorizedPayment[] },
+  deposits: readonly DepositFact[],
+  sweeps: readonly SweepRound[],
+): Set<string> {
   const out = new Set<string>();
   for (const t of indexed.transfers) out.add(`${t.chainId}:in:${t.txHash.toLowerCase()}`);
+  for (const a of indexed.authorized ?? []) {
+    out.add(`${a.chainId}:in:${a.txHash.toLowerCase()}`);
+    out.add(`${a.chainId}:out:${a.txHash.toLowerCase()}`);
+  }
   for (const o of indexed.outflows) {
     const d = deposits.find((x) => x.chain_id === o.chainId);
     if (d && o.to.toLowerCase() === d.settlement_address.toLowerCase()) out.add(`${o.chainId}:out:${o.txHash.toLowerCase()}`);

@@ -7,7 +7,8 @@
  */
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { Transfer } from "./decide.ts";
-import type { NetworkView, PublicSessionView } from "./views.ts";
+import type { PaymentMethod } from "./facts.ts";
+import { checksummed, type NetworkView, type PublicSessionView } from "./views.ts";
 
 export interface PayerNetworkView extends NetworkView {
   /** Given to the wallet by wallet_addEthereumChain; null when the wallet must know the network already. */
@@ -16,13 +17,16 @@ export interface PayerNetworkView extends NetworkView {
   explorerUrl: string | null;
 }
 
-/** A transfer into the session's deposit address, as the indexer saw it. */
+/** A payment seen on-chain, as the indexer saw it: a transfer into the session's deposit address, or the payer's authorization carried out. */
 export interface PayerPayment {
   chainId: number;
   txHash: string;
   amountBaseUnits: string;
   /** head − block + 1 (the network's `confirmations` make it count). */
   confirmations: number;
+  method: PaymentMethod;
+  /** The address the money came from (EIP-55); null when the index did not say. */
+  payer: string | null;
 }
 
 export interface PayerSessionView extends Omit<PublicSessionView, "networks"> {
@@ -40,6 +44,7 @@ export function payerView(
   base: PublicSessionView,
   extra: { statusReason: string; merchantId: string; tokenExpiresAt: Date },
   networks: readonly NetworkConfig[],
+  /** Transfers into the deposit addresses and payments by authorization (movements.authorizedPayments). */
   transfers: readonly Transfer[],
 ): PayerSessionView {
   return {
@@ -54,7 +59,14 @@ export function payerView(
     // Oldest first, so a page lists them in the order they were paid.
     payments: [...transfers]
       .sort((a, b) => b.confirmations - a.confirmations || a.logIndex - b.logIndex)
-      .map((t) => ({ chainId: t.chainId, txHash: t.txHash, amountBaseUnits: t.value.toString(), confirmations: t.confirmations })),
+      .map((t) => ({
+        chainId: t.chainId,
+        txHash: t.txHash,
+        amountBaseUnits: t.value.toString(),
+        confirmations: t.confirmations,
+        method: t.method ?? "transfer",
+        payer: t.from ? checksummed(t.from) : null,
+      })),
   };
 }
 

@@ -6,8 +6,8 @@
  * What makes a session due (its `wake_at` ≤ now):
  *   - its durable timer (expiry, a confirmation re-check) — set by the previous step;
  *   - news from the indexer: on every new indexed head of a chain, sessions with a transfer
- *     into or out of a deposit address in the new blocks, or still within their confirmation
- *     depth, are woken (one indexed
+ *     into or out of a deposit address, or a payment by their recorded authorization, in the new
+ *     blocks, or still within their confirmation depth, are woken (one indexed
  *     query over the new blocks only, so the cost follows the chain's traffic, not the
  *     number of open sessions);
  *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once;
@@ -164,6 +164,17 @@ export class SessionRunner {
         await this.sql`
           update app.payment_sessions set wake_at = least(coalesce(wake_at, 'infinity'), now() + random() * ${spreadMs} * interval '1 millisecond')
            where status = 'FUNDED' and funding_chain_id = ${chainId} and (wake_at is null or wake_at > now())`;
+        // A payment by authorization settles at once (SUCCEEDED, no sweep whose loss the sweeper
+        // would notice): after a reorg, the sessions whose authorization was usable in the last
+        // hour (its validBefore; deeper than any finality window we index) look again too, so a
+        // payment the chain no longer has is reported (funds_reverted, or ERROR reorged).
+        if (reorged) {
+          await this.sql`
+            update app.payment_sessions s set wake_at = now()
+              from app.payment_authorizations p
+             where p.chain_id = ${chainId} and p.valid_before >= extract(epoch from now())::bigint - 3600
+               and s.id = p.session_id and s.status <> 'PENDING' and (s.wake_at is null or s.wake_at > now())`;
+        }
       }
       if (seen === head && !reorged) continue;
       this.stats.newHeads++;

@@ -22,6 +22,8 @@ interface TransferLine {
   /** The sender (the payer, for a payment); null when the index does not have it. */
   from: string | null;
   confirmations: number | null;
+  /** "authorization": the payer's signed authorization moved it straight to the settlement address (in and settled in one transaction). */
+  method: "transfer" | "authorization";
 }
 
 /** The ledger's movements with the index's sender and depth, then the payments still confirming. */
@@ -32,11 +34,11 @@ export function transferLines(d: Pick<TransactionDetail, "funds" | "moves">): Tr
     const k = key(f.chainId, f.direction, f.txHash, f.logIndex);
     const m = moves.get(k);
     moves.delete(k);
-    return { ...f, confirming: false, from: m?.from ?? null, confirmations: m?.confirmations ?? null };
+    return { ...f, confirming: false, from: m?.from ?? null, confirmations: m?.confirmations ?? null, method: m?.method ?? "transfer" };
   });
   for (const m of moves.values()) {
     if (m.direction !== "in") continue; // a sweep in flight shows under Sweep
-    lines.push({ chainId: m.chainId, direction: "in", txHash: m.txHash, amount: m.amount, at: m.at, reverted: false, confirming: true, from: m.from, confirmations: m.confirmations });
+    lines.push({ chainId: m.chainId, direction: "in", txHash: m.txHash, amount: m.amount, at: m.at, reverted: false, confirming: true, from: m.from, confirmations: m.confirmations, method: m.method });
   }
   return lines;
 }
@@ -90,7 +92,7 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
     <div><dt>Created</dt><dd>${timeTag(v.createdAt)}</dd></div>
     <div><dt>Expires</dt><dd>${timeTag(v.expiresAt)}</dd></div>
     <div><dt>Session id</dt><dd><code id="sid">${v.paymentSessionId}</code> <button type="button" class="copy" data-copy="#sid">Copy</button></dd></div>
-    <div><dt>Paid from</dt><dd>${payers.length ? payers.map((m) => html`<div>${addressLink(m.chainId, checksummed(m.from))}</div>`) : html`<span class="muted">no payment seen yet</span>`}</dd></div>
+    <div><dt>Paid from</dt><dd>${payers.length ? payers.map((m) => html`<div>${addressLink(m.chainId, checksummed(m.from))}${m.method === "authorization" ? html` <span class="muted">by signed authorization</span>` : ""}</div>`) : html`<span class="muted">no payment seen yet</span>`}</dd></div>
   </dl>
   ${v.status === "PENDING" ? html`<p class="cancel-link"><a href="${base}/cancel">Cancel this payment…</a></p>` : ""}
   ${meta.length ? html`<h2 class="h3">Metadata</h2><table class="kv"><tbody>${meta.map(([k, val]) => html`<tr><th scope="row">${k}</th><td>${val}</td></tr>`)}</tbody></table>` : ""}
@@ -114,7 +116,7 @@ ${
   lines.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">From</th><th scope="col" class="num">Confirmations</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
 ${lines.map(
-  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? "Payment in" : "Sweep to settlement"}${f.reverted ? " (undone)" : f.confirming ? " (confirming)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${f.from ? addressLink(f.chainId, checksummed(f.from)) : html`<span class="muted">—</span>`}</td><td class="num">${confirmations(f.confirmations, needed(f.chainId))}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
+  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? (f.method === "authorization" ? "Payment by authorization" : "Payment in") : f.method === "authorization" ? "Settled by that payment (no sweep)" : "Sweep to settlement"}${f.reverted ? " (undone)" : f.confirming ? " (confirming)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${f.from ? addressLink(f.chainId, checksummed(f.from)) : html`<span class="muted">—</span>`}</td><td class="num">${confirmations(f.confirmations, needed(f.chainId))}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
 )}</tbody></table></div>`
     : html`<p class="muted">No transfer has been seen yet.</p>`
 }
