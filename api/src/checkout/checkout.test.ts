@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Frame, Page, Route } from "playwright-core";
-import { parseEther, type Address } from "viem";
+import { erc20Abi, parseEther, type Address } from "viem";
 import { eventually } from "../../../testing/eventually.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { artifactsDir, launchChromium } from "../../../testing/browser.ts";
@@ -158,26 +158,44 @@ describe("checkout in Chromium", () => {
     await shot(page, "05-shop-result");
   }, 60_000);
 
-  test("pay by authorization: a wallet holding TestUSD and no gas coin signs once; the service records it; the payer sends no transaction", async () => {
+  test("pay by authorization: a wallet holding TestUSD and no gas coin signs once and the session reaches SUCCEEDED; its gas coin untouched, the settlement grows by exactly the amount, no deposit or sweep used", async () => {
     const { page, wallet } = await newPage({ signsTypedData: true });
     await fund(wallet!.address, 50_000_000n, 0n);
     const frame = await openFromShop(page);
     await frame.click("button.wallet");
     await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
     expect(await frame.textContent("#pay-equals")).toBe("You sign a transfer of 12.34 TUSD = 12.34 USD, the price. No network fee: the payment service submits it for you.");
+    // The session the shop just created (this file's tests run one after another).
+    const [{ id: sessionId }] = (await stack.svc.services.database.sql`select id from app.payment_sessions order by created_at desc limit 1`) as unknown as [{ id: string }];
+    const session = await stack.svc.call("GET", `/payment-sessions/${sessionId}`, { auth: stack.key });
+    const network = session.body.networks[0];
+    const tokenBalance = (holder: string) =>
+      anvil().publicClient.readContract({ address: anvil().token, abi: erc20Abi, functionName: "balanceOf", args: [holder as Address] });
+    const settlementBefore = await tokenBalance(network.settlementAddress);
     await frame.click("#pay-btn");
     await frame.waitForSelector("#progress:not([hidden])");
     expect(await frame.textContent("#progress-list li[data-step=sent]")).toBe("Payment signed (no network fee)");
     expect(await frame.isVisible("#problem")).toBe(false);
     await shot(page, "03b-authorization-signed");
+    expect(await frame.isDisabled("#pay-btn")).toBe(true); // one payment at a time
+    await finalTitle(frame, "Payment complete", 30_000);
+    await shot(page, "04b-authorization-succeeded");
     const methods = wallet!.calls.map((c) => c.method);
     expect(methods.filter((m) => m === "eth_signTypedData_v4")).toHaveLength(1);
     expect(methods).not.toContain("eth_sendTransaction");
     expect(methods).not.toContain("eth_estimateGas");
-    const [record] = await stack.svc.services.database.sql`select from_address, status from app.payment_authorizations where from_address = ${wallet!.address.toLowerCase()}`;
-    expect(record).toMatchObject({ from_address: wallet!.address.toLowerCase() });
-    expect(await frame.isDisabled("#pay-btn")).toBe(true); // one payment at a time
-  }, 60_000);
+    // On-chain: the payer spent no gas coin, the settlement address got exactly the amount, the deposit address nothing.
+    expect(await anvil().rpc("eth_getBalance", [wallet!.address, "latest"])).toBe("0x0");
+    expect((await tokenBalance(network.settlementAddress)) - settlementBefore).toBe(BigInt(network.amountBaseUnits));
+    expect(await tokenBalance(network.depositAddress)).toBe(0n);
+    const [counts] = await stack.svc.services.database.sql`
+      select (select count(*)::int from app.sweeps where session_id = ${sessionId}) as sweeps,
+             (select status from app.payment_sessions where id = ${sessionId}) as status,
+             (select status from app.payment_authorizations where session_id = ${sessionId}) as authorization`;
+    expect(counts).toEqual({ sweeps: 0, status: "SUCCEEDED", authorization: "mined" });
+    await frame.click("#done-btn");
+    expect(await shopResult(page)).toMatchObject({ outcome: "succeeded", status: "SUCCEEDED" });
+  }, 90_000);
 
   test("the payer rejects the transaction: a plain message and a way forward; nothing was sent, the session stays open", async () => {
     const { page, wallet } = await newPage();
