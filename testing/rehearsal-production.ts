@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createWalletClient, decodeEventLog, erc20Abi, getAddress, http, parseEther, type Address, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { predictedFactoryAddress } from "../shared/contracts/addresses.ts";
 import { startMainnetStandIn, type MainnetStandIn } from "./mainnet-standin.ts";
 import { freePort } from "./ports.ts";
@@ -76,6 +76,12 @@ async function main() {
     SERVICE_RPC_URL_ETHEREUM: ethereum.rpcUrl,
     SERVICE_RPC_URL_BASE: base.rpcUrl,
     SERVICE_PUBLIC_URL: host,
+    // step 10: payers without gas coin, on both networks
+    SERVICE_GASLESS_ETHEREUM: "true",
+    SERVICE_GASLESS_BASE: "true",
+    // The stand-in's fee market is anvil's (it suggests a 1 gwei tip), not Base's (≈ 0.001 gwei):
+    // above Base's default ceiling of 0.5 gwei. An operator sets the ceiling for the network it runs.
+    SERVICE_GASLESS_MAX_FEE_GWEI_BASE: "5",
     // this machine only: a data directory and ports of its own
     SERVICE_DATA_DIR: dataDir,
     SERVICE_PORT: String(port),
@@ -227,6 +233,67 @@ async function main() {
     check(getAddress(receipt.from) === relayer, "the relayer sent the sweep");
   }
   step("on chain: the sweep receipts' Transfer logs and balanceOf show each amount at its settlement address");
+
+  // Step 10: one payment per chain by a payer holding USDC and no ETH, with one signature.
+  mining = setInterval(() => {
+    for (const c of [ethereum!, base!]) c.mine(1).catch(() => {});
+  }, 150);
+  for (const chainId of [1, 8453]) {
+    const c = chains[chainId]!;
+    const { publicClient } = localClients(c.rpcUrl, chainId);
+    const s = await call("POST", "/payment-sessions", liveKey, { amount: "3.75", currency: "USD" });
+    check(s.status === 201, `create for the authorization payment: ${JSON.stringify(s.body)}`);
+    const token = s.body.paymentSessionToken as string;
+    // The payer view offers what to sign (once the fee is under the network's ceiling).
+    let offer: any;
+    const offeredBy = Date.now() + 30_000;
+    for (;;) {
+      const view = await call("GET", `/api/payment-sessions?paymentSessionId=${s.body.paymentSessionId}`, token);
+      offer = view.body.networks?.find((n: any) => n.chainId === chainId)?.gasless;
+      if (offer) break;
+      check(Date.now() < offeredBy, `chain ${chainId} offers paying by authorization: ${JSON.stringify(view.body.networks)}`);
+      await Bun.sleep(500);
+    }
+    const gaslessPayer = privateKeyToAccount(generatePrivateKey());
+    const value = BigInt(offer.message.value);
+    await c.mintUsdc(gaslessPayer.address, value);
+    const settledBefore = await c.balanceOf(settlement[chainId]!);
+    const message = { ...offer.message, from: gaslessPayer.address, value, validAfter: BigInt(offer.message.validAfter), validBefore: BigInt(offer.message.validBefore) };
+    const signature = await gaslessPayer.signTypedData({ domain: offer.domain, types: offer.types, primaryType: "TransferWithAuthorization", message });
+    const recorded = await call("POST", "/api/payment-sessions/authorizations", token, { chainId, from: gaslessPayer.address, value: offer.message.value, validAfter: offer.message.validAfter, validBefore: offer.message.validBefore, nonce: offer.message.nonce, signature });
+    check(recorded.status === 202, `authorization recorded on chain ${chainId}: ${JSON.stringify(recorded.body)}`);
+    let final: any;
+    const byAuthorizationBy = Date.now() + 120_000;
+    for (;;) {
+      final = (await call("GET", `/payment-sessions/${s.body.paymentSessionId}`, liveKey)).body;
+      if (["SUCCEEDED", "ERROR", "CANCELED"].includes(final.status)) break;
+      check(Date.now() < byAuthorizationBy, `authorization payment on chain ${chainId} reached SUCCEEDED (now ${final.status}):\n${serverLog.slice(-3000)}`);
+      await Bun.sleep(250);
+    }
+    const succeeded = (final.history as { status: string; detail: Record<string, unknown> }[]).find((h) => h.status === "SUCCEEDED");
+    check(succeeded?.detail.method === "authorization", `SUCCEEDED by authorization on chain ${chainId}: ${JSON.stringify(final.history)}`);
+    const receipt = await publicClient.getTransactionReceipt({ hash: succeeded!.detail.sweepTxHash as Hex });
+    const moved = receipt.logs
+      .filter((l) => l.address.toLowerCase() === c.usdc.toLowerCase())
+      .flatMap((l) => {
+        try {
+          return [decodeEventLog({ abi: erc20Abi, data: l.data, topics: l.topics })];
+        } catch {
+          return []; // AuthorizationUsed: not an ERC-20 event
+        }
+      })
+      .filter((e) => e.eventName === "Transfer")
+      .map((e) => e.args as { from: Address; to: Address; value: bigint });
+    check(
+      moved.some((t) => getAddress(t.from) === gaslessPayer.address && getAddress(t.to) === getAddress(settlement[chainId]!) && t.value === value),
+      `the payment's receipt has Transfer(payer → settlement, ${value}) on chain ${chainId}`,
+    );
+    check((await c.balanceOf(settlement[chainId]!)) - settledBefore === value, `settlement balanceOf grew by the amount on chain ${chainId}`);
+    check((await publicClient.getBalance({ address: gaslessPayer.address })) === 0n, `the payer spent no gas coin on chain ${chainId}`);
+    check(getAddress(receipt.from) === relayer, "the relayer submitted the authorization");
+  }
+  clearInterval(mining);
+  step("one payment per chain by authorization: a payer with USDC and no ETH signs once; SUCCEEDED with no sweep, the Transfer payer → settlement in the receipt's logs");
 
   server.kill("SIGTERM");
   check((await serverExited) === 0, "bun run start stops cleanly on SIGTERM");
