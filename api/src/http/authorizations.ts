@@ -26,6 +26,7 @@ import { chainChecks, hasCode, relayerCapacity, tokenDomain, type ChainVerdict, 
 import { authorizationView, findAuthorization, recordAuthorization, sameAuthorization } from "../gasless/records.ts";
 import { relayerAddressOn } from "../sweeps/relayer.ts";
 import { AuthorizationBody, PaymentAuthorization } from "./authorizations.schemas.ts";
+import { PublicQuery } from "./payment-sessions.schemas.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken } from "./auth.ts";
 import { BODY_ERRORS, doc, TOKEN_ERRORS } from "./schemas.ts";
@@ -72,13 +73,18 @@ export function authorizationRoutes(services: Services) {
   return new Elysia()
     .get(
       "/api/payment-sessions/authorizations",
-      async ({ request }) => {
+      async ({ request, query }) => {
         const auth = await requireSessionToken(services, request);
+        // As on GET /api/payment-sessions: the token names the session; `paymentSessionId` may be added as a check.
+        if (query.paymentSessionId !== undefined && query.paymentSessionId !== auth.session.id) {
+          throw new ApiError("session_token_mismatch", undefined, "paymentSessionId");
+        }
         const row = await findAuthorization(services.database.db, auth.session.id);
         if (!row) throw new ApiError("resource_not_found", "The payment session has no authorization recorded.");
         return authorizationView(row);
       },
       {
+        query: PublicQuery,
         detail: doc({
           tag: TAG,
           summary: "The session's authorization and how far the relayer got with it",
@@ -86,7 +92,7 @@ export function authorizationRoutes(services: Services) {
             "The record of the session's signed authorization (POST /api/payment-sessions/authorizations) with its `status` (`recorded` → `sending` → `mined`, or `failed`), the `reason` it waits or failed, and the relayer's `txHash` once mined. A checkout polls it to say what is happening; the session's own status follows what the chain shows.",
           auth: "sessionToken",
           ok: { status: 200, schema: PaymentAuthorization, description: "The record." },
-          errors: [...TOKEN_ERRORS, "resource_not_found"],
+          errors: [...TOKEN_ERRORS, "session_token_mismatch", "resource_not_found"],
         }),
       },
     )
