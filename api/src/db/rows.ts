@@ -126,10 +126,12 @@ export function decodeFirst<R>(shape: RowShape<R>, rows: ArrayLike<unknown>): R 
 }
 
 export function decodeRow<R>(shape: RowShape<R>, row: unknown): R {
-  if (!shape.check.Check(row)) throw new RowShapeMismatch(shape.name, describeFirstError(shape.check, row));
+  // Decode checks the row first (and then decodes only where the shape has a time or json column);
+  // the errors are worked out only for a row that does not check.
   try {
     return shape.check.Decode(row) as R;
   } catch (e) {
+    if (!shape.check.Check(row)) throw new RowShapeMismatch(shape.name, describeFirstError(shape.check, row));
     // A time or json column that would not decode: its path names the column.
     const at = e instanceof TransformDecodeError ? `${e.path}: ` : "";
     throw new RowShapeMismatch(shape.name, at + (e instanceof Error ? e.message : String(e)));
