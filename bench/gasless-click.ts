@@ -14,9 +14,15 @@ import { launchChromium } from "../testing/browser.ts";
 import { checkoutFrame, installWallet } from "../testing/wallet.ts";
 import { startMerchantExample } from "../examples/merchant/server.ts";
 import { percentile } from "./lib.ts";
+import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
+import { freePort } from "../testing/ports.ts";
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 10);
 
+// The test stack makes its database on a Postgres of the run's own (as testing/preload.ts does for `bun test`).
+const pgDir = mkdtempSync(join(tmpdir(), "bench-gasless-pg-"));
+const pg = await startEmbeddedPostgres({ dataDir: join(pgDir, "pg"), port: await freePort(), persistent: false });
+process.env.PAYSESSION_TEST_PG_URL = pg.url;
 const stack = await startLifecycleStack();
 const browser = await launchChromium();
 const probe = await stack.svc.call("POST", "/payment-sessions", { auth: stack.key, body: { amount: "1.00", currency: "USD" } });
@@ -57,5 +63,7 @@ try {
   await browser.close();
   await shop.stop();
   await stack.close();
+  await pg.stop();
   rmSync(shopDir, { recursive: true, force: true });
+  rmSync(pgDir, { recursive: true, force: true });
 }
