@@ -1,6 +1,6 @@
 /**
  * Start-up checks against the live chain: the RPC URL really serves the preset's chain,
- * and the configured stablecoin has the decimals our money math assumes (DESIGN §4).
+ * and the configured stablecoin has the decimals our money math assumes (docs/decisions.md, "Money: integers in base units").
  * A mismatch would silently mis-price every payment, so we refuse to start instead.
  */
 import { createPublicClient, http, webSocket, erc20Abi, type PublicClient } from "viem";

@@ -26,7 +26,7 @@ describe("parseChainsEnv", () => {
     expect(n.stablecoin).toEqual({ symbol: "TUSD", address: predictedTokenAddress(), decimals: 6 });
     expect(n.factory).toBe(predictedFactoryAddress());
     expect(n.confirmations).toBe(1);
-    expect(n.confirmationsSource).toContain("DESIGN");
+    expect(n.confirmationsSource).toContain("1 confirmation");
     expect(n.startBlock).toBeNull();
     expect(c.indexMode).toBe("full");
   });

@@ -43,7 +43,7 @@ export interface ChainPreset {
   explorerUrl: string | null;
   /**
    * Our deposit-wallet factory: the same address on every chain, because it is deployed
-   * through the deterministic deployer with fixed init code (DESIGN §6, shared/contracts).
+   * through the deterministic deployer with fixed init code (shared/contracts/README.md).
    * Deploying it on a new chain is an operator step (shared/contracts/README.md).
    */
   factory: Address | null;
@@ -61,7 +61,7 @@ const FACTORY = predictedFactoryAddress();
 const TEST_MIN_SWEEP: Sourced<string> = { value: "0.01", source: "a test network: its gas costs nothing real, so anything above dust is swept" };
 const ANVIL_CONFIRMATIONS: Sourced<number> = {
   value: 1,
-  source: "DESIGN §5: sandbox anvil uses 1 confirmation (blocks are only mined on demand)",
+  source: "our choice for the local sandbox chain: 1 confirmation (anvil mines blocks on demand and never reorgs by itself)",
 };
 
 export const PRESETS = {

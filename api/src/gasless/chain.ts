@@ -25,7 +25,7 @@ import {
 import { gaslessMaxFeeWei, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
-import { readMarketFees } from "../sweeps/chain.ts";
+import { readMarketFees } from "../../../shared/chains/fees.ts";
 import type { AuthorizationTerms, SubmittedAuthorization, TokenDomain } from "./authorization.ts";
 import { capacity, SUBMISSION_GAS_BUDGET, type Capacity } from "./submission.ts";
 

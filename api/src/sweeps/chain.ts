@@ -13,7 +13,8 @@ import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 import { wakeSessions } from "../effects/wake.ts";
 import { newSweepTransactionId } from "../effects/sweep-queue.ts";
-import { marketFees, nextNonce, retryDelayMs, type Fees } from "./plan.ts";
+import { nextNonce, retryDelayMs, type Fees } from "./plan.ts";
+import { readMarketFees } from "../../../shared/chains/fees.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_STATES } from "./states.ts";
 
@@ -64,18 +65,6 @@ export function isRevert(e: unknown): boolean {
   return /execution reverted|revert/i.test(String((e as Error)?.message ?? e));
 }
 
-/** The fees a new relayer transaction is signed with now (plan.ts marketFees over the latest block and the node's tip). */
-export async function readMarketFees(client: PublicClient): Promise<Fees> {
-  const block = await client.getBlock({ blockTag: "latest" });
-  let tip: bigint;
-  try {
-    tip = BigInt(await client.request({ method: "eth_maxPriorityFeePerGas" }));
-  } catch {
-    const gasPrice = await client.getGasPrice();
-    tip = gasPrice > (block.baseFeePerGas ?? 0n) ? gasPrice - (block.baseFeePerGas ?? 0n) : 1n;
-  }
-  return marketFees(block.baseFeePerGas ?? 0n, tip);
-}
 
 export class SweepChain {
   readonly account: PrivateKeyAccount;

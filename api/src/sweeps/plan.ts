@@ -14,6 +14,7 @@
 import { getAddress, parseEventLogs, zeroAddress, type Address, type Hex, type Log } from "viem";
 import { depositFactoryAbi } from "../../../shared/contracts/artifacts.ts";
 import { buildSweepCall, predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import { marketFees, type Fees } from "../../../shared/chains/fees.ts";
 
 /** A claimed sweep row, as the planner needs it (addresses in any case). */
 export interface SweepRow {
@@ -103,19 +104,8 @@ export function planBatch(rows: readonly SweepRow[], factory: Address): BatchPla
   return { token, deposits, mismatched, deferred, call };
 }
 
-export interface Fees {
-  maxFeePerGas: bigint;
-  maxPriorityFeePerGas: bigint;
-}
-
-/**
- * Fees for a new transaction: twice the latest base fee plus the suggested tip, the usual
- * margin (it survives six full blocks in a row, each raising the base fee by 12.5 %).
- */
-export function marketFees(baseFeePerGas: bigint, suggestedTip: bigint): Fees {
-  const tip = suggestedTip > 0n ? suggestedTip : 1n;
-  return { maxFeePerGas: baseFeePerGas * 2n + tip, maxPriorityFeePerGas: tip };
-}
+// A new transaction's fees (the market's) are shared with the authorization submissions: shared/chains/fees.ts.
+export { marketFees, type Fees };
 
 /** `value` × (100 + percent) / 100, rounded up, and always at least value + 1. */
 export function bumpBy(value: bigint, percent: number): bigint {
