@@ -17,8 +17,8 @@ export interface RecordedAuthorization {
   value: string;
   validAfter: string;
   validBefore: string;
-  nonce: string;
-  signature: string;
+  nonce: Hex;
+  signature: Hex;
 }
 
 /**
@@ -38,8 +38,8 @@ export function authorizationCall(a: RecordedAuthorization): { to: Address; data
         BigInt(a.value),
         BigInt(a.validAfter),
         BigInt(a.validBefore),
-        a.nonce as Hex,
-        a.signature as Hex,
+        a.nonce,
+        a.signature,
       ],
     }),
   };

@@ -26,8 +26,8 @@ const SendingRow = rowShape("authorization of a transaction", {
   value: col.numeric,
   valid_after: col.numeric,
   valid_before: col.numeric,
-  nonce: col.text,
-  signature: col.text,
+  nonce: col.hex,
+  signature: col.hex,
 });
 
 /** The authorization a transaction carries, while it is `sending`. */
@@ -63,7 +63,7 @@ export async function recordAuthorizationMined(c: SweepChain, txId: string, rece
       address: getAddress(auth.tokenAddress),
       abi: eip3009Abi,
       functionName: "authorizationState",
-      args: [getAddress(auth.fromAddress), auth.nonce as Hex],
+      args: [getAddress(auth.fromAddress), auth.nonce],
     });
     failure = used
       ? USED_ELSEWHERE

@@ -50,8 +50,8 @@ const ClaimedRow = rowShape("authorizations: claimed under the session lock", {
   value: col.numeric,
   valid_after: col.numeric,
   valid_before: col.numeric,
-  nonce: col.text,
-  signature: col.text,
+  nonce: col.hex,
+  signature: col.hex,
   session_status: col.oneOf(SESSION_STATUSES),
   now_seconds: col.wholeNumber,
   session_attempts: col.int,
@@ -123,7 +123,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
       address: getAddress(auth.tokenAddress),
       abi: eip3009Abi,
       functionName: "authorizationState",
-      args: [getAddress(auth.fromAddress), auth.nonce as `0x${string}`],
+      args: [getAddress(auth.fromAddress), auth.nonce],
     });
     if (used) return fail(c, tx, auth.sessionId, USED_ELSEWHERE);
 
