@@ -2,9 +2,12 @@
  * Paying by a signed EIP-3009 authorization, seen on-chain and not trusted from our own
  * submission (issue 29, parts 4–5), end to end on real parts: anvil (blocks only when a
  * transaction comes, so a reorg's depth is known), the Ponder indexer in bounded mode (it keeps
- * only our recorded nonces), the service's runner, sweeper and webhook worker. The payer records
- * an authorization through the route; a STRANGER — a wallet of its own, not our relayer —
- * submits it with the recorded signature:
+ * only our recorded nonces), the service's runner and webhook worker. The payer records an
+ * authorization through the route; a STRANGER — a wallet of its own — submits it with the
+ * recorded signature. Our relayer is off here (SERVICE_SWEEPER=false, and no sweep is needed to
+ * settle these payments): the stranger is the only submitter, so the race with our own
+ * submission cannot decide the test, and what the session shows can only come from the chain
+ * (the relayer's side of a stranger first: sweeps/send-authorization.test.ts):
  *   - PENDING → FUNDED → SUCCEEDED, no sweep, webhooks saying the method and the payer;
  *   - after the merchant canceled: ERROR paid_after_cancel, the money the merchant's;
  *   - a reorg that takes the settled payment away: reported as any reorged payment (funds_reverted).
@@ -26,7 +29,7 @@ const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
 let stack: LifecycleStack;
 let hooks: Receiver;
 beforeAll(async () => {
-  stack = await startLifecycleStack({ env: { SERVICE_INDEX_MODE: "bounded", ...FAST_WEBHOOK_ENV }, heartbeatSeconds: 0 });
+  stack = await startLifecycleStack({ env: { SERVICE_INDEX_MODE: "bounded", SERVICE_SWEEPER: "false", ...FAST_WEBHOOK_ENV }, heartbeatSeconds: 0 });
   hooks = startReceiver();
   const ep = await stack.svc.call("POST", "/webhook-endpoints", { auth: stack.key, body: { url: hooks.url } });
   expect(ep.status).toBe(201);
