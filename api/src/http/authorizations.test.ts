@@ -226,6 +226,8 @@ describe("refusals: each its own 4xx, nothing recorded, no transaction", () => {
   test("the nonce of another session: an authorization for one session never pays another (replay)", async () => {
     const a = await newSession("5.00");
     const b = await newSession("5.00");
+    // The same expiry to the second (two creates can straddle a second), so that only the nonce tells them apart.
+    await svc.services.database.sql`update app.payment_sessions set expires_at = (select expires_at from app.payment_sessions where id = ${a.id}) where id = ${b.id}`;
     const payer = await payerWith(10_000_000n);
     const forA = await signedBody(payer, a.offer);
     expect((await refused(b.token, forA, 400, "authorization_nonce_mismatch")).param).toBe("nonce");
