@@ -14,11 +14,12 @@
 import type { TransactionSql, Sql } from "postgres";
 import { getAddress, type Hex, type TransactionReceipt } from "viem";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
-import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { col, decodeFirst, rowShape, type RowOf } from "../db/rows.ts";
 import { receiptPaid, USED_ELSEWHERE, type RecordedAuthorization, type Refusal } from "../gasless/submission.ts";
 import type { SweepChain } from "./chain.ts";
 
-const SendingRow = rowShape("authorization of a transaction", {
+/** A recorded authorization's columns as the relayer reads them (uint256 fields as numeric text): the claim's (send-authorization.ts) and the outcome's. */
+export const RECORDED_COLUMNS = {
   session_id: col.text,
   token_address: col.text,
   from_address: col.text,
@@ -28,18 +29,12 @@ const SendingRow = rowShape("authorization of a transaction", {
   valid_before: col.numeric,
   nonce: col.hex,
   signature: col.hex,
-});
+};
 
-/** The authorization a transaction carries, while it is `sending`. */
-export async function authorizationOf(sql: Sql | TransactionSql, txId: string): Promise<RecordedAuthorization | undefined> {
-  const row = decodeFirst(
-    SendingRow,
-    await sql`
-      select session_id, token_address, from_address, to_address, value::text as value, valid_after::text as valid_after,
-             valid_before::text as valid_before, nonce, signature
-        from app.payment_authorizations where transaction_id = ${txId} and status = 'sending'`,
-  );
-  if (!row) return undefined;
+const SendingRow = rowShape("authorization of a transaction", RECORDED_COLUMNS);
+
+/** A row read with RECORDED_COLUMNS, as the relayer's code uses it. */
+export function recordedAuthorization(row: RowOf<typeof SendingRow>): RecordedAuthorization {
   return {
     sessionId: row.session_id,
     tokenAddress: row.token_address,
@@ -51,6 +46,18 @@ export async function authorizationOf(sql: Sql | TransactionSql, txId: string): 
     nonce: row.nonce,
     signature: row.signature,
   };
+}
+
+/** The authorization a transaction carries, while it is `sending`. */
+export async function authorizationOf(sql: Sql | TransactionSql, txId: string): Promise<RecordedAuthorization | undefined> {
+  const row = decodeFirst(
+    SendingRow,
+    await sql`
+      select session_id, token_address, from_address, to_address, value::text as value, valid_after::text as valid_after,
+             valid_before::text as valid_before, nonce, signature
+        from app.payment_authorizations where transaction_id = ${txId} and status = 'sending'`,
+  );
+  return row && recordedAuthorization(row);
 }
 
 /** A mined (and confirmed) authorization transaction: its outcome, with the transaction's, in one database transaction. */

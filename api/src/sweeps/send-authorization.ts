@@ -27,7 +27,6 @@ import {
   sendRefusal,
   USED_ELSEWHERE,
   waitingDetail,
-  type RecordedAuthorization,
   type Refusal,
 } from "../gasless/submission.ts";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
@@ -35,6 +34,7 @@ import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts"
 import { sessionOverBudget } from "./guard.ts";
 import { withGasMargin } from "./plan.ts";
 import { overSpent } from "./send.ts";
+import { RECORDED_COLUMNS, recordedAuthorization } from "./authorization-outcome.ts";
 import type { TransactionSql } from "postgres";
 
 /** Waits before a record is looked at again, by why it waits. */
@@ -43,15 +43,7 @@ const WAIT_MS = { gasless_off: 60_000, fee_above_ceiling: 15_000, relayer_unfund
 const DueRow = rowShape("authorizations: next due", { session_id: col.text });
 
 const ClaimedRow = rowShape("authorizations: claimed under the session lock", {
-  session_id: col.text,
-  token_address: col.text,
-  from_address: col.text,
-  to_address: col.text,
-  value: col.numeric,
-  valid_after: col.numeric,
-  valid_before: col.numeric,
-  nonce: col.hex,
-  signature: col.hex,
+  ...RECORDED_COLUMNS,
   session_status: col.oneOf(SESSION_STATUSES),
   now_seconds: col.wholeNumber,
   session_attempts: col.int,
@@ -103,17 +95,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
          for update of a skip locked`,
     );
     if (!row) return 0;
-    const auth: RecordedAuthorization = {
-      sessionId: row.session_id,
-      tokenAddress: row.token_address,
-      fromAddress: row.from_address,
-      toAddress: row.to_address,
-      value: row.value,
-      validAfter: row.valid_after,
-      validBefore: row.valid_before,
-      nonce: row.nonce,
-      signature: row.signature,
-    };
+    const auth = recordedAuthorization(row);
     const refusal = sendRefusal({ status: row.session_status }, BigInt(auth.validBefore), row.now_seconds, sessionOverBudget(row.session_attempts, c.s));
     if (refusal) return fail(c, tx, auth.sessionId, refusal);
 
