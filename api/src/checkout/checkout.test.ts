@@ -163,7 +163,8 @@ describe("checkout in Chromium", () => {
     await fund(wallet!.address, 50_000_000n, 0n);
     const frame = await openFromShop(page);
     await frame.click("button.wallet");
-    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? ""));
+    // The balance can be on screen a moment before the line under Pay is written: wait for both.
+    await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? "") && !!document.querySelector("#pay-equals")?.textContent);
     expect(await frame.textContent("#pay-equals")).toBe("You sign a transfer of 12.34 TUSD = 12.34 USD, the price. No network fee: the payment service submits it for you.");
     // The session the shop just created (this file's tests run one after another).
     const [{ id: sessionId }] = (await stack.svc.services.database.sql`select id from app.payment_sessions order by created_at desc limit 1`) as unknown as [{ id: string }];
