@@ -8,6 +8,7 @@
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { Transfer } from "./decide.ts";
 import type { PaymentMethod } from "./facts.ts";
+import type { GaslessOffer } from "../gasless/authorization.ts";
 import { checksummed, type NetworkView, type PublicSessionView } from "./views.ts";
 
 export interface PayerNetworkView extends NetworkView {
@@ -15,6 +16,8 @@ export interface PayerNetworkView extends NetworkView {
   rpcUrl: string | null;
   nativeCurrency: { name: string; symbol: string; decimals: number };
   explorerUrl: string | null;
+  /** What to sign there to pay without the gas coin (gasless/offers.ts fills it in); null: not offered. */
+  gasless: GaslessOffer | null;
 }
 
 /** A payment seen on-chain, as the indexer saw it: a transfer into the session's deposit address, or the payer's authorization carried out. */
@@ -54,7 +57,7 @@ export function payerView(
     tokenExpiresAt: extra.tokenExpiresAt.toISOString(),
     networks: base.networks.map((n) => {
       const net = networks.find((c) => c.chainId === n.chainId);
-      return { ...n, rpcUrl: net?.publicRpcUrl ?? null, nativeCurrency: { ...ETHER }, explorerUrl: net?.explorerUrl ?? null };
+      return { ...n, rpcUrl: net?.publicRpcUrl ?? null, nativeCurrency: { ...ETHER }, explorerUrl: net?.explorerUrl ?? null, gasless: null };
     }),
     // Oldest first, so a page lists them in the order they were paid.
     payments: [...transfers]

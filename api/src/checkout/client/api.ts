@@ -4,12 +4,8 @@
  */
 // The server's own types for what GET /api/payment-sessions answers (type-only: nothing of the
 // server is bundled into the page, and the two cannot drift apart).
-import type { PayerNetworkView, PayerSessionView } from "../../sessions/payer-view.ts";
-import type { GaslessOffer } from "../../gasless/authorization.ts";
-
-/** A network of the payer view, with what to sign there to pay without gas coin (null: not offered). */
-export type PayerNetwork = PayerNetworkView & { gasless?: GaslessOffer | null };
-export type PayerSession = Omit<PayerSessionView, "networks"> & { networks: PayerNetwork[] };
+import type { PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
+export type { PayerNetworkView as PayerNetwork, PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
 
 /** A signed authorization, as POST /api/payment-sessions/authorizations takes it. */
 export interface SignedAuthorization {
