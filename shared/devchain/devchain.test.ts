@@ -46,7 +46,9 @@ test("killed hard (SIGKILL), a chain that persists each block keeps every transa
   let c = localClients(a.rpcUrl, 31337);
   const [from, to] = ["0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] as const;
   for (let i = 0; i < 3; i++) {
-    await c.publicClient.request({ method: "eth_sendTransaction" as never, params: [{ from, to, value: "0x1" }] as never });
+    const hash = await c.publicClient.request({ method: "eth_sendTransaction" as never, params: [{ from, to, value: "0x1" }] as never });
+    // Mined before the next (with a block a second beside automine, a transaction can wait for its block).
+    await c.publicClient.waitForTransactionReceipt({ hash: hash as `0x${string}`, pollingInterval: 20 });
   }
   const nonce = await c.publicClient.getTransactionCount({ address: from });
   expect(nonce).toBe(3);
