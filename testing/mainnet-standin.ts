@@ -9,7 +9,7 @@
 import { concat, erc20Abi, type Address, type Hex } from "viem";
 import { PRESETS } from "../shared/chains/presets.ts";
 import { startDevChain, type DevChain } from "../shared/devchain/index.ts";
-import { DEPLOY_SALT, DETERMINISTIC_DEPLOYER, ensureFactoryDeployed, mintTestUsd, predictedTokenAddress, testUsdInitCode } from "../shared/contracts/deploy.ts";
+import { DEPLOY_SALT, DETERMINISTIC_DEPLOYER, ensureServiceContractsDeployed, mintTestUsd, predictedTokenAddress, testUsdInitCode } from "../shared/contracts/deploy.ts";
 import { localClients } from "../shared/devchain/clients.ts";
 import { freePort } from "./ports.ts";
 
@@ -63,7 +63,7 @@ export async function startMainnetStandIn(key: MainnetKey, opts: { port?: number
         await rpc("anvil_mine", [`0x${blocks.toString(16)}`]);
       },
       async deployFactory() {
-        await ensureFactoryDeployed({ publicClient, walletClient });
+        await ensureServiceContractsDeployed({ publicClient, walletClient });
       },
       stop: () => chain.stop(),
     };

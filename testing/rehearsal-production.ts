@@ -76,9 +76,7 @@ async function main() {
     SERVICE_RPC_URL_ETHEREUM: ethereum.rpcUrl,
     SERVICE_RPC_URL_BASE: base.rpcUrl,
     SERVICE_PUBLIC_URL: host,
-    // step 10: payers without gas coin, on both networks
-    SERVICE_GASLESS_ETHEREUM: "true",
-    SERVICE_GASLESS_BASE: "true",
+    // step 10: payers without gas coin are on by default on both networks.
     // The stand-in's fee market is anvil's (it suggests a 1 gwei tip), not Base's (≈ 0.001 gwei):
     // above Base's default ceiling of 0.5 gwei. An operator sets the ceiling for the network it runs.
     SERVICE_GASLESS_MAX_FEE_GWEI_BASE: "5",

@@ -66,11 +66,12 @@ describe("parseChainsEnv", () => {
     expect(loadChainsConfig({ SERVICE_RPC_URL_BASE: "https://base.example", SERVICE_INDEX_MODE: "full" }).indexMode).toBe("full");
   });
 
-  test("SERVICE_GASLESS_<KEY>: on by default for sandbox networks, off for production ones; either way by setting", () => {
+  test("SERVICE_GASLESS_<KEY>: on by default on every network; off by setting", () => {
     const on = (env: Record<string, string>) => Object.fromEntries(loadChainsConfig(env).networks.map((n) => [n.key, n.gasless]));
     const both = { SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545", SERVICE_RPC_URL_BASE: "https://base.example" };
-    expect(on(both)).toEqual({ local: true, base: false });
+    expect(on(both)).toEqual({ local: true, base: true });
     expect(on({ ...both, SERVICE_GASLESS_LOCAL: "false", SERVICE_GASLESS_BASE: "true" })).toEqual({ local: false, base: true });
+    expect(on({ ...both, SERVICE_GASLESS_LOCAL: "1", SERVICE_GASLESS_BASE: "no" })).toEqual({ local: true, base: false });
     expect(errorsOf({ ...both, SERVICE_GASLESS_BASE: "maybe" })).toEqual(['SERVICE_GASLESS_BASE: expected true or false, got "maybe"']);
     expect(errorsOf({ SERVICE_GASLESS_ETHEREUM: "true" })).toEqual([
       "SERVICE_GASLESS_ETHEREUM is set but SERVICE_RPC_URL_ETHEREUM is not: the Ethereum network is disabled",

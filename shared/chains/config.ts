@@ -55,7 +55,7 @@ export interface NetworkConfig {
   publicRpcUrl?: string | null;
   /**
    * Payers may pay by a signed EIP-3009 authorization here, where the token supports it
-   * (api/src/gasless/). Absent: off.
+   * (api/src/gasless/). Absent: off (loadChainsConfig sets it: on unless SERVICE_GASLESS_<KEY> says no).
    */
   gasless?: boolean;
   /**
@@ -175,8 +175,9 @@ export function parseChainsEnv(env: Env): ParseResult {
     }
     const gaslessName = `SERVICE_GASLESS_${sfx}`;
     const rawGasless = get("SERVICE_GASLESS_")?.toLowerCase();
-    // Production networks stay off by default until the relayer submits authorizations there.
-    let gasless = preset.environment === "sandbox";
+    // On by default everywhere: the payer needs no gas coin, and an authorization batched by the
+    // relayer costs it no more than the sweep a transfer needs; the fee ceiling bounds the rest.
+    let gasless = true;
     if (rawGasless !== undefined) {
       if (["1", "true", "yes"].includes(rawGasless)) gasless = true;
       else if (["0", "false", "no"].includes(rawGasless)) gasless = false;

@@ -17,13 +17,13 @@ import {
   type Address,
   type Hex,
 } from "viem";
-import { depositFactoryAbi, depositFactoryBytecode, depositSweeperBytecode, testUsdBytecode } from "./artifacts.ts";
+import { authorizationBatchBytecode, depositFactoryAbi, depositFactoryBytecode, depositSweeperBytecode, testUsdBytecode } from "./artifacts.ts";
 import { keccak256Hex } from "./keccak.ts";
 
 /** Arachnid's deterministic deployment proxy: same address on every chain (anvil ships it). */
 export const DETERMINISTIC_DEPLOYER: Address = "0x4e59b44847b379578588920cA78FbF26c0B4956C";
 
-/** Salt handed to the deterministic deployer for both contracts. */
+/** Salt handed to the deterministic deployer for every contract. */
 export const DEPLOY_SALT: Hex = zeroHash;
 
 /**
@@ -60,6 +60,18 @@ export function predictedFactoryAddress(): Address {
   // Fixed by the committed bytecode: computed once (it is on the session-creation path).
   factoryAddress ??= viaDeterministicDeployer(depositFactoryInitCode());
   return factoryAddress;
+}
+
+/** AuthorizationBatch init code (no constructor arguments). */
+export function authorizationBatchInitCode(): Hex {
+  return authorizationBatchBytecode;
+}
+
+let batchAddress: Address | undefined;
+/** Where AuthorizationBatch sits on every chain (the relayer sends several payers' authorizations through it). */
+export function predictedAuthorizationBatchAddress(): Address {
+  batchAddress ??= viaDeterministicDeployer(authorizationBatchInitCode());
+  return batchAddress;
 }
 
 /** The CREATE2 salt of a session: keccak256 of its id's UTF-8 bytes. */

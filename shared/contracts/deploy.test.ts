@@ -7,8 +7,9 @@ import {
   DEV_FAUCET_ADDRESS,
   ensureDeployed,
   ensureDeterministicDeployer,
-  ensureFactoryDeployed,
+  ensureServiceContractsDeployed,
   mintTestUsd,
+  predictedAuthorizationBatchAddress,
   predictedFactoryAddress,
   predictedTokenAddress,
 } from "./deploy.ts";
@@ -26,19 +27,20 @@ describe("ensureDeployed on a chain with the deterministic deployer (anvil's def
     await anvil?.stop();
   });
 
-  test("deploys both contracts at their predicted addresses, then nothing the second time", async () => {
+  test("deploys the three contracts at their predicted addresses, then nothing the second time", async () => {
     const { publicClient, walletClient } = clientsFor(anvil.rpcUrl);
     expect(await publicClient.getCode({ address: predictedTokenAddress() })).toBeUndefined();
 
     const first = await ensureDeployed({ publicClient, walletClient });
-    expect(first).toEqual({ token: predictedTokenAddress(), factory: predictedFactoryAddress(), deployed: ["token", "factory"] });
+    expect(first).toEqual({ token: predictedTokenAddress(), factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: ["token", "factory", "batch"] });
     expect((await publicClient.getCode({ address: first.token }))?.length).toBeGreaterThan(2);
     expect((await publicClient.getCode({ address: first.factory }))?.length).toBeGreaterThan(2);
+    expect((await publicClient.getCode({ address: first.batch }))?.length).toBeGreaterThan(2);
     const nonce = await publicClient.getTransactionCount({ address: RELAYER });
     const block = await publicClient.getBlockNumber({ cacheTime: 0 }); // not viem's cached number (4 s): a slow machine read a stale one
 
     const second = await ensureDeployed({ publicClient, walletClient });
-    expect(second).toEqual({ token: first.token, factory: first.factory, deployed: [] });
+    expect(second).toEqual({ token: first.token, factory: first.factory, batch: first.batch, deployed: [] });
     expect(await publicClient.getTransactionCount({ address: RELAYER })).toBe(nonce);
     expect(await publicClient.getBlockNumber({ cacheTime: 0 })).toBe(block);
   });
@@ -98,10 +100,12 @@ describe("a chain without the deterministic deployer", () => {
     );
     expect(await ensureDeterministicDeployer({ publicClient, walletClient })).toBe(false);
 
-    // A production chain takes only the factory; a sandbox chain then adds the token.
-    expect(await ensureFactoryDeployed({ publicClient, walletClient })).toMatchObject({ factory: predictedFactoryAddress(), deployed: true });
+    // A production chain takes only the service's contracts; a sandbox chain then adds the token.
+    const service = await ensureServiceContractsDeployed({ publicClient, walletClient });
+    expect(service).toMatchObject({ factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: ["factory", "batch"] });
+    expect(service.receipts.map((r) => r.status)).toEqual(["success", "success"]);
     expect(await publicClient.getCode({ address: predictedTokenAddress() })).toBeUndefined();
-    expect(await ensureFactoryDeployed({ publicClient, walletClient })).toEqual({ factory: predictedFactoryAddress(), deployed: false });
+    expect(await ensureServiceContractsDeployed({ publicClient, walletClient })).toEqual({ factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: [], receipts: [] });
     const { token, factory, deployed } = await ensureDeployed({ publicClient, walletClient });
     expect({ token, factory, deployed }).toEqual({
       token: predictedTokenAddress(),
@@ -127,7 +131,7 @@ describe("two processes deploying at once", () => {
     expect(ra.token).toBe(predictedTokenAddress());
     expect(rb.token).toBe(ra.token);
     expect(rb.factory).toBe(ra.factory);
-    expect([...ra.deployed, ...rb.deployed].sort()).toEqual(["factory", "token"]);
+    expect([...ra.deployed, ...rb.deployed].sort()).toEqual(["batch", "factory", "token"]);
     expect((await a.publicClient.getCode({ address: ra.factory }))?.length).toBeGreaterThan(2);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Getting the Paysession contracts onto a chain, and the sandbox faucet.
  *
- * Both contracts go through Arachnid's deterministic deployment proxy with fixed init code, so
- * they sit at the same address on every chain (predictedTokenAddress / predictedFactoryAddress),
+ * Every contract goes through Arachnid's deterministic deployment proxy with fixed init code, so
+ * it sits at the same address on every chain (predictedTokenAddress / predictedFactoryAddress /
+ * predictedAuthorizationBatchAddress),
  * and deploying is idempotent: whoever deploys first, the result is byte-for-byte the same.
  * The pure helpers (addresses, salts, sweep calldata) live in addresses.ts and are re-exported.
  */
@@ -23,7 +24,9 @@ import {
   DEPLOY_SALT,
   DETERMINISTIC_DEPLOYER,
   DEV_FAUCET_PRIVATE_KEY,
+  authorizationBatchInitCode,
   depositFactoryInitCode,
+  predictedAuthorizationBatchAddress,
   predictedFactoryAddress,
   predictedTokenAddress,
   testUsdInitCode,
@@ -121,34 +124,49 @@ async function deployOnce(clients: ChainClients, initCode: Hex, address: Address
 }
 
 /**
- * Makes sure TestUSD and the DepositFactory exist at their predicted addresses, deploying
- * whichever is missing. Safe to call at every start: with both present it sends nothing.
- * `deployed` lists what this call deployed.
+ * Makes sure TestUSD, the DepositFactory and AuthorizationBatch exist at their predicted
+ * addresses, deploying whichever is missing. Safe to call at every start: with all present it
+ * sends nothing. `deployed` lists what this call deployed.
  */
 export async function ensureDeployed(
   clients: ChainClients,
-): Promise<{ token: Address; factory: Address; deployed: ("token" | "factory")[] }> {
+): Promise<{ token: Address; factory: Address; batch: Address; deployed: ("token" | "factory" | "batch")[] }> {
   const token = predictedTokenAddress();
-  const factory = predictedFactoryAddress();
-  const deployed: ("token" | "factory")[] = [];
+  const deployed: ("token" | "factory" | "batch")[] = [];
   if ((await deployOnce(clients, testUsdInitCode(), token, "TestUSD")).sent) deployed.push("token");
-  if ((await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory")).sent) deployed.push("factory");
-  return { token, factory, deployed };
+  const { factory, batch, deployed: service } = await ensureServiceContractsDeployed(clients);
+  return { token, factory, batch, deployed: [...deployed, ...service] };
 }
 
 /**
- * Production chains need only the factory (TestUSD is sandbox-only): deploys it if missing.
- * `receipt`: the deploying transaction's, when this call deployed it.
+ * Production chains need only the service's own contracts (TestUSD is sandbox-only): the
+ * deposit factory (sweeps) and AuthorizationBatch (several payers' authorizations in one
+ * transaction). Deploys whichever is missing; `receipts`: the transactions this call sent.
  */
-export async function ensureFactoryDeployed(clients: ChainClients): Promise<{ factory: Address; deployed: boolean; receipt?: TransactionReceipt }> {
+export async function ensureServiceContractsDeployed(
+  clients: ChainClients,
+): Promise<{ factory: Address; batch: Address; deployed: ("factory" | "batch")[]; receipts: TransactionReceipt[] }> {
   const factory = predictedFactoryAddress();
-  const { sent, receipt } = await deployOnce(clients, depositFactoryInitCode(), factory, "DepositFactory");
-  return receipt ? { factory, deployed: sent, receipt } : { factory, deployed: sent };
+  const batch = predictedAuthorizationBatchAddress();
+  const deployed: ("factory" | "batch")[] = [];
+  const receipts: TransactionReceipt[] = [];
+  for (const [what, initCode, address, name] of [
+    ["factory", depositFactoryInitCode(), factory, "DepositFactory"],
+    ["batch", authorizationBatchInitCode(), batch, "AuthorizationBatch"],
+  ] as const) {
+    const { sent, receipt } = await deployOnce(clients, initCode, address, name);
+    if (sent) deployed.push(what);
+    if (sent && receipt) receipts.push(receipt);
+  }
+  return { factory, batch, deployed, receipts };
 }
 
-/** The factory deployment transaction (for a cost estimate before sending it). */
-export function factoryDeployTransaction(): { to: Address; data: Hex } {
-  return { to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, depositFactoryInitCode()]) };
+/** The deployment transactions of the service's contracts (for a cost estimate before sending them). */
+export function serviceContractDeployTransactions(): { name: "factory" | "batch"; address: Address; to: Address; data: Hex }[] {
+  return [
+    { name: "factory", address: predictedFactoryAddress(), to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, depositFactoryInitCode()]) },
+    { name: "batch", address: predictedAuthorizationBatchAddress(), to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, authorizationBatchInitCode()]) },
+  ];
 }
 
 /** The sandbox faucet account (TestUSD's minter); see DEV_FAUCET_ADDRESS. */

@@ -1,6 +1,8 @@
 /**
  * `bun run admin networks` and `bun run admin factory:deploy --chain <id>`: the operator's
- * on-chain steps. They read the network variables (SERVICE_RPC_URL_<KEY>, …) and
+ * on-chain steps. factory:deploy puts the service's two contracts on a network: the deposit
+ * factory (sweeps; sessions are offered only once it is there) and AuthorizationBatch (several
+ * payers' authorizations in one relayer transaction; without it they go one per transaction). They read the network variables (SERVICE_RPC_URL_<KEY>, …) and
  * SERVICE_RELAYER_PRIVATE_KEY like `bun run start` does, and never touch the database.
  */
 import { createPublicClient, createWalletClient, defineChain, formatEther, formatGwei, http, webSocket, type Address, type Hex } from "viem";
@@ -8,7 +10,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../config.ts";
 import { parseChainsEnv, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { envSuffix, PRESETS } from "../../../shared/chains/presets.ts";
-import { DETERMINISTIC_DEPLOYER, ensureFactoryDeployed, factoryDeployTransaction, predictedFactoryAddress } from "../../../shared/contracts/deploy.ts";
+import { DETERMINISTIC_DEPLOYER, ensureServiceContractsDeployed, predictedFactoryAddress, serviceContractDeployTransactions } from "../../../shared/contracts/deploy.ts";
 import { DEV_RELAYER_PRIVATE_KEY } from "../sweeps/relayer.ts";
 import { describeStatus, probeNetworks } from "../onchain/network-status.ts";
 
@@ -74,45 +76,62 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
   }
   if (seen !== chainId) die(`SERVICE_RPC_URL_${envSuffix(net.key)} serves chain id ${seen}, not ${chainId} (${net.name}): nothing sent`);
 
-  const code = await publicClient.getCode({ address: factory });
-  if (code && code !== "0x") {
-    out(`${net.name} (chain ${chainId}): the deposit factory is already deployed at ${factory}; nothing sent, nothing spent`, {
+  const planned = serviceContractDeployTransactions();
+  const codes = await Promise.all(planned.map((t) => publicClient.getCode({ address: t.address })));
+  const missing = planned.filter((_, i) => !codes[i] || codes[i] === "0x");
+  const batch = planned.find((t) => t.name === "batch")!.address;
+  if (missing.length === 0) {
+    out(`${net.name} (chain ${chainId}): the deposit factory (${factory}) and AuthorizationBatch (${batch}) are already deployed; nothing sent, nothing spent`, {
       chainId,
       factory,
+      batch,
       deployed: false,
     });
     return 0;
   }
   const proxy = await publicClient.getCode({ address: DETERMINISTIC_DEPLOYER });
   if (!proxy || proxy === "0x") {
-    die(`${net.name}: no deterministic deployment proxy at ${DETERMINISTIC_DEPLOYER}, so the factory cannot get its fixed address here (see shared/contracts/README.md)`);
+    die(`${net.name}: no deterministic deployment proxy at ${DETERMINISTIC_DEPLOYER}, so the contracts cannot get their fixed addresses here (see shared/contracts/README.md)`);
   }
   // What it will cost at most, before anything is sent.
-  const tx = factoryDeployTransaction();
-  const [gas, fees, balance] = await Promise.all([
-    publicClient.estimateGas({ account: payer, ...tx }),
+  const [gases, fees, balance] = await Promise.all([
+    Promise.all(missing.map((t) => publicClient.estimateGas({ account: payer, to: t.to, data: t.data }))),
     publicClient.estimateFeesPerGas(),
     publicClient.getBalance({ address: payer }),
   ]);
+  const gas = gases.reduce((a, b) => a + b, 0n);
   const maxCost = gas * fees.maxFeePerGas;
   if (balance < maxCost) {
     die(`relayer ${payer} holds ${formatEther(balance)} on ${net.name}; the deployment needs up to ${formatEther(maxCost)} (${gas} gas at up to ${formatGwei(fees.maxFeePerGas)} gwei): fund it first`);
   }
-  const result = await ensureFactoryDeployed({ publicClient: publicClient as never, walletClient: walletClient as never });
-  const r = result.receipt;
-  if (!r) {
-    out(`${net.name} (chain ${chainId}): the deposit factory appeared at ${factory} meanwhile (deployed by someone else); nothing spent`, { chainId, factory, deployed: false });
+  const result = await ensureServiceContractsDeployed({ publicClient: publicClient as never, walletClient: walletClient as never });
+  if (result.receipts.length === 0) {
+    out(`${net.name} (chain ${chainId}): the contracts appeared meanwhile (deployed by someone else); nothing spent`, { chainId, factory, batch, deployed: false });
     return 0;
   }
-  const cost = r.gasUsed * r.effectiveGasPrice;
+  const receipts = result.receipts;
+  const cost = receipts.reduce((a, r) => a + r.gasUsed * r.effectiveGasPrice, 0n);
+  const gasUsed = receipts.reduce((a, r) => a + r.gasUsed, 0n);
+  const names = { factory: `the deposit factory at ${factory}`, batch: `AuthorizationBatch at ${batch}` };
   out(
     [
-      `${net.name} (chain ${chainId}): deployed the deposit factory at ${factory}`,
-      `  transaction ${r.transactionHash} in block ${r.blockNumber}`,
-      `  cost ${formatEther(cost)} ETH (${r.gasUsed} gas at ${formatGwei(r.effectiveGasPrice)} gwei), paid by the relayer ${payer}`,
+      `${net.name} (chain ${chainId}): deployed ${result.deployed.map((d) => names[d]).join(" and ")}`,
+      ...receipts.map((r) => `  transaction ${r.transactionHash} in block ${r.blockNumber} (${r.gasUsed} gas at ${formatGwei(r.effectiveGasPrice)} gwei)`),
+      `  cost ${formatEther(cost)} ETH in all (${gasUsed} gas), paid by the relayer ${payer}`,
       `  sessions are offered on ${net.name} from now on (a running service notices within SERVICE_NETWORK_CHECK_SECONDS, or at the next session create)`,
     ].join("\n"),
-    { chainId, factory, deployed: true, transactionHash: r.transactionHash, blockNumber: r.blockNumber.toString(), gasUsed: r.gasUsed.toString(), effectiveGasPrice: r.effectiveGasPrice.toString(), costWei: cost.toString(), payer },
+    {
+      chainId,
+      factory,
+      batch,
+      deployed: true,
+      contracts: result.deployed,
+      transactionHash: receipts[0]!.transactionHash,
+      transactions: receipts.map((r) => ({ hash: r.transactionHash, blockNumber: r.blockNumber.toString(), gasUsed: r.gasUsed.toString(), effectiveGasPrice: r.effectiveGasPrice.toString() })),
+      gasUsed: gasUsed.toString(),
+      costWei: cost.toString(),
+      payer,
+    },
   );
   return 0;
 }

@@ -1,11 +1,13 @@
 /**
- * Submitting a recorded authorization, the pure part: the exact call the relayer sends (the
- * one the route simulated before recording), whether a record may still be sent, what a mined
- * receipt says it did, and the words of each reason a record waits or failed. No I/O: the
- * relayer's loop is sweeps/send-authorization.ts, on the sweeper's transaction machinery.
+ * Submitting recorded authorizations, the pure part: the exact call the relayer sends (one
+ * authorization's own call, or several through AuthorizationBatch), whether a record may still
+ * be sent, what a mined receipt says it did for each, and the words of each reason a record
+ * waits or failed. No I/O: the relayer's loop is sweeps/send-authorization.ts, on the
+ * sweeper's transaction machinery.
  */
 import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex, type Log } from "viem";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
+import { authorizationBatchAbi } from "../../../shared/contracts/artifacts.ts";
 import type { AuthorizationReason } from "../db/schema.ts";
 
 /** A recorded authorization as the relayer needs it (addresses and nonce lowercase, numbers as decimal strings). */
@@ -22,35 +24,82 @@ export interface RecordedAuthorization {
 }
 
 /**
- * transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, bytes signature):
- * the bytes form, as recorded and as simulated by the route (it also carries a contract
- * wallet's EIP-1271 signature, which the v,r,s form cannot).
+ * A 65-byte signature as the v, r, s form takes it. v is the raw last byte, not normalized: the
+ * token re-packs r ‖ s ‖ v and checks exactly the bytes that were signed and simulated. Null for
+ * any other length (a contract wallet's EIP-1271 signature), which only the bytes form carries.
+ */
+export function splitSignature(signature: Hex): { v: number; r: Hex; s: Hex } | null {
+  if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return null;
+  return { r: `0x${signature.slice(2, 66)}`, s: `0x${signature.slice(66, 130)}`, v: Number.parseInt(signature.slice(130, 132), 16) };
+}
+
+/**
+ * One authorization's own call to the token: transferWithAuthorization in the v, r, s form for a
+ * 65-byte signature (every USDC version has it, and it costs less calldata than the bytes form),
+ * else the bytes form, which also carries a contract wallet's signature.
  */
 export function authorizationCall(a: RecordedAuthorization): { to: Address; data: Hex } {
+  const [from, to, value, validAfter, validBefore] = [getAddress(a.fromAddress), getAddress(a.toAddress), BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore)];
+  const split = splitSignature(a.signature);
   return {
     to: getAddress(a.tokenAddress),
-    data: encodeFunctionData({
-      abi: eip3009Abi,
-      functionName: "transferWithAuthorization",
-      args: [
-        getAddress(a.fromAddress),
-        getAddress(a.toAddress),
-        BigInt(a.value),
-        BigInt(a.validAfter),
-        BigInt(a.validBefore),
-        a.nonce,
-        a.signature,
-      ],
-    }),
+    data: split
+      ? encodeFunctionData({ abi: eip3009Abi, functionName: "transferWithAuthorization", args: [from, to, value, validAfter, validBefore, a.nonce, split.v, split.r, split.s] })
+      : encodeFunctionData({ abi: eip3009Abi, functionName: "transferWithAuthorization", args: [from, to, value, validAfter, validBefore, a.nonce, a.signature] }),
   };
+}
+
+/** What one relayer transaction carries: its authorizations (oldest first) and its call. */
+export interface SubmissionPlan {
+  authorizations: RecordedAuthorization[];
+  /** Whether the call goes through AuthorizationBatch (several payers in one transaction). */
+  batched: boolean;
+  call: { to: Address; data: Hex };
+}
+
+/**
+ * The next transaction for checked authorizations, oldest first. Several of one token with
+ * 65-byte signatures go together through AuthorizationBatch when it is deployed (`batch`): the
+ * 21,000 gas every transaction starts with is paid once, not once per payment. Otherwise (one
+ * due, no batch contract, the oldest signed by a contract wallet) the oldest goes alone, by its
+ * own call. Those left out stay due for the next transaction.
+ */
+export function planSubmission(ready: readonly RecordedAuthorization[], batch: Address | undefined, max: number): SubmissionPlan | null {
+  const [first] = ready;
+  if (!first) return null;
+  const alone: SubmissionPlan = { authorizations: [first], batched: false, call: authorizationCall(first) };
+  if (!batch || !splitSignature(first.signature)) return alone;
+  const token = first.tokenAddress.toLowerCase();
+  const group = ready.filter((a) => a.tokenAddress.toLowerCase() === token && splitSignature(a.signature)).slice(0, Math.max(1, max));
+  if (group.length < 2) return alone;
+  return { authorizations: group, batched: true, call: authorizationBatchCall(batch, getAddress(first.tokenAddress), group) };
+}
+
+/** AuthorizationBatch.submit(token, authorizations): each carried out by the token, one failing not stopping the others. */
+export function authorizationBatchCall(batch: Address, token: Address, group: readonly RecordedAuthorization[]): { to: Address; data: Hex } {
+  const items = group.map((a) => {
+    const split = splitSignature(a.signature);
+    if (!split) throw new Error(`authorizationBatchCall: the signature of ${a.sessionId} is not 65 bytes`);
+    return {
+      from: getAddress(a.fromAddress),
+      to: getAddress(a.toAddress),
+      value: BigInt(a.value),
+      validAfter: BigInt(a.validAfter),
+      validBefore: BigInt(a.validBefore),
+      nonce: a.nonce,
+      ...split,
+    };
+  });
+  return { to: batch, data: encodeFunctionData({ abi: authorizationBatchAbi, functionName: "submit", args: [token, items] }) };
 }
 
 /**
  * Gas one submission may take, for the checks that come before a real estimate (is the relayer
  * funded enough to offer paying by authorization at all?). TestUSD's transferWithAuthorization
- * used 81,164 gas to a settlement address that already held the token (send-authorization.test.ts;
- * ≈ 17,000 more to a new holder); this is the gas limit the send signs for that (estimate × 1.25
- * + 20,000, plan.ts withGasMargin), rounded up.
+ * used about 81,000 gas in the bytes form to a settlement address that already held the token
+ * (≈ 69,000 in the v, r, s form; ≈ 17,000 more to a new holder); this is the gas limit the send
+ * signs for the dearer one (estimate × 1.25 + 20,000, plan.ts withGasMargin), rounded up. In a
+ * batch each costs less (bench/payment-gas.ts).
  */
 export const SUBMISSION_GAS_BUDGET = 150_000n;
 

@@ -24,6 +24,10 @@ export const Readiness = t.Object({
       chainIdSeen: t.Union([t.Integer(), t.Null()]),
       headBlock: NullableString,
       factory: t.Object({ address: t.String(), present: NullableBool }),
+      authorizationBatch: t.Object(
+        { address: t.String(), present: NullableBool },
+        { description: "AuthorizationBatch: with it, the relayer submits several payers' authorizations in one transaction; without it, one per transaction" },
+      ),
       stablecoin: t.Object({ symbol: t.String(), address: t.String(), present: NullableBool, decimals: t.Union([t.Integer(), t.Null()]) }),
       relayer: t.Object({ address: NullableString, balance: NullableString, minBalance: t.String(), low: NullableBool }),
       problems: t.Array(t.String()),

@@ -37,6 +37,7 @@ function networkView(s: NetworkStatus) {
     chainIdSeen: s.chainIdSeen,
     headBlock: s.headBlock,
     factory: s.factory,
+    authorizationBatch: s.authorizationBatch,
     stablecoin: { symbol: s.stablecoin.symbol, address: s.stablecoin.address, present: s.stablecoin.present, decimals: s.stablecoin.decimals },
     relayer: { address: s.relayer.address, balance: s.relayer.balance, minBalance: s.relayer.minBalance, low: s.relayer.low },
     problems: [...s.fatal, ...s.notReady],

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { loadChainsConfig } from "../../../shared/chains/config.ts";
-import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 import { startMainnetStandIn, type MainnetStandIn } from "../../../testing/mainnet-standin.ts";
 import { describeStatus, NetworkReadiness, probeNetwork } from "./network-status.ts";
 
@@ -30,20 +30,23 @@ test("a main network without the factory: reachable, right chain and token, NOT 
     factory: { address: predictedFactoryAddress(), present: false },
     stablecoin: { address: base.usdc, present: true, decimals: 6 },
     relayer: { address: funded, balance: "10000", minBalance: "0.005", low: false },
+    authorizationBatch: { address: predictedAuthorizationBatchAddress(), present: false },
     fatal: [],
-    warnings: [],
   });
   expect(BigInt(s.headBlock!)).toBeGreaterThan(0n);
   expect(s.notReady.join()).toContain("bun run admin factory:deploy --chain 8453");
-  expect(describeStatus(s)).toContain("factory MISSING");
+  expect(describeStatus(s)).toContain("factory MISSING, batch missing");
+  // Payments by authorization (on by default) would go one per transaction: a warning, not a refusal.
+  expect(s.warnings).toEqual([expect.stringContaining(`no AuthorizationBatch at ${predictedAuthorizationBatchAddress()}`)]);
+  expect((await probeNetwork(baseNet({ SERVICE_GASLESS_BASE: "false" }), { relayer: funded })).warnings).toEqual([]);
 });
 
 test("a relayer under its threshold is a warning, not a refusal; the threshold is per network", async () => {
-  const s = await probeNetwork(baseNet(), { relayer: empty });
+  const s = await probeNetwork(baseNet({ SERVICE_GASLESS_BASE: "false" }), { relayer: empty });
   expect(s.fatal).toEqual([]);
   expect(s.relayer).toMatchObject({ balance: "0", low: true });
   expect(s.warnings.join()).toContain("SERVICE_RELAYER_MIN_BALANCE_BASE");
-  const lowered = await probeNetwork(baseNet({ SERVICE_RELAYER_MIN_BALANCE_BASE: "0" }), { relayer: empty });
+  const lowered = await probeNetwork(baseNet({ SERVICE_RELAYER_MIN_BALANCE_BASE: "0", SERVICE_GASLESS_BASE: "false" }), { relayer: empty });
   expect(lowered.relayer.low).toBe(false);
   expect(lowered.warnings).toEqual([]);
 });
@@ -69,7 +72,7 @@ test("readiness follows the chain: the network becomes ready once the factory is
   expect((await readiness.partition("production")).notReady.map((n) => n.chainId)).toEqual([8453]);
   await base.deployFactory();
   expect(await readiness.isReady(8453)).toBe(true);
-  expect(readiness.current()[0]).toMatchObject({ ready: true, factory: { present: true }, notReady: [] });
+  expect(readiness.current()[0]).toMatchObject({ ready: true, factory: { present: true }, authorizationBatch: { present: true }, notReady: [], warnings: [] });
   expect(lines.join("\n")).toContain("Base: deposit factory found at");
   // Sticky: an RPC outage afterwards does not take sessions away (the factory cannot vanish).
   await base.stop();

@@ -10,7 +10,9 @@
  *     service runs, but sessions are not offered on that network: a deposit address there could
  *     not be swept. It becomes ready by itself once the factory appears (re-checked every
  *     SERVICE_NETWORK_CHECK_SECONDS and, at most once a second, when a session is created);
- *   - **warnings**: the relayer's balance is under its threshold (SERVICE_RELAYER_MIN_BALANCE_<KEY>).
+ *   - **warnings**: the relayer's balance is under its threshold (SERVICE_RELAYER_MIN_BALANCE_<KEY>);
+ *     AuthorizationBatch is not deployed where payments by authorization are on (they then go one
+ *     per relayer transaction, at more gas each).
  *
  * Code never leaves an address in our world (the factory has no selfdestruct), so once a
  * network has been seen with its factory and the right token it stays ready for the process's
@@ -21,7 +23,7 @@ import { erc20Abi, formatEther, type Address, type PublicClient } from "viem";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import { relayerMinBalanceWei, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { envSuffix, type Environment } from "../../../shared/chains/presets.ts";
-import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 
 export interface NetworkStatus {
   key: string;
@@ -36,6 +38,8 @@ export interface NetworkStatus {
   chainIdSeen: number | null;
   headBlock: string | null;
   factory: { address: Address; present: boolean | null };
+  /** AuthorizationBatch (several payers' authorizations per relayer transaction); missing: one per transaction. */
+  authorizationBatch: { address: Address; present: boolean | null };
   stablecoin: { symbol: string; address: Address; present: boolean | null; decimals: number | null; expectedDecimals: number };
   relayer: { address: Address | null; balanceWei: string | null; balance: string | null; minBalance: string; low: boolean | null };
   /** Refuse the start: unreachable, wrong chain, no or wrong stablecoin. */
@@ -99,6 +103,7 @@ export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}):
     chainIdSeen: null,
     headBlock: null,
     factory: { address: factoryOf(net), present: null },
+    authorizationBatch: { address: predictedAuthorizationBatchAddress(), present: null },
     stablecoin: { symbol: net.stablecoin.symbol, address: net.stablecoin.address, present: null, decimals: null, expectedDecimals: net.stablecoin.decimals },
     relayer: { address: opts.relayer ?? null, balanceWei: null, balance: null, minBalance: formatEther(minWei), low: null },
     fatal: [],
@@ -156,6 +161,18 @@ export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}):
       }
     })(),
     (async () => {
+      try {
+        status.authorizationBatch.present = await code(status.authorizationBatch.address);
+        if (!status.authorizationBatch.present && net.gasless) {
+          status.warnings.push(
+            `${net.name}: no AuthorizationBatch at ${status.authorizationBatch.address}: payments by authorization are submitted one per transaction, at more gas each (bun run admin factory:deploy --chain ${net.chainId} deploys it)`,
+          );
+        }
+      } catch (err) {
+        status.warnings.push(`${net.name}: could not read AuthorizationBatch's code: ${firstLine(err)}`);
+      }
+    })(),
+    (async () => {
       if (!opts.relayer) return;
       try {
         const balance = await withTimeout(client.getBalance({ address: opts.relayer }), timeout, "eth_getBalance");
@@ -183,6 +200,7 @@ export function describeStatus(s: NetworkStatus): string {
     s.rpc.reachable ? `head ${s.headBlock}` : "RPC unreachable",
     `${s.stablecoin.symbol} ${s.stablecoin.present ? `${s.stablecoin.decimals} decimals` : s.stablecoin.present === false ? "MISSING" : "?"}`,
     `factory ${s.factory.present ? "present" : s.factory.present === false ? "MISSING" : "?"}`,
+    `batch ${s.authorizationBatch.present ? "present" : s.authorizationBatch.present === false ? "missing" : "?"}`,
     ...(s.relayer.address ? [`relayer ${s.relayer.address} ${s.relayer.balance ?? "?"}${s.relayer.low ? " (LOW)" : ""}`] : []),
     s.ready ? "ready" : "NOT READY",
   ];
@@ -295,6 +313,7 @@ export class NetworkReadiness {
       chainIdSeen: null,
       headBlock: null,
       factory: { address: factoryOf(n), present: null },
+      authorizationBatch: { address: predictedAuthorizationBatchAddress(), present: null },
       stablecoin: { symbol: n.stablecoin.symbol, address: n.stablecoin.address, present: null, decimals: null, expectedDecimals: n.stablecoin.decimals },
       relayer: { address: this.opts.relayerFor?.(n.chainId) ?? null, balanceWei: null, balance: null, minBalance: formatEther(relayerMinBalanceWei(n)), low: null },
       fatal: [],

@@ -1,20 +1,24 @@
 /**
- * What happens to a recorded authorization once its relayer transaction (kind `authorization`,
- * send-authorization.ts) has an outcome, for watch.ts and reconcile.ts:
+ * What happens to the recorded authorizations of a relayer transaction (kind `authorization`,
+ * send-authorization.ts: one alone, or several through AuthorizationBatch) once it has an
+ * outcome, for watch.ts and reconcile.ts. Each is judged on its own, from the receipt's logs:
  *
- *   mined, and its receipt's logs show the token's Transfer(from → settlement, value) and
- *   AuthorizationUsed(from, nonce)      → `mined`, with the hash (gasless/submission.ts receiptPaid);
- *   mined without them (it reverted)    → `failed` for good, never sent again: `used_elsewhere`
- *                                         when the chain says the nonce is used (a stranger's
- *                                         transaction carried it first), else `reverted`;
- *   its nonce taken by another of the relayer's transactions, or the chain lost it
- *                                       → `recorded` again (it never ran, or no longer has),
- *                                         to be checked and sent anew.
+ *   the token's Transfer(from → settlement, value) and AuthorizationUsed(from, nonce) are there
+ *                                       → `mined`, with the hash (gasless/submission.ts receiptPaid);
+ *   they are not, and the chain says the nonce is used (a stranger's transaction carried it first)
+ *                                       → `failed` for good: `used_elsewhere`;
+ *   they are not, the nonce is unused, and it was sent alone (the transaction reverted)
+ *                                       → `failed` for good: `reverted`;
+ *   they are not, the nonce is unused, and it was one of a batch (the batch caught its failure)
+ *                                       → `recorded` again, to be checked alone and sent anew (its
+ *                                         attempts count against the session's relayer budget);
+ *   the transaction's nonce taken by another of the relayer's transactions, or the chain lost it
+ *                                       → `recorded` again (it never ran, or no longer has).
  */
 import type { TransactionSql, Sql } from "postgres";
 import { getAddress, type Hex, type TransactionReceipt } from "viem";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
-import { col, decodeFirst, rowShape, type RowOf } from "../db/rows.ts";
+import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { receiptPaid, USED_ELSEWHERE, type RecordedAuthorization, type Refusal } from "../gasless/submission.ts";
 import type { SweepChain } from "./chain.ts";
 
@@ -48,54 +52,76 @@ export function recordedAuthorization(row: RowOf<typeof SendingRow>): RecordedAu
   };
 }
 
-/** The authorization a transaction carries, while it is `sending`. */
-export async function authorizationOf(sql: Sql | TransactionSql, txId: string): Promise<RecordedAuthorization | undefined> {
-  const row = decodeFirst(
+/** The authorizations a transaction carries while they are `sending`, oldest first (their order in a batch). */
+export async function authorizationsOf(sql: Sql | TransactionSql, txId: string): Promise<RecordedAuthorization[]> {
+  const rows = decodeRows(
     SendingRow,
     await sql`
       select session_id, token_address, from_address, to_address, value::text as value, valid_after::text as valid_after,
              valid_before::text as valid_before, nonce, signature
-        from app.payment_authorizations where transaction_id = ${txId} and status = 'sending'`,
+        from app.payment_authorizations where transaction_id = ${txId} and status = 'sending'
+       order by next_attempt_at, created_at`,
   );
-  return row && recordedAuthorization(row);
+  return rows.map(recordedAuthorization);
 }
 
-/** A mined (and confirmed) authorization transaction: its outcome, with the transaction's, in one database transaction. */
+type Outcome = { sessionId: string; status: "mined" | "failed" | "recorded"; failure?: Refusal };
+
+/** A mined (and confirmed) authorization transaction: each authorization's outcome, with the transaction's, in one database transaction. */
 export async function recordAuthorizationMined(c: SweepChain, txId: string, receipt: TransactionReceipt): Promise<void> {
-  const auth = await authorizationOf(c.sql, txId);
-  const paid = auth !== undefined && receiptPaid(receipt, auth);
-  let failure: Refusal | undefined;
-  if (auth && !paid) {
-    const used = await c.client.readContract({
-      address: getAddress(auth.tokenAddress),
-      abi: eip3009Abi,
-      functionName: "authorizationState",
-      args: [getAddress(auth.fromAddress), auth.nonce],
-    });
-    failure = used
-      ? USED_ELSEWHERE
-      : { reason: "reverted", detail: `The relayer's transaction ${receipt.transactionHash} did not carry the transfer out (${receipt.status}); it is not sent again.` };
-  }
+  const auths = await authorizationsOf(c.sql, txId);
+  const batched = auths.length > 1;
+  const outcomes: Outcome[] = await Promise.all(
+    auths.map(async (auth): Promise<Outcome> => {
+      if (receiptPaid(receipt, auth)) return { sessionId: auth.sessionId, status: "mined" };
+      const used = await c.client.readContract({
+        address: getAddress(auth.tokenAddress),
+        abi: eip3009Abi,
+        functionName: "authorizationState",
+        args: [getAddress(auth.fromAddress), auth.nonce],
+      });
+      if (used) return { sessionId: auth.sessionId, status: "failed", failure: USED_ELSEWHERE };
+      if (batched && receipt.status === "success") {
+        return { sessionId: auth.sessionId, status: "recorded", failure: { reason: "reverted", detail: `Not carried out in the relayer's batch ${receipt.transactionHash}; checked and sent again.` } };
+      }
+      return {
+        sessionId: auth.sessionId,
+        status: "failed",
+        failure: { reason: "reverted", detail: `The relayer's transaction ${receipt.transactionHash} did not carry the transfer out (${receipt.status}); it is not sent again.` },
+      };
+    }),
+  );
+  const paid = outcomes.filter((o) => o.status === "mined").length;
   const recorded = await c.sql.begin(async (tx) => {
     const done = await tx`
       update app.sweep_transactions
          set state = 'mined', tx_hash = ${receipt.transactionHash}, block_number = ${receipt.blockNumber.toString()}::bigint,
              gas_used = ${receipt.gasUsed.toString()}::bigint, effective_gas_price = ${receipt.effectiveGasPrice.toString()}::numeric,
-             mined_at = now(), last_error = ${paid ? null : (failure?.reason ?? "reverted")}
+             mined_at = now(), last_error = ${paid === outcomes.length ? null : `${outcomes.length - paid} of ${outcomes.length} not carried out`}
        where id = ${txId} and state in ('signed', 'sent')
       returning id`;
     if (done.length === 0) return false; // recorded already (by another sweeper, or an earlier pass)
-    await tx`
-      update app.payment_authorizations
-         set status = ${paid ? "mined" : "failed"}, tx_hash = ${receipt.transactionHash},
-             reason = ${failure?.reason ?? null}, detail = ${failure?.detail ?? null}, updated_at = now()
-       where transaction_id = ${txId} and status = 'sending'`;
+    for (const o of outcomes) {
+      if (o.status === "recorded") {
+        // Back in line, its attempt counted: checked alone at the next pass.
+        await tx`
+          update app.payment_authorizations
+             set status = 'recorded', transaction_id = null, tx_hash = null, next_attempt_at = now(),
+                 reason = null, detail = ${o.failure!.detail}, updated_at = now()
+           where session_id = ${o.sessionId} and transaction_id = ${txId} and status = 'sending'`;
+        continue;
+      }
+      await tx`
+        update app.payment_authorizations
+           set status = ${o.status}, tx_hash = ${receipt.transactionHash},
+               reason = ${o.failure?.reason ?? null}, detail = ${o.failure?.detail ?? null}, updated_at = now()
+         where session_id = ${o.sessionId} and transaction_id = ${txId} and status = 'sending'`;
+    }
     return true;
   });
   if (!recorded) return;
-  c.log(
-    `sweeper ${c.net.name}: ${receipt.transactionHash} mined in block ${receipt.blockNumber} (gas ${receipt.gasUsed}): authorization of ${auth?.sessionId ?? "?"} ${paid ? "paid" : `failed (${failure?.reason})`}`,
-  );
+  const told = outcomes.map((o) => `${o.sessionId} ${o.status === "mined" ? "paid" : o.status === "recorded" ? "due again" : `failed (${o.failure?.reason})`}`);
+  c.log(`sweeper ${c.net.name}: ${receipt.transactionHash} mined in block ${receipt.blockNumber} (gas ${receipt.gasUsed}): authorization${outcomes.length === 1 ? "" : "s"} of ${told.join(", ") || "?"}`);
 }
 
 /** Its transaction can never land (or the chain lost it): the record is due again, to be checked and sent anew. */

@@ -10,7 +10,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { SweepSettings } from "../config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 import { wakeSessions } from "../effects/wake.ts";
 import { newSweepTransactionId } from "../effects/sweep-queue.ts";
 import { nextNonce, retryDelayMs, type Fees } from "./plan.ts";
@@ -84,6 +84,8 @@ export class SweepChain {
   readonly nonceSpentSeen = new Map<string, number>();
   /** Set once the factory's code was seen on this network (it cannot go away). */
   factoryPresent = false;
+  /** AuthorizationBatch's code on this network: seen (for good), or missing as of `at`. */
+  private batchSeen: { present: boolean; at: number } | undefined;
   /** Why sweeps on this network wait now (factory missing, guard, relayer balance), for the log and readiness. */
   waiting: string | undefined;
   /** Why authorization submissions on this network wait now (a reason code of gasless/submission.ts). */
@@ -103,6 +105,22 @@ export class SweepChain {
     this.sql = opts.sql;
     this.s = opts.settings;
     this.random = opts.random ?? Math.random;
+  }
+
+  /**
+   * AuthorizationBatch's address when it is deployed on this network (`bun run admin
+   * factory:deploy` puts it there with the factory); undefined while it is not, looked for again
+   * at most every 30 s. Without it authorizations go one per transaction.
+   */
+  async authorizationBatch(now = Date.now()): Promise<Address | undefined> {
+    const address = predictedAuthorizationBatchAddress();
+    if (this.batchSeen?.present) return address;
+    if (this.batchSeen && now - this.batchSeen.at < 30_000) return undefined;
+    const code = await this.client.getCode({ address });
+    const present = code !== undefined && code !== "0x";
+    if (!present && !this.batchSeen) this.log(`sweeper ${this.net.name}: no AuthorizationBatch at ${address}: authorizations go one per transaction (bun run admin factory:deploy --chain ${this.net.chainId} deploys it)`);
+    this.batchSeen = { present, at: now };
+    return present ? address : undefined;
   }
 
   /** Logs a reason to wait once, when it starts (and once when it ends). */

@@ -7,7 +7,7 @@
  * out of gas coin; the network's fee goes above the ceiling; the session is canceled first.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { getAddress, parseGwei, type Address, type Hex } from "viem";
+import { erc20Abi, getAddress, parseGwei, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { chainEnv, startTestChain, type TestChain } from "../../../testing/indexer-stack.ts";
 import { startTestService, type TestService } from "../../../testing/service.ts";
@@ -18,6 +18,7 @@ import { localClients } from "../../../shared/devchain/clients.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT, type SweepSettings } from "../config.ts";
 import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "./relayer.ts";
 import { startSweeper, type Sweeper, type SweeperOptions } from "./sweeper.ts";
+import { predictedAuthorizationBatchAddress } from "../../../shared/contracts/addresses.ts";
 
 let chain: TestChain;
 let svc: TestService;
@@ -294,3 +295,51 @@ test("the session canceled before the relayer got to it: nothing is sent, the re
   expect(await relayerNonce()).toBe(nonce);
   expect(await tokens(a.payer.address)).toBe(1_250_000n);
 }, 30_000);
+
+test("several due at once go in one relayer transaction through AuthorizationBatch: each paid exactly, each record mined with that hash", async () => {
+  const amounts = ["1.01", "2.02", "3.03", "4.04", "5.05"];
+  const all = [];
+  for (const amount of amounts) all.push(await recorded(amount, BigInt(Math.round(Number(amount) * 100)) * 10_000n));
+  const before = { settlement: await tokens(SETTLEMENT), nonce: await relayerNonce() };
+  await sweeper();
+  const records = await Promise.all(all.map((a) => recordIn(a.token, ["mined", "failed"], "mined in the batch")));
+  expect(records.map((r) => r.status)).toEqual(amounts.map(() => "mined"));
+  expect(new Set(records.map((r) => r.txHash)).size).toBe(1);
+  expect(await relayerNonce()).toBe(before.nonce + 1);
+  expect((await tokens(SETTLEMENT)) - before.settlement).toBe(15_150_000n);
+  for (const a of all) expect(await tokens(a.payer.address)).toBe(0n);
+  const receipt = await chain.publicClient.getTransactionReceipt({ hash: records[0]!.txHash });
+  expect(receipt.to).toBe(predictedAuthorizationBatchAddress().toLowerCase() as Address);
+  expect(logs.join("\n")).toContain("5 authorizations through AuthorizationBatch");
+  // What batching is for: each payment costs well under one submitted alone (≈ 69,000 gas).
+  expect(receipt.gasUsed / 5n).toBeLessThan(55_000n);
+}, 60_000);
+
+test("in a batch, one the stranger carried first and one whose payer emptied the account in between: the others are paid; the first ends used_elsewhere, the second is checked alone again and fails rejected", async () => {
+  const [a, b, c] = [await recorded("1.10", 1_100_000n), await recorded("1.20", 1_200_000n), await recorded("1.30", 1_300_000n)];
+  await chain.rpc("anvil_setBalance", [c.payer.address, "0xde0b6b3a7640000"]); // c's payer can send one transaction of its own
+  const before = { settlement: await tokens(SETTLEMENT), nonce: await relayerNonce() };
+  let once = false;
+  await sweeper({
+    hooks: {
+      beforeBroadcast: async () => {
+        if (once) return;
+        once = true;
+        await strangerSubmits(a.body);
+        const { walletClient } = localClients(chain.chain.rpcUrl, 31337, 0);
+        const hash = await walletClient.writeContract({ chain: null, account: c.payer, address: chain.token, abi: erc20Abi, functionName: "transfer", args: [ANVIL_ACCOUNTS[2].address, 1_300_000n] });
+        await chain.publicClient.waitForTransactionReceipt({ hash });
+      },
+    },
+  });
+  const [ra, rb, rc] = await Promise.all([a, b, c].map((x) => recordIn(x.token, ["mined", "failed"], "outcomes")));
+  expect(ra).toMatchObject({ status: "failed", reason: "used_elsewhere" });
+  expect(rb).toMatchObject({ status: "mined", reason: null });
+  expect(rc).toMatchObject({ status: "failed", reason: "rejected" });
+  const batchTx = await chain.publicClient.getTransactionReceipt({ hash: rb.txHash });
+  expect(batchTx.status).toBe("success");
+  expect(ra.txHash).toBe(rb.txHash); // it rode in the batch and was caught there
+  await Bun.sleep(500);
+  expect(await relayerNonce()).toBe(before.nonce + 1); // c's second look sent nothing
+  expect((await tokens(SETTLEMENT)) - before.settlement).toBe(1_100_000n + 1_200_000n); // a once (by the stranger), b by us
+}, 60_000);

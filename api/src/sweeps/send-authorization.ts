@@ -1,32 +1,37 @@
 /**
  * The relayer's second job, beside sweeping: submit the payers' recorded EIP-3009
- * authorizations (app.payment_authorizations, `recorded`), one transferWithAuthorization per
- * transaction, on the sweeper's own machinery (chain.ts): the same per-(chain, relayer) nonce
- * lock and sequence, the transaction recorded before it is broadcast, then followed to its
- * outcome by watch.ts like any sweep transaction (receipts, rebroadcast of the same bytes,
- * same-nonce re-sign when stuck, reconcile.ts when the chain loses it).
+ * authorizations (app.payment_authorizations, `recorded`) on the sweeper's own machinery
+ * (chain.ts): the same per-(chain, relayer) nonce lock and sequence, the transaction recorded
+ * before it is broadcast, then followed to its outcome by watch.ts like any sweep transaction
+ * (receipts, rebroadcast of the same bytes, same-nonce re-sign when stuck, reconcile.ts when the
+ * chain loses it). Several due authorizations of one token go in one transaction through
+ * AuthorizationBatch once it is deployed on the network (gasless/submission.ts planSubmission);
+ * otherwise one per transaction.
  *
  * Nothing is sent while the network has it switched off (SERVICE_GASLESS_<KEY>), the
  * relayer-spend guard says wait (guard.ts: the same per-minute and per-hour counts as sweeps),
  * the fee is above the network's ceiling (SERVICE_GASLESS_MAX_FEE_GWEI_<KEY>) or the relayer
- * cannot pay for it: the record waits, the reason on it. Under the session row's lock (the
- * lock the actor and the route take), a record whose session left PENDING, whose window is
- * closing, whose session spent its relayer budget, or that the chain says is used already (a
- * stranger submitted the payer's signature first) fails for good, and nothing is sent for it.
+ * cannot pay for it: the records wait, the reason on each. Under each session row's lock (the
+ * lock the actor and the route take; a session locked by them now is left for the next pass), a
+ * record whose session left PENDING, whose window is closing, whose session spent its relayer
+ * budget, that the chain says is used already (a stranger submitted the payer's signature first)
+ * or whose own simulation reverts fails for good, and nothing is sent for it.
  *
  * It never changes a session's status: the payment is the indexer's to see, like any other.
  */
 import { BaseError, getAddress, type Address } from "viem";
 import { gaslessMaxFeeWei } from "../../../shared/chains/config.ts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
-import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import {
   authorizationCall,
   capacity,
+  planSubmission,
   refusalOfRevert,
   sendRefusal,
   USED_ELSEWHERE,
   waitingDetail,
+  type RecordedAuthorization,
   type Refusal,
 } from "../gasless/submission.ts";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
@@ -40,23 +45,22 @@ import type { TransactionSql } from "postgres";
 /** Waits before a record is looked at again, by why it waits. */
 const WAIT_MS = { gasless_off: 60_000, fee_above_ceiling: 15_000, relayer_unfunded: 30_000 } as const;
 
-const DueRow = rowShape("authorizations: next due", { session_id: col.text });
+const DueRow = rowShape("authorizations: any due", { one: col.int });
 
-const ClaimedRow = rowShape("authorizations: claimed under the session lock", {
+const ClaimedRow = rowShape("authorizations: claimed under their sessions' locks", {
   ...RECORDED_COLUMNS,
   session_status: col.oneOf(SESSION_STATUSES),
   now_seconds: col.wholeNumber,
   session_attempts: col.int,
 });
 
-/** Claims, checks, signs, records and broadcasts one due authorization. Returns how many it settled (0 or 1). */
+/** Claims, checks, signs, records and broadcasts one transaction of due authorizations. Returns how many records it settled (sent or failed). */
 export async function sendAuthorization(c: SweepChain): Promise<number> {
   const due = decodeFirst(
     DueRow,
     await c.sql`
-      select session_id from app.payment_authorizations
-       where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now()
-       order by next_attempt_at, created_at limit 1`,
+      select 1 as one from app.payment_authorizations
+       where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now() limit 1`,
   );
   if (!due) return 0;
   if (!c.net.gasless) {
@@ -75,69 +79,116 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
     await deferDue(c, "fee_above_ceiling", can.ok ? "" : can.detail, WAIT_MS.fee_above_ceiling);
     return 0;
   }
+  const batch = await c.authorizationBatch();
 
-  let toSend: SignedTx | undefined;
+  let toSend: { signed: SignedTx; what: string } | undefined;
   const settled = await c.sql.begin(async (tx) => {
     if (!(await c.lockNonces(tx))) return 0;
-    // The session's row first, as the actor and the route lock it: a cancel, an expiry or a
-    // payment seen meanwhile and this send never both win.
-    const row = decodeFirst(
+    // The sessions' rows first, as the actor and the route lock them: a cancel, an expiry or a
+    // payment seen meanwhile and this send never both win. One they hold now waits a pass.
+    const rows = decodeRows(
       ClaimedRow,
       await tx`
-        with s as (select id, status from app.payment_sessions where id = ${due.session_id} for update)
+        with due as (
+          select session_id from app.payment_authorizations
+           where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now()
+           order by next_attempt_at, created_at limit ${batch ? c.s.batchSize : 1}
+        ), s as (
+          select id, status from app.payment_sessions where id in (select session_id from due) order by id for update skip locked
+        )
         select a.session_id, a.token_address, a.from_address, a.to_address, a.value::text as value,
                a.valid_after::text as valid_after, a.valid_before::text as valid_before, a.nonce, a.signature,
                s.status as session_status, extract(epoch from now())::bigint as now_seconds,
                ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = a.session_id and o.chain_id = a.chain_id)
                 + a.attempts)::int as session_attempts
           from app.payment_authorizations a join s on s.id = a.session_id
-         where a.session_id = ${due.session_id} and a.status = 'recorded' and a.next_attempt_at <= now()
+         where a.status = 'recorded' and a.next_attempt_at <= now()
+         order by a.next_attempt_at, a.created_at
          for update of a skip locked`,
     );
-    if (!row) return 0;
-    const auth = recordedAuthorization(row);
-    const refusal = sendRefusal({ status: row.session_status }, BigInt(auth.validBefore), row.now_seconds, sessionOverBudget(row.session_attempts, c.s));
-    if (refusal) return fail(c, tx, auth.sessionId, refusal);
+    if (rows.length === 0) return 0;
 
-    // Used already (a stranger submitted the payer's signature first, or the payer canceled
-    // it): nothing to send. The money, if it moved, is on-chain for the indexer to see.
-    const used = await c.client.readContract({
-      address: getAddress(auth.tokenAddress),
-      abi: eip3009Abi,
-      functionName: "authorizationState",
-      args: [getAddress(auth.fromAddress), auth.nonce],
-    });
-    if (used) return fail(c, tx, auth.sessionId, USED_ELSEWHERE);
-
-    const call = authorizationCall(auth);
-    let gas: bigint;
-    try {
-      gas = withGasMargin(await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data }));
-    } catch (e) {
-      if (!isRevert(e)) throw e; // an RPC problem: roll back, the record stays due
-      return fail(c, tx, auth.sessionId, refusalOfRevert(revertText(e)));
+    let failed = 0;
+    const open: RecordedAuthorization[] = [];
+    for (const row of rows) {
+      const auth = recordedAuthorization(row);
+      const refusal = sendRefusal({ status: row.session_status }, BigInt(auth.validBefore), row.now_seconds, sessionOverBudget(row.session_attempts, c.s));
+      if (refusal) failed += await fail(c, tx, auth.sessionId, refusal);
+      else open.push(auth);
     }
+    // Each one's own simulation: used already (a stranger submitted the payer's signature
+    // first, or the payer canceled it) or refused by the token → nothing is sent for it. The
+    // money, if it moved, is on-chain for the indexer to see. An RPC problem throws: roll back,
+    // the records stay due.
+    const checked = await Promise.all(open.map((a) => check(c, a)));
+    const ready: { auth: RecordedAuthorization; gas: bigint }[] = [];
+    for (const [i, verdict] of checked.entries()) {
+      const auth = open[i]!;
+      if ("refusal" in verdict) failed += await fail(c, tx, auth.sessionId, verdict.refusal);
+      else ready.push({ auth, gas: verdict.gas });
+    }
+
+    let plan = planSubmission(ready.map((r) => r.auth), batch, c.s.batchSize);
+    if (!plan) return failed;
+    const own = new Map(ready.map((r) => [r.auth.sessionId, r.gas]));
+    // Each carried out in the batch costs at most its own estimate (which includes a whole
+    // transaction's 21,000): their sum is the limit. The batch's own estimate alone could be too
+    // low: the contract catches a transfer that runs out of gas, so the estimator's search
+    // "succeeds" with less gas than the transfers need.
+    let gas = plan.authorizations.reduce((sum, a) => sum + own.get(a.sessionId)!, 0n);
+    if (plan.batched) {
+      try {
+        const estimate = await c.client.estimateGas({ account: c.account.address as Address, to: plan.call.to, data: plan.call.data });
+        if (estimate > gas) gas = estimate;
+      } catch (e) {
+        if (!isRevert(e)) throw e;
+        // Never expected (the contract catches each transfer's failure): send the oldest alone.
+        c.log(`sweeper ${c.net.name}: the AuthorizationBatch call reverted in its estimate (${firstLine(e)}); sending one authorization alone`);
+        plan = planSubmission(plan.authorizations, undefined, 1)!;
+        gas = own.get(plan.authorizations[0]!.sessionId)!;
+      }
+    }
+    gas = withGasMargin(gas);
+    const ids = plan.authorizations.map((a) => a.sessionId);
     const balance = await c.client.getBalance({ address: c.account.address });
     const can = capacity(fees.maxFeePerGas, ceiling, balance, gas);
     if (!can.ok) {
       await tx`
         update app.payment_authorizations
            set reason = ${can.reason}, detail = ${can.detail}, next_attempt_at = now() + ${WAIT_MS.relayer_unfunded} * interval '1 millisecond', updated_at = now()
-         where session_id = ${auth.sessionId}`;
+         where session_id in ${tx(ids)}`;
       c.setAuthorizationsWaiting(can.reason, can.detail);
-      return 0;
+      return failed;
     }
-    const signed = await c.recordSigned(tx, "authorization", call, gas, fees);
+    const signed = await c.recordSigned(tx, "authorization", plan.call, gas, fees);
     await tx`
       update app.payment_authorizations
          set status = 'sending', attempts = attempts + 1, transaction_id = ${signed.txId}, reason = null, detail = null, updated_at = now()
-       where session_id = ${auth.sessionId}`;
-    toSend = signed;
+       where session_id in ${tx(ids)}`;
+    toSend = { signed, what: plan.batched ? `${ids.length} authorizations through AuthorizationBatch` : "1 authorization" };
     c.setAuthorizationsWaiting(undefined);
-    return 1;
+    return failed + ids.length;
   });
-  if (toSend) await c.dispatch(toSend, "1 authorization");
+  if (toSend) await c.dispatch(toSend.signed, toSend.what);
   return settled;
+}
+
+/** One authorization's own call, simulated: its gas, or why it must not be sent. */
+async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas: bigint } | { refusal: Refusal }> {
+  const used = await c.client.readContract({
+    address: getAddress(auth.tokenAddress),
+    abi: eip3009Abi,
+    functionName: "authorizationState",
+    args: [getAddress(auth.fromAddress), auth.nonce],
+  });
+  if (used) return { refusal: USED_ELSEWHERE };
+  const call = authorizationCall(auth);
+  try {
+    return { gas: await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data }) };
+  } catch (e) {
+    if (!isRevert(e)) throw e;
+    return { refusal: refusalOfRevert(revertText(e)) };
+  }
 }
 
 /** A final refusal: the record fails with its reason, and nothing is sent for it. */

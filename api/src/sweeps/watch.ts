@@ -18,8 +18,8 @@ import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type Fees } from "./plan.ts";
 import { reconcileWithChain } from "./reconcile.ts";
-import { authorizationCall } from "../gasless/submission.ts";
-import { authorizationOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
+import { planSubmission } from "../gasless/submission.ts";
+import { authorizationsOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
 import type { SweepChain } from "./chain.ts";
 
 const FEE_BUMP_PERCENT = 25;
@@ -140,12 +140,13 @@ async function replace(c: SweepChain,
   let data: Hex | undefined = known?.input;
   let to: Address = known?.to ?? c.factory;
   if (!data && row.kind === "authorization") {
-    const auth = await authorizationOf(c.sql, row.id);
-    if (!auth) {
+    // The same authorizations, the same call (planSubmission is deterministic): only the fees move.
+    const plan = planSubmission(await authorizationsOf(c.sql, row.id), await c.authorizationBatch(), Number.MAX_SAFE_INTEGER);
+    if (!plan) {
       c.log(`sweeper ${c.net.name}: transaction ${row.id} (nonce ${row.nonce}) has no authorization left to re-sign`);
       return;
     }
-    ({ to, data } = authorizationCall(auth));
+    ({ to, data } = plan.call);
   } else if (!data) {
     const plan = planBatch(sweeps.map((s) => ({ ...s, attempts: 0 })), c.factory);
     if (!plan.call) {
