@@ -180,6 +180,7 @@ describe("checkout in Chromium", () => {
     await shot(page, "03b-authorization-signed");
     expect(await frame.isDisabled("#pay-btn")).toBe(true); // one payment at a time
     await finalTitle(frame, "Payment complete", 30_000);
+    expect(await frame.textContent("#final-body")).toBe("You paid 12.34 USD to Lifecycle. Paid by your signature: the network fee was covered for you.");
     await shot(page, "04b-authorization-succeeded");
     const methods = wallet!.calls.map((c) => c.method);
     expect(methods.filter((m) => m === "eth_signTypedData_v4")).toHaveLength(1);

@@ -9,6 +9,7 @@
  * submission cannot decide the test, and what the session shows can only come from the chain
  * (the relayer's side of a stranger first: sweeps/send-authorization.test.ts):
  *   - PENDING → FUNDED → SUCCEEDED, no sweep, webhooks saying the method and the payer;
+ *   - the same with our relayer started as the stranger's transaction lands: it sends nothing;
  *   - after the merchant canceled: ERROR paid_after_cancel, the money the merchant's;
  *   - a reorg that takes the settled payment away: reported as any reorged payment (funds_reverted).
  */
@@ -23,6 +24,8 @@ import { checkEventsAgainstDocument } from "../../../testing/documented-events.t
 import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { createUser } from "../dashboard/users.ts";
+import { startSweeper } from "../sweeps/sweeper.ts";
+import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../sweeps/relayer.ts";
 
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
 
@@ -128,6 +131,35 @@ test("a stranger submits the payer's signature: PENDING → FUNDED → SUCCEEDED
   const [header, row] = (await (await me.get(`/dashboard/sandbox/transactions.csv?q=${s.id}`)).text()).trim().split("\n");
   const cells = Object.fromEntries(row!.split(",").map((v, i) => [header!.split(",")[i], v]));
   expect(cells).toMatchObject({ payer_address: s.payer, payment_method: "authorization", payment_tx_hash: receipt.transactionHash, settlement_tx_hash: receipt.transactionHash });
+}, 60_000);
+
+test("our relayer running beside a stranger who submitted first: the session SUCCEEDED, the relayer sent nothing (0 transactions, nonce unchanged)", async () => {
+  const s = await sessionPaidByAuthorization("6.25");
+  const nonce = await chain().publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS });
+  const receipt = await submitAsStranger(s.id);
+  // The relayer starts as the stranger's transaction lands: it finds the authorization recorded
+  // and due, the session PENDING or already FUNDED, and must spend nothing on it.
+  const relayer = await startSweeper({
+    sql: sql(),
+    networks: stack.svc.services.networks.filter((n) => n.chainId === 31337),
+    relayerKeys: { 31337: DEV_RELAYER_PRIVATE_KEY },
+    settings: { batchSize: 50, maxAttempts: 5, stuckMs: 60_000, pollMs: 50, retryBaseMs: 100, maxTxPerMinute: 600, maxTxPerHour: 10_000, maxTxPerSession: 8 },
+  });
+  try {
+    const done = await stack.waitFor(s.id, "SUCCEEDED");
+    expect(done.history[2]!.detail).toEqual({ chainId: 31337, sweepTxHash: receipt.transactionHash, method: "authorization" });
+    const record = await eventually(async () => {
+      const [r] = await sql()`select status, reason, transaction_id from app.payment_authorizations where session_id = ${s.id}`;
+      return r?.status === "failed" ? r : undefined;
+    }, "the record failed");
+    expect(["used_elsewhere", "session_closed"]).toContain(record.reason);
+    expect(record.transaction_id).toBeNull();
+    expect(await chain().publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS })).toBe(nonce);
+    expect(Number((await sql()`select count(*)::int as n from app.sweep_transactions where kind = 'authorization'`)[0]!.n)).toBe(0);
+    expect(await sweepsOf(s.id)).toBe(0);
+  } finally {
+    await relayer.stop();
+  }
 }, 60_000);
 
 test("the merchant cancels, then a stranger submits the signature (still within validBefore): ERROR paid_after_cancel, the money the merchant's, no sweep", async () => {

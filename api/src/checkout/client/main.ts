@@ -102,6 +102,7 @@ function render() {
     amountText: `${view.amount} ${view.currency}`,
     receivedText: paid ? fmt(paid.total) : undefined,
     overpaidText: over ? fmt(over) : undefined,
+    byAuthorization: view.payments.some((p) => p.method === "authorization"),
   });
   if (screen) {
     const wasShown = !$("screen-final").hidden;

@@ -70,9 +70,11 @@ export interface FinalScreen {
 export function finalScreen(
   status: Status,
   reason: string,
-  ctx: { merchantName: string; amountText: string; receivedText?: string; overpaidText?: string },
+  ctx: { merchantName: string; amountText: string; receivedText?: string; overpaidText?: string; byAuthorization?: boolean },
 ): FinalScreen | undefined {
   const m = ctx.merchantName;
+  // How it was paid, when it was by signature: the payer sent no transaction and paid no fee.
+  const how = ctx.byAuthorization ? " Paid by your signature: the network fee was covered for you." : "";
   switch (status) {
     case "PENDING":
       return undefined;
@@ -81,7 +83,7 @@ export function finalScreen(
         tone: "success",
         title: "Payment complete",
         body:
-          `You paid ${ctx.amountText} to ${m}.` +
+          `You paid ${ctx.amountText} to ${m}.${how}` +
           (ctx.overpaidText ? ` You sent ${ctx.overpaidText} more than asked; the surplus went to ${m} too: ask them for a refund of it.` : ""),
       };
     case "FUNDED":
@@ -89,7 +91,7 @@ export function finalScreen(
         tone: "success",
         title: "Payment received",
         body:
-          `${m} has received your ${ctx.amountText}; it is being settled. You can close this window.` +
+          `${m} has received your ${ctx.amountText}; it is being settled. You can close this window.${how}` +
           (ctx.overpaidText ? ` You sent ${ctx.overpaidText} more than asked; the surplus goes to ${m} too: ask them for a refund of it.` : ""),
       };
     case "CANCELED":
