@@ -65,7 +65,7 @@ describe("final screens", () => {
     expect(finalScreen("SUCCEEDED", "swept", { ...ctx, overpaidText: "1.00 TUSD" })!.body).toContain("You sent 1.00 TUSD more than asked");
     // Paid by signature: the final screen says so, and that the fee was paid for the payer; a transfer says nothing of it.
     expect(finalScreen("SUCCEEDED", "swept", { ...ctx, byAuthorization: true })!.body).toBe("You paid 12.34 USD to Acme. Paid by your signature: the network fee was covered for you.");
-    expect(finalScreen("FUNDED", "paid", { ...ctx, byAuthorization: true })!.body).toContain("the network fee was paid for you");
+    expect(finalScreen("FUNDED", "paid", { ...ctx, byAuthorization: true })!.body).toContain("the network fee was covered for you");
     expect(finalScreen("SUCCEEDED", "swept", ctx)!.body).not.toContain("signature");
     expect(finalScreen("ERROR", "paid_after_cancel", { ...ctx, receivedText: "12.34 TUSD" })!.body).toContain("The funds are not lost");
   });
