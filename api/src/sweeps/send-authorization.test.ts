@@ -343,3 +343,43 @@ test("in a batch, one the stranger carried first and one whose payer emptied the
   expect(await relayerNonce()).toBe(before.nonce + 1); // c's second look sent nothing
   expect((await tokens(SETTLEMENT)) - before.settlement).toBe(1_100_000n + 1_200_000n); // a once (by the stranger), b by us
 }, 60_000);
+
+test("those recorded while an authorization transaction of ours is unmined gather for the next, one transaction for them all", async () => {
+  // Signed while blocks still come by themselves (minting needs one); recorded later.
+  const signedFor = async (amount: string, units: bigint) => {
+    const sess = await newSession(amount);
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await chain.mint(payer.address, units);
+    const offer = await eventually(() => offerOf(sess.token).then((o) => o ?? undefined), "a gasless offer");
+    const body = await signed(payer, offer);
+    const record = async () => {
+      const r = await svc.call("POST", "/api/payment-sessions/authorizations", { auth: sess.token, body });
+      expect([r.status, r.body.status]).toEqual([202, "recorded"]);
+    };
+    return { ...sess, record };
+  };
+  const [first, second, third] = [await signedFor("1.40", 1_400_000n), await signedFor("1.50", 1_500_000n), await signedFor("1.60", 1_600_000n)];
+  await chain.rpc("evm_setAutomine", [false]);
+  try {
+    await first.record();
+    const nonce = await relayerNonce();
+    await sweeper();
+    await eventually(async () => ((await record(first.token)).status === "sending" ? true : undefined), "the first sent");
+    // Two more come one after another while the first waits for its block: each would otherwise go alone.
+    await second.record();
+    await Bun.sleep(300);
+    await third.record();
+    await Bun.sleep(300);
+    expect([(await record(second.token)).status, (await record(third.token)).status]).toEqual(["recorded", "recorded"]);
+    await chain.rpc("evm_mine", []);
+    await eventually(async () => ((await record(third.token)).status === "sending" ? true : undefined), "the two sent");
+    await chain.rpc("evm_mine", []);
+    const [r1, r2, r3] = await Promise.all([first, second, third].map((x) => recordIn(x.token, ["mined", "failed"], "mined")));
+    expect([r1!.status, r2!.status, r3!.status]).toEqual(["mined", "mined", "mined"]);
+    expect(r2!.txHash).toBe(r3!.txHash);
+    expect(r1!.txHash).not.toBe(r2!.txHash);
+    expect(await relayerNonce()).toBe(nonce + 2);
+  } finally {
+    await chain.rpc("evm_setAutomine", [true]);
+  }
+}, 60_000);

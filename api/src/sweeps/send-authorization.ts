@@ -63,6 +63,14 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
        where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now() limit 1`,
   );
   if (!due) return 0;
+  // While one authorization transaction of ours is unmined, new ones gather for the next: it
+  // could not land before that one anyway (one nonce sequence), and they then share a
+  // transaction through AuthorizationBatch instead of paying 21,000 gas each. The cost: one
+  // that comes while another is in flight waits for that one's block.
+  const inFlight = await c.sql`
+    select 1 as one from app.sweep_transactions
+     where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state in ('signed', 'sent') and kind = 'authorization' limit 1`;
+  if (inFlight.length > 0) return 0;
   if (!c.net.gasless) {
     await deferDue(c, "gasless_off", waitingDetail("gasless_off", ""), WAIT_MS.gasless_off);
     return 0;
