@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { ARTIFACTS_PATH, compileContracts, renderArtifacts } from "./compile.ts";
-import { predictedFactoryAddress, predictedTokenAddress } from "./addresses.ts";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress, predictedTokenAddress } from "./addresses.ts";
 
 describe("committed artifacts", () => {
   test(
@@ -26,5 +26,6 @@ describe("committed artifacts", () => {
     // show them (README.md, docs/going-live.md, shared/contracts/README.md).
     expect(predictedTokenAddress()).toBe("0xe2b4152e3b6Cc732B52DF67F42b2cBDbaEe385a5");
     expect(predictedFactoryAddress()).toBe("0xCFaA1c54e32bBF6Fb9E34312524c74607F1799f6");
+    expect(predictedAuthorizationBatchAddress()).toBe("0x85e22Ff4406070b7c7919c260402dbDB3D882B86");
   });
 });
