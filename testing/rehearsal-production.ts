@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createWalletClient, decodeEventLog, erc20Abi, getAddress, http, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { predictedFactoryAddress } from "../shared/contracts/addresses.ts";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../shared/contracts/addresses.ts";
 import { startMainnetStandIn, type MainnetStandIn } from "./mainnet-standin.ts";
 import { freePort } from "./ports.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
@@ -91,11 +91,11 @@ async function main() {
   // Step 3: what the networks look like: reachable, USDC with 6 decimals, no factory, relayer empty.
   let r = admin("networks");
   check(r.code === 1, `admin networks exits 1 while a network is not ready: ${r.out}${r.err}`);
-  check(/Ethereum \(chain 1, production\), head \d+, USDC 6 decimals, factory MISSING, relayer 0x[0-9a-fA-F]{40} 0 \(LOW\), NOT READY/.test(r.out), `networks output: ${r.out}`);
+  check(/Ethereum \(chain 1, production\), head \d+, USDC 6 decimals, factory MISSING, batch missing, relayer 0x[0-9a-fA-F]{40} 0 \(LOW\), NOT READY/.test(r.out), `networks output: ${r.out}`);
   check(r.out.includes("Base (chain 8453, production)"), "Base listed");
   const relayer = getAddress(r.out.match(/relayer (0x[0-9a-fA-F]{40})/)![1]!);
   check(relayer === privateKeyToAccount(relayerKey).address, "the relayer shown is the key's account");
-  step("admin networks: both reachable, USDC 6 decimals, factory missing, relayer empty");
+  step("admin networks: both reachable, USDC 6 decimals, factory and batch contract missing, relayer empty");
 
   // Step 4: fund the relayer (on a real network: send ETH to it; here anvil_setBalance).
   for (const c of [ethereum, base]) await c.rpc("anvil_setBalance", [relayer, `0x${parseEther("1").toString(16)}`]);
@@ -151,7 +151,7 @@ async function main() {
   for (const chainId of [1, 8453]) {
     const before = await localClients(chains[chainId]!.rpcUrl, chainId).publicClient.getBalance({ address: relayer });
     r = admin("factory:deploy", "--chain", String(chainId));
-    check(r.code === 0 && r.out.includes(`deployed the deposit factory at ${predictedFactoryAddress()}`), `factory:deploy ${chainId}: ${r.out}${r.err}`);
+    check(r.code === 0 && r.out.includes(`deployed the deposit factory at ${predictedFactoryAddress()} and AuthorizationBatch at ${predictedAuthorizationBatchAddress()}`), `factory:deploy ${chainId}: ${r.out}${r.err}`);
     const cost = r.out.match(/cost ([0-9.]+) ETH/)![1]!;
     const after = await localClients(chains[chainId]!.rpcUrl, chainId).publicClient.getBalance({ address: relayer });
     check(before - after === parseEther(cost), `the printed cost (${cost}) is what the relayer paid (${before - after} wei)`);
@@ -160,8 +160,8 @@ async function main() {
     check(r.code === 0 && r.out.includes("already deployed") && r.out.includes("nothing sent"), "factory:deploy again: a no-op");
   }
   r = admin("networks");
-  check(r.code === 0 && (r.out.match(/factory present/g) ?? []).length === 2, `admin networks: ready: ${r.out}`);
-  step("admin factory:deploy on chain 1 and 8453: address, transaction, cost = the relayer's balance change; idempotent");
+  check(r.code === 0 && (r.out.match(/factory present, batch present/g) ?? []).length === 2 && !r.out.includes("AuthorizationBatch"), `admin networks: ready: ${r.out}`);
+  step("admin factory:deploy on chain 1 and 8453: the factory and AuthorizationBatch, transactions, cost = the relayer's balance change; idempotent");
 
   // Step 9: a small test payment on each chain, no restart needed.
   const payer = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
