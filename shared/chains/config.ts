@@ -15,8 +15,7 @@
  *                                    one their browsers can reach (default: the RPC URL itself for the
  *                                    local networks, none for public ones, which wallets know already)
  *   SERVICE_GASLESS_<KEY>            true | false: payers may pay by a signed EIP-3009 authorization
- *                                    where the token supports it (default: on for sandbox networks, off
- *                                    for production ones)
+ *                                    where the token supports it (default: on)
  *   SERVICE_GASLESS_MAX_FEE_GWEI_<KEY> the fee ceiling of authorization submissions (gwei, e.g. "30"):
  *                                    above it the relayer waits and the checkout offers only the plain
  *                                    transfer (default: GASLESS_MAX_FEE_GWEI below)

@@ -23,8 +23,8 @@ let keys: Awaited<ReturnType<TestService["merchant"]>>;
 
 beforeAll(async () => {
   chain = await startTestChain("local");
-  // The local network on a real anvil (gasless on by default: sandbox); Base on a closed port (production: off by default).
-  svc = await startTestService({ ...chainEnv([chain]), SERVICE_WEBHOOK_WORKER: "false" });
+  // The local network on a real anvil (gasless on by default); Base on a closed port, gasless switched off by the operator.
+  svc = await startTestService({ ...chainEnv([chain]), SERVICE_WEBHOOK_WORKER: "false", SERVICE_GASLESS_BASE: "false" });
   keys = await svc.merchant("Gasless shop");
 }, 60_000);
 afterAll(async () => {
@@ -280,7 +280,7 @@ describe("refusals: each its own 4xx, nothing recorded, no transaction", () => {
     await refused(s.token, body, 409, "session_not_pending");
   });
 
-  test("a network where paying by authorization is off (production, until the relayer submits there)", async () => {
+  test("a network where the operator switched paying by authorization off (SERVICE_GASLESS_BASE=false)", async () => {
     const sandbox = await newSession("3.00");
     const live = await newSession("3.00", keys.liveKey);
     const payer = await payerWith(3_000_000n);
