@@ -1,7 +1,7 @@
 /**
  * Ponder configuration, built from the chain registry and the environment (shared/chains):
- * one Ponder chain per enabled network (SERVICE_RPC_URL_<KEY>), the stablecoin's Transfer and
- * AuthorizationUsed events from that network's start block, and a per-block ChainHead source.
+ * one Ponder chain per enabled network (SERVICE_RPC_URL_<KEY>), its accepted stablecoins'
+ * Transfer and AuthorizationUsed events from that network's start block, and a per-block ChainHead source.
  *
  * Start blocks must be explicit here: indexer/process.ts resolves "head when first started"
  * once, persists it (indexer_meta.start_blocks) and passes SERVICE_START_BLOCK_<KEY> on, so a
@@ -85,7 +85,8 @@ export default createConfig({
   contracts: {
     Stablecoin: {
       abi: [transferEvent, authorizationUsedEvent],
-      chain: perChain((n) => ({ address: n.stablecoin.address, startBlock: startBlockOf(n) })),
+      // Every accepted stablecoin of the network (SERVICE_STABLECOINS_<KEY>): each row says which.
+      chain: perChain((n) => ({ address: n.stablecoins.map((c) => c.address), startBlock: startBlockOf(n) })),
     },
   },
   blocks: {

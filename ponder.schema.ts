@@ -2,7 +2,7 @@
  * Indexed tables (Postgres schema `indexer`; the API owns schema `app`). Ponder reads this
  * file through the one-line re-export indexer/ponder.schema.ts. Column names are snake_case
  * in SQL (Ponder's casing): chain_id, block_number, tx_hash, …; `value` is numeric(78,0)
- * in token base units (USDC: 6 decimals).
+ * in base units of the row's `token` (USDC and USDT: 6 decimals).
  */
 import { index, onchainTable, primaryKey } from "ponder";
 
@@ -16,6 +16,8 @@ export const transfer = onchainTable(
     blockTimestamp: t.bigint().notNull(),
     txHash: t.hex().notNull(),
     logIndex: t.integer().notNull(),
+    /** The stablecoin contract that logged it (lowercase 0x hex): one of the network's accepted ones. */
+    token: t.hex().notNull(),
     /** Lowercase 0x hex, like app.watched_addresses.address. */
     from: t.hex().notNull(),
     to: t.hex().notNull(),
@@ -53,6 +55,8 @@ export const authorizedTransfer = onchainTable(
     logIndex: t.integer().notNull(),
     /** The EIP-3009 nonce, 0x + 64 lowercase hex. */
     nonce: t.hex().notNull(),
+    /** The token that carried it out (lowercase 0x hex): its AuthorizationUsed and Transfer are both its logs. */
+    token: t.hex().notNull(),
     /** The authorizer: the payer who signed, and whose tokens moved. */
     from: t.hex().notNull(),
     to: t.hex().notNull(),

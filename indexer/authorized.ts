@@ -5,7 +5,7 @@
  * just before the Transfer(authorizer → to, value) of the same call. Ponder runs handlers in log
  * order, so the AuthorizationUsed handler remembers the use (when it is one we keep) and the
  * Transfer handler takes it: the first Transfer after it in the same transaction, from the
- * authorizer. Nothing outlives the block being processed (a block's logs are indexed together, and
+ * authorizer, of the same token (one transaction may move several tokens). Nothing outlives the block being processed (a block's logs are indexed together, and
  * a restart replays whole blocks), so memory does not grow with the chain.
  */
 
@@ -13,6 +13,8 @@
 export interface AuthorizationUse {
   txHash: string;
   logIndex: number;
+  /** The token that logged it, lowercase: its Transfer must be the same token's. */
+  token: string;
   /** Lowercase 0x hex. */
   authorizer: string;
   /** Lowercase 0x hex, 32 bytes. */
@@ -25,16 +27,17 @@ export class AuthorizationPairs {
   /** Remembers a use until its Transfer comes (in the same block, later in the same transaction). */
   used(chainId: number, blockNumber: bigint, use: AuthorizationUse): void {
     const p = this.onBlock(chainId, blockNumber);
-    p.uses.push({ ...use, txHash: use.txHash.toLowerCase(), authorizer: use.authorizer.toLowerCase(), nonce: use.nonce.toLowerCase() });
+    p.uses.push({ ...use, txHash: use.txHash.toLowerCase(), token: use.token.toLowerCase(), authorizer: use.authorizer.toLowerCase(), nonce: use.nonce.toLowerCase() });
   }
 
   /** The use this Transfer carries out, if any (taken: one Transfer per use). */
-  take(chainId: number, blockNumber: bigint, transfer: { txHash: string; logIndex: number; from: string }): AuthorizationUse | undefined {
+  take(chainId: number, blockNumber: bigint, transfer: { txHash: string; logIndex: number; token: string; from: string }): AuthorizationUse | undefined {
     const p = this.pending.get(chainId);
     if (!p || p.block !== blockNumber || p.uses.length === 0) return undefined;
     const tx = transfer.txHash.toLowerCase();
     const from = transfer.from.toLowerCase();
-    const i = p.uses.findIndex((u) => u.txHash === tx && u.authorizer === from && u.logIndex < transfer.logIndex);
+    const token = transfer.token.toLowerCase();
+    const i = p.uses.findIndex((u) => u.txHash === tx && u.token === token && u.authorizer === from && u.logIndex < transfer.logIndex);
     if (i < 0) return undefined;
     return p.uses.splice(i, 1)[0];
   }

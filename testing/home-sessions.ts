@@ -11,7 +11,7 @@ import { parseAmount } from "../shared/money.ts";
 import { PRESETS } from "../shared/chains/presets.ts";
 import type { Environment } from "../shared/environment.ts";
 
-export const TUSD = PRESETS.local.stablecoin.address.toLowerCase();
+export const TUSD = PRESETS.local.stablecoins[0].address!.toLowerCase();
 
 export interface SeededSession {
   merchantId: string;

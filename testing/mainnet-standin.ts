@@ -48,7 +48,7 @@ export async function startMainnetStandIn(key: MainnetKey, opts: { port?: number
     await publicClient.waitForTransactionReceipt({ hash });
     const code = await publicClient.getCode({ address: predictedTokenAddress() });
     if (!code || code === "0x") throw new Error("TestUSD was not deployed");
-    const usdc = preset.stablecoin.address as Address;
+    const usdc = preset.stablecoins[0].address as Address;
     await rpc("anvil_setCode", [usdc, code]);
     const standIn: MainnetStandIn = {
       key,

@@ -26,13 +26,14 @@ const pairs = new AuthorizationPairs();
 ponder.on("Stablecoin:AuthorizationUsed", async ({ event, context }) => {
   const { authorizer, nonce } = event.args;
   if (ourNonce && !(await ourNonce(nonce))) return;
-  pairs.used(context.chain.id, event.block.number, { txHash: event.transaction.hash, logIndex: event.log.logIndex, authorizer, nonce });
+  pairs.used(context.chain.id, event.block.number, { txHash: event.transaction.hash, logIndex: event.log.logIndex, token: event.log.address, authorizer, nonce });
 });
 
 ponder.on("Stablecoin:Transfer", async ({ event, context }) => {
   const { from, to, value } = event.args;
   const chainId = context.chain.id;
-  const use = pairs.take(chainId, event.block.number, { txHash: event.transaction.hash, logIndex: event.log.logIndex, from });
+  const token = event.log.address.toLowerCase() as `0x${string}`;
+  const use = pairs.take(chainId, event.block.number, { txHash: event.transaction.hash, logIndex: event.log.logIndex, token, from });
   if (use) {
     await context.db
       .insert(authorizedTransfer)
@@ -44,6 +45,7 @@ ponder.on("Stablecoin:Transfer", async ({ event, context }) => {
         txHash: event.transaction.hash,
         logIndex: event.log.logIndex,
         nonce: use.nonce as `0x${string}`,
+        token,
         from,
         to,
         value,
@@ -60,6 +62,7 @@ ponder.on("Stablecoin:Transfer", async ({ event, context }) => {
       blockTimestamp: event.block.timestamp,
       txHash: event.transaction.hash,
       logIndex: event.log.logIndex,
+      token,
       from,
       to,
       value,

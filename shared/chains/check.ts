@@ -1,6 +1,6 @@
 /**
  * Start-up checks against the live chain: the RPC URL really serves the preset's chain,
- * and the configured stablecoin has the decimals our money math assumes (docs/decisions.md, "Money: integers in base units").
+ * and every accepted stablecoin has the decimals our money math assumes (docs/decisions.md, "Money: integers in base units").
  * A mismatch would silently mis-price every payment, so we refuse to start instead.
  */
 import { createPublicClient, http, webSocket, erc20Abi, type PublicClient } from "viem";
@@ -9,9 +9,8 @@ import { envSuffix } from "./presets.ts";
 
 export interface ObservedChainFacts {
   chainId: number;
-  /** null when the call failed (not a contract, not an ERC-20, …). */
-  decimals: number | null;
-  decimalsError?: string;
+  /** Per accepted stablecoin, in the network's order: its decimals, null when the call failed (not a contract, not an ERC-20, …). */
+  tokens: { decimals: number | null; error?: string }[];
 }
 
 /** Pure: what is wrong between the configuration and what the chain answered, if anything. */
@@ -22,19 +21,20 @@ export function chainFactsProblems(net: NetworkConfig, seen: ObservedChainFacts)
     problems.push(`${net.name}: ${rpcVar} serves chain id ${seen.chainId}, expected ${net.chainId}`);
     return problems; // the token check means nothing on the wrong chain
   }
-  if (seen.decimals === null) {
-    problems.push(
-      `${net.name}: could not read decimals() of the stablecoin ${net.stablecoin.address}` +
-        (seen.decimalsError ? ` (${seen.decimalsError})` : "") +
-        "; is it deployed on this chain?",
-    );
-  } else if (seen.decimals !== net.stablecoin.decimals) {
-    problems.push(
-      `${net.name}: stablecoin ${net.stablecoin.address} reports decimals() = ${seen.decimals}, ` +
-        `but ${net.stablecoin.symbol} here must have ${net.stablecoin.decimals}; refusing to start ` +
-        "(amounts would be mis-scaled). Fix SERVICE_STABLECOIN_ADDRESS_* or the RPC URL.",
-    );
-  }
+  net.stablecoins.forEach((coin, i) => {
+    const t = seen.tokens[i] ?? { decimals: null };
+    if (t.decimals === null) {
+      problems.push(
+        `${net.name}: could not read decimals() of the stablecoin ${coin.address} (${coin.symbol})` + (t.error ? ` (${t.error})` : "") + "; is it deployed on this chain?",
+      );
+    } else if (t.decimals !== coin.decimals) {
+      problems.push(
+        `${net.name}: stablecoin ${coin.address} reports decimals() = ${t.decimals}, ` +
+          `but ${coin.symbol} here must have ${coin.decimals}; refusing to start ` +
+          `(amounts would be mis-scaled). Fix SERVICE_STABLECOINS_${envSuffix(net.key)}, SERVICE_STABLECOIN_ADDRESS_${envSuffix(net.key)} or the RPC URL.`,
+      );
+    }
+  });
   return problems;
 }
 
@@ -50,12 +50,16 @@ export function publicClientFor(net: Pick<NetworkConfig, "rpcUrl">, opts: { time
 
 export async function observeChainFacts(client: PublicClient, net: NetworkConfig): Promise<ObservedChainFacts> {
   const chainId = await client.getChainId();
-  try {
-    const decimals = await client.readContract({ address: net.stablecoin.address, abi: erc20Abi, functionName: "decimals" });
-    return { chainId, decimals };
-  } catch (err) {
-    return { chainId, decimals: null, decimalsError: (err as Error).message.split("\n")[0] };
-  }
+  const tokens = await Promise.all(
+    net.stablecoins.map(async (coin) => {
+      try {
+        return { decimals: await client.readContract({ address: coin.address, abi: erc20Abi, functionName: "decimals" }) };
+      } catch (err) {
+        return { decimals: null, error: (err as Error).message.split("\n")[0] };
+      }
+    }),
+  );
+  return { chainId, tokens };
 }
 
 export class ChainCheckError extends Error {

@@ -23,7 +23,8 @@ describe("parseChainsEnv", () => {
     const n = c.networks[0]!;
     expect(n.chainId).toBe(31337);
     expect(n.environment).toBe("sandbox");
-    expect(n.stablecoin).toEqual({ symbol: "TUSD", address: predictedTokenAddress(), decimals: 6 });
+    expect(n.stablecoin).toEqual({ symbol: "TUSD", address: predictedTokenAddress(), decimals: 6, eip3009: true });
+    expect(n.stablecoins).toEqual([n.stablecoin]);
     expect(n.factory).toBe(predictedFactoryAddress());
     expect(n.confirmations).toBe(1);
     expect(n.confirmationsSource).toContain("1 confirmation");
@@ -58,9 +59,9 @@ describe("parseChainsEnv", () => {
       SERVICE_RPC_URL_BASE: "https://base.example",
     });
     expect(c.networks.map((n) => `${n.key}/${n.environment}/${n.stablecoin.address}`)).toEqual([
-      `base-sepolia/sandbox/${PRESETS["base-sepolia"].stablecoin.address}`,
-      `ethereum/production/${PRESETS.ethereum.stablecoin.address}`,
-      `base/production/${PRESETS.base.stablecoin.address}`,
+      `base-sepolia/sandbox/${PRESETS["base-sepolia"].stablecoins[0].address}`,
+      `ethereum/production/${PRESETS.ethereum.stablecoins[0].address}`,
+      `base/production/${PRESETS.base.stablecoins[0].address}`,
     ]);
     expect(c.indexMode).toBe("bounded");
     expect(loadChainsConfig({ SERVICE_RPC_URL_BASE: "https://base.example", SERVICE_INDEX_MODE: "full" }).indexMode).toBe("full");
@@ -76,6 +77,35 @@ describe("parseChainsEnv", () => {
     expect(errorsOf({ SERVICE_GASLESS_ETHEREUM: "true" })).toEqual([
       "SERVICE_GASLESS_ETHEREUM is set but SERVICE_RPC_URL_ETHEREUM is not: the Ethereum network is disabled",
     ]);
+  });
+
+  test("stablecoins: every preset token by default, main first; SERVICE_STABLECOINS_<KEY> narrows, reorders and extends", () => {
+    const coins = (env: Record<string, string>, key = "ethereum") =>
+      loadChainsConfig(env).networks.find((n) => n.key === key)!.stablecoins.map((c) => `${c.symbol}:${c.address}:${c.decimals}${c.eip3009 ? ":eip3009" : ""}`);
+    const eth = { SERVICE_RPC_URL_ETHEREUM: "https://eth.example" };
+    const USDC = "USDC:0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48:6:eip3009";
+    const USDT = "USDT:0xdAC17F958D2ee523a2206206994597C13D831ec7:6";
+    expect(coins(eth)).toEqual([USDC, USDT]);
+    expect(loadChainsConfig(eth).networks[0]!.stablecoin).toEqual(loadChainsConfig(eth).networks[0]!.stablecoins[0]!);
+    expect(coins({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "usdt" })).toEqual([USDT]);
+    expect(coins({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "USDT, USDC" })).toEqual([USDT, USDC]);
+    const pyusd = "PYUSD:0x6c3ea9036406852006290770BEdFcAbA0e23A0e8:6";
+    expect(coins({ ...eth, SERVICE_STABLECOINS_ETHEREUM: `USDC,${pyusd}` })).toEqual([USDC, pyusd]);
+    expect(coins({ ...eth, SERVICE_STABLECOINS_ETHEREUM: `USDC,${pyusd}:eip3009` })).toEqual([USDC, `${pyusd}:eip3009`]);
+    // The main token's address override applies before the list.
+    expect(coins({ ...eth, SERVICE_STABLECOIN_ADDRESS_ETHEREUM: "0x0000000000000000000000000000000000000abc" })[0]).toBe("USDC:0x0000000000000000000000000000000000000aBc:6:eip3009");
+    // New networks: their RPC URL alone enables them, with USDC and USDT.
+    expect(coins({ SERVICE_RPC_URL_ARBITRUM: "https://arb.example" }, "arbitrum").map((c) => c.split(":")[0])).toEqual(["USDC", "USDT"]);
+    expect(coins({ SERVICE_RPC_URL_OPTIMISM: "https://op.example" }, "optimism").map((c) => c.split(":")[0])).toEqual(["USDC", "USDT"]);
+    expect(coins({ SERVICE_RPC_URL_POLYGON: "https://polygon.example" }, "polygon").map((c) => c.split(":")[0])).toEqual(["USDC", "USDT"]);
+    expect(loadChainsConfig({ SERVICE_RPC_URL_POLYGON: "https://polygon.example" }).networks[0]).toMatchObject({ chainId: 137, environment: "production", confirmations: 64 });
+    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "DAI" })).toEqual([
+      'SERVICE_STABLECOINS_ETHEREUM: "DAI" is not a stablecoin of this network\'s preset (USDC, USDT); an extra one is SYMBOL:0xADDRESS:DECIMALS',
+    ]);
+    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "USDC,usdc" })).toEqual(["SERVICE_STABLECOINS_ETHEREUM: USDC (0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48) is listed twice"]);
+    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "X:0x12:6" })).toEqual(['SERVICE_STABLECOINS_ETHEREUM: expected a symbol of the preset or SYMBOL:0xADDRESS:DECIMALS[:eip3009], got "X:0x12:6"']);
+    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "USDC,," })).toEqual(['SERVICE_STABLECOINS_ETHEREUM: an empty entry in "USDC,,"']);
+    expect(errorsOf({ SERVICE_STABLECOINS_ETHEREUM: "USDC" })).toEqual(["SERVICE_STABLECOINS_ETHEREUM is set but SERVICE_RPC_URL_ETHEREUM is not: the Ethereum network is disabled"]);
   });
 
   test("SERVICE_GASLESS_MAX_FEE_GWEI_<KEY>: the fee ceiling of authorization submissions, a default per network, gwei to wei", () => {
@@ -120,11 +150,11 @@ describe("parseChainsEnv", () => {
 
   test("unknown network, override without RPC URL", () => {
     const errors = errorsOf({
-      SERVICE_RPC_URL_POLYGON: "https://polygon.example",
+      SERVICE_RPC_URL_AVALANCHE: "https://avalanche.example",
       SERVICE_CONFIRMATIONS_SEPOLIA: "5",
       SERVICE_RPC_URL_LOCAL: "http://127.0.0.1:8545",
     });
-    expect(errors[0]).toStartWith('SERVICE_RPC_URL_POLYGON: unknown network "POLYGON"; known networks: LOCAL, LOCAL2, BASE_SEPOLIA, SEPOLIA, ETHEREUM, BASE');
+    expect(errors[0]).toStartWith('SERVICE_RPC_URL_AVALANCHE: unknown network "AVALANCHE"; known networks: LOCAL, LOCAL2, BASE_SEPOLIA, SEPOLIA, ETHEREUM, BASE, ARBITRUM, OPTIMISM, POLYGON');
     expect(errors).toContain("SERVICE_CONFIRMATIONS_SEPOLIA is set but SERVICE_RPC_URL_SEPOLIA is not: the Sepolia network is disabled");
     expect(errors).toHaveLength(2);
   });

@@ -6,7 +6,10 @@
  *   SERVICE_RPC_URL_<KEY>            enables the network (http(s):// or ws(s)://)
  *   SERVICE_START_BLOCK_<KEY>        first block to index (default: head when first started, persisted)
  *   SERVICE_CONFIRMATIONS_<KEY>      confirmation depth override (integer ≥ 1)
- *   SERVICE_STABLECOIN_ADDRESS_<KEY> token override (tests, or a chain where our TestUSD lives elsewhere)
+ *   SERVICE_STABLECOINS_<KEY>        the stablecoins accepted, main one first: symbols of the preset's
+ *                                    ("USDC,USDT", "USDC") and/or extra tokens as SYMBOL:0xADDRESS:DECIMALS
+ *                                    (":eip3009" after it when the token has transferWithAuthorization)
+ *   SERVICE_STABLECOIN_ADDRESS_<KEY> the main preset token's address (tests, or a chain where our TestUSD lives elsewhere)
  *   SERVICE_FACTORY_ADDRESS_<KEY>    deposit-wallet factory override
  *   SERVICE_MIN_SWEEP_<KEY>          extra funds below this many token units wait (e.g. "1.00")
  *   SERVICE_RELAYER_MIN_BALANCE_<KEY> native coin (ether units, e.g. 0.05) below which the relayer
@@ -28,13 +31,25 @@ import { NETWORK_KEYS, PRESETS, envSuffix, type ChainPreset, type Environment, t
 
 export type IndexMode = "bounded" | "full";
 
+/** A stablecoin accepted on a network. */
+export interface Stablecoin {
+  symbol: string;
+  address: Address;
+  decimals: number;
+  /** It has EIP-3009 (payers may pay it by signature; gasless/chain.ts checks the token itself too). */
+  eip3009: boolean;
+}
+
 export interface NetworkConfig {
   key: NetworkKey;
   chainId: number;
   name: string;
   environment: Environment;
   rpcUrl: string;
-  stablecoin: { symbol: string; address: Address; decimals: number };
+  /** The stablecoins accepted here, the main one first (presets.ts, SERVICE_STABLECOINS_<KEY>). */
+  stablecoins: Stablecoin[];
+  /** The main one: stablecoins[0]. */
+  stablecoin: Stablecoin;
   confirmations: number;
   confirmationsSource: string;
   /** null: start at the head when first started, then keep that block (indexer/start-blocks.ts). */
@@ -69,8 +84,9 @@ export interface NetworkConfig {
  * Default fee ceilings of authorization submissions, in gwei of max fee per gas (2 × the base
  * fee + the tip, what the relayer signs). Our choice: at ≈ 90,000 gas a submission (81,164
  * measured into a settlement address that already holds the token), Ethereum's 30 gwei is at
- * most ≈ 0.0027 ETH; Base's 0.5 gwei is well above its usual fees (≈ 0.01 gwei);
- * the test networks' fees cost nothing real. Above it, the payer pays by a plain transfer.
+ * most ≈ 0.0027 ETH; Base's, Arbitrum's and OP Mainnet's 0.5 gwei is well above their usual
+ * fees (≈ 0.01 gwei); Polygon's 1,000 gwei of POL is ≈ 0.09 POL at most, cents; the test
+ * networks' fees cost nothing real. Above it, the payer pays by a plain transfer.
  */
 export const GASLESS_MAX_FEE_GWEI: Record<NetworkKey, string> = {
   local: "100",
@@ -79,6 +95,9 @@ export const GASLESS_MAX_FEE_GWEI: Record<NetworkKey, string> = {
   sepolia: "100",
   ethereum: "30",
   base: "0.5",
+  arbitrum: "0.5",
+  optimism: "0.5",
+  polygon: "1000",
 };
 
 /** The fee ceiling of authorization submissions on a network, in wei. */
@@ -105,6 +124,7 @@ export const ENV_PREFIXES = [
   "SERVICE_START_BLOCK_",
   "SERVICE_CONFIRMATIONS_",
   "SERVICE_STABLECOIN_ADDRESS_",
+  "SERVICE_STABLECOINS_",
   "SERVICE_FACTORY_ADDRESS_",
   "SERVICE_MIN_SWEEP_",
   "SERVICE_RELAYER_MIN_BALANCE_",
@@ -154,12 +174,15 @@ export function parseChainsEnv(env: Env): ParseResult {
     const confirmations = parseIntVar(errors, `SERVICE_CONFIRMATIONS_${sfx}`, get("SERVICE_CONFIRMATIONS_"), 1);
 
     const tokenVar = `SERVICE_STABLECOIN_ADDRESS_${sfx}`;
-    const token = parseAddressVar(errors, tokenVar, get("SERVICE_STABLECOIN_ADDRESS_")) ?? preset.stablecoin.address;
+    const main = preset.stablecoins[0];
+    const token = parseAddressVar(errors, tokenVar, get("SERVICE_STABLECOIN_ADDRESS_")) ?? main.address;
     if (token === null && errors.length === before) {
-      errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${preset.stablecoin.symbol} address (set its address)`);
+      errors.push(`${tokenVar} is required: the ${preset.name} has no fixed ${main.symbol} address (set its address)`);
     }
+    const presetCoins = preset.stablecoins.map((c, i) => ({ ...c, address: i === 0 ? token : c.address }));
+    const stablecoins = parseStablecoinsVar(errors, `SERVICE_STABLECOINS_${sfx}`, get("SERVICE_STABLECOINS_"), presetCoins);
     const factory = parseAddressVar(errors, `SERVICE_FACTORY_ADDRESS_${sfx}`, get("SERVICE_FACTORY_ADDRESS_")) ?? preset.factory;
-    const minSweep = parseTokenAmountVar(errors, `SERVICE_MIN_SWEEP_${sfx}`, get("SERVICE_MIN_SWEEP_") ?? preset.minSweep.value, preset.stablecoin.decimals);
+    const minSweep = parseTokenAmountVar(errors, `SERVICE_MIN_SWEEP_${sfx}`, get("SERVICE_MIN_SWEEP_") ?? preset.minSweep.value, stablecoins[0]?.decimals ?? main.decimals);
 
     const minBalanceVar = `SERVICE_RELAYER_MIN_BALANCE_${sfx}`;
     const rawMin = get("SERVICE_RELAYER_MIN_BALANCE_") ?? preset.relayerMinBalance.value;
@@ -199,7 +222,8 @@ export function parseChainsEnv(env: Env): ParseResult {
       name: preset.name,
       environment: preset.environment,
       rpcUrl,
-      stablecoin: { symbol: preset.stablecoin.symbol, address: token, decimals: preset.stablecoin.decimals },
+      stablecoins,
+      stablecoin: stablecoins[0]!,
       confirmations: confirmations ?? preset.confirmations.value,
       confirmationsSource: confirmations === undefined ? preset.confirmations.source : `SERVICE_CONFIRMATIONS_${sfx}`,
       startBlock: startBlock ?? null,
@@ -275,4 +299,43 @@ function parseAddressVar(errors: string[], name: string, raw: string | undefined
     return undefined;
   }
   return getAddress(raw);
+}
+
+/**
+ * SERVICE_STABLECOINS_<KEY>: which stablecoins a network accepts, main one first. Absent: every
+ * preset token of the network (`presetCoins`, the main one's address already overridden). Each
+ * entry is a preset's symbol or SYMBOL:0xADDRESS:DECIMALS[:eip3009] for a token the preset does not
+ * have. No symbol or address twice. Errors go to `errors`; what is valid is returned.
+ */
+function parseStablecoinsVar(
+  errors: string[],
+  name: string,
+  raw: string | undefined,
+  presetCoins: readonly { symbol: string; address: Address | null; decimals: number; eip3009: boolean }[],
+): Stablecoin[] {
+  const known = presetCoins.flatMap((c) => (c.address ? [{ symbol: c.symbol, address: c.address, decimals: c.decimals, eip3009: c.eip3009 }] : []));
+  if (raw === undefined) return known;
+  const out: Stablecoin[] = [];
+  const entries = raw.split(",").map((e) => e.trim());
+  if (entries.includes("")) errors.push(`${name}: an empty entry in "${raw}"`);
+  for (const entry of entries.filter((e) => e !== "")) {
+    const parts = entry.split(":");
+    let coin: Stablecoin | undefined;
+    if (parts.length === 1) {
+      coin = known.find((c) => c.symbol.toUpperCase() === entry.toUpperCase());
+      if (!coin) errors.push(`${name}: "${entry}" is not a stablecoin of this network's preset (${known.map((c) => c.symbol).join(", ")}); an extra one is SYMBOL:0xADDRESS:DECIMALS`);
+    } else if ((parts.length === 3 || (parts.length === 4 && parts[3] === "eip3009")) && /^[A-Za-z0-9.₮$-]{1,16}$/.test(parts[0]!) && isAddress(parts[1]!) && /^\d{1,2}$/.test(parts[2]!) && Number(parts[2]) <= 36) {
+      coin = { symbol: parts[0]!, address: getAddress(parts[1]!), decimals: Number(parts[2]), eip3009: parts.length === 4 };
+    } else {
+      errors.push(`${name}: expected a symbol of the preset or SYMBOL:0xADDRESS:DECIMALS[:eip3009], got "${entry}"`);
+    }
+    if (!coin) continue;
+    if (out.some((c) => c.symbol.toUpperCase() === coin.symbol.toUpperCase() || c.address === coin.address)) {
+      errors.push(`${name}: ${coin.symbol} (${coin.address}) is listed twice`);
+      continue;
+    }
+    out.push(coin);
+  }
+  if (out.length === 0 && !errors.some((e) => e.startsWith(name))) errors.push(`${name}: lists no stablecoin`);
+  return out;
 }

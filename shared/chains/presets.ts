@@ -15,19 +15,28 @@ export interface Sourced<T> {
   source: string;
 }
 
+/** A dollar stablecoin a network's payers may pay with. */
+export interface StablecoinPreset {
+  /** What payers and merchants see; also what SERVICE_STABLECOINS_<KEY> names it by. */
+  symbol: string;
+  /** The token contract; null would mean "must be configured" (SERVICE_STABLECOIN_ADDRESS_<KEY>, for the first). */
+  address: Address | null;
+  decimals: number;
+  /** It has EIP-3009's transferWithAuthorization (USDC v2.2, TestUSD): payers may pay it by signature. */
+  eip3009: boolean;
+  source: string;
+}
+
 export interface ChainPreset {
   /** Short key used in env var names: SERVICE_RPC_URL_<KEY upper-cased, '-' → '_'>. */
   key: string;
   chainId: number;
   name: string;
   environment: Environment;
-  stablecoin: {
-    symbol: string;
-    /** The token contract; null would mean "must be configured" (SERVICE_STABLECOIN_ADDRESS_<KEY>). */
-    address: Address | null;
-    decimals: number;
-    source: string;
-  };
+  /** The stablecoins accepted by default, the network's main one first (SERVICE_STABLECOINS_<KEY> narrows or extends them). */
+  stablecoins: readonly [StablecoinPreset, ...StablecoinPreset[]];
+  /** The native coin's symbol (gas), for messages. */
+  nativeSymbol: string;
   /** Blocks on top of a transfer's block before we treat it as final for a payment. */
   confirmations: Sourced<number>;
   /**
@@ -55,8 +64,16 @@ export interface ChainPreset {
   relayerMinBalance: Sourced<string>;
 }
 
-const LOCAL_TOKEN_SOURCE = "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address";
-const TEST_USD = predictedTokenAddress();
+const TEST_USD_PRESET: StablecoinPreset = {
+  symbol: "TUSD",
+  address: predictedTokenAddress(),
+  decimals: TEST_USD_DECIMALS,
+  eip3009: true,
+  source: "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address",
+};
+const CIRCLE = "Circle, https://developers.circle.com/stablecoins/usdc-contract-addresses";
+const usdc = (address: Address, source = `native USDC: ${CIRCLE}`): StablecoinPreset => ({ symbol: "USDC", address, decimals: 6, eip3009: true, source });
+const usdt = (address: Address, source: string): StablecoinPreset => ({ symbol: "USDT", address, decimals: 6, eip3009: false, source });
 const FACTORY = predictedFactoryAddress();
 const TEST_MIN_SWEEP: Sourced<string> = { value: "0.01", source: "a test network: its gas costs nothing real, so anything above dust is swept" };
 const ANVIL_CONFIRMATIONS: Sourced<number> = {
@@ -70,7 +87,8 @@ export const PRESETS = {
     chainId: 31337,
     name: "Local test network (anvil)",
     environment: "sandbox",
-    stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
+    stablecoins: [TEST_USD_PRESET],
+    nativeSymbol: "ETH",
     confirmations: ANVIL_CONFIRMATIONS,
     minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 1,
@@ -84,7 +102,8 @@ export const PRESETS = {
     chainId: 31338,
     name: "Local test network 2 (anvil)",
     environment: "sandbox",
-    stablecoin: { symbol: "TUSD", address: TEST_USD, decimals: TEST_USD_DECIMALS, source: LOCAL_TOKEN_SOURCE },
+    stablecoins: [TEST_USD_PRESET],
+    nativeSymbol: "ETH",
     confirmations: ANVIL_CONFIRMATIONS,
     minSweep: TEST_MIN_SWEEP,
     blockTimeSeconds: 1,
@@ -97,12 +116,8 @@ export const PRESETS = {
     chainId: 84532,
     name: "Base Sepolia",
     environment: "sandbox",
-    stablecoin: {
-      symbol: "USDC",
-      address: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-      decimals: 6,
-      source: "Circle test USDC, https://developers.circle.com/stablecoins/usdc-contract-addresses",
-    },
+    stablecoins: [usdc("0x036CbD53842c5426634e7929541eC2318f3dCF7e", `Circle test USDC: ${CIRCLE}`)],
+    nativeSymbol: "ETH",
     confirmations: {
       value: 3,
       source: "our choice for a test network: quick feedback, still survives the usual 1–2 block L2 reorg",
@@ -118,12 +133,8 @@ export const PRESETS = {
     chainId: 11155111,
     name: "Sepolia",
     environment: "sandbox",
-    stablecoin: {
-      symbol: "USDC",
-      address: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
-      decimals: 6,
-      source: "Circle test USDC, https://developers.circle.com/stablecoins/usdc-contract-addresses",
-    },
+    stablecoins: [usdc("0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", `Circle test USDC: ${CIRCLE}`)],
+    nativeSymbol: "ETH",
     confirmations: {
       value: 3,
       source: "our choice for a test network: quick feedback; Sepolia reorgs deeper than 2 blocks are rare",
@@ -139,12 +150,11 @@ export const PRESETS = {
     chainId: 1,
     name: "Ethereum",
     environment: "production",
-    stablecoin: {
-      symbol: "USDC",
-      address: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48",
-      decimals: 6,
-      source: "Circle native USDC, https://developers.circle.com/stablecoins/usdc-contract-addresses",
-    },
+    stablecoins: [
+      usdc("0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"),
+      usdt("0xdAC17F958D2ee523a2206206994597C13D831ec7", "Tether USD on Ethereum, https://tether.to/en/supported-protocols (transfer returns nothing; no EIP-3009)"),
+    ],
+    nativeSymbol: "ETH",
     confirmations: {
       value: 12,
       source:
@@ -162,12 +172,8 @@ export const PRESETS = {
     chainId: 8453,
     name: "Base",
     environment: "production",
-    stablecoin: {
-      symbol: "USDC",
-      address: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-      decimals: 6,
-      source: "Circle native USDC, https://developers.circle.com/stablecoins/usdc-contract-addresses",
-    },
+    stablecoins: [usdc("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913")],
+    nativeSymbol: "ETH",
     confirmations: {
       value: 10,
       source:
@@ -179,6 +185,66 @@ export const PRESETS = {
     explorerUrl: "https://basescan.org",
     factory: FACTORY,
     relayerMinBalance: { value: "0.005", source: "our choice: hundreds of sweeps at Base fees (well under 0.1 gwei); refill before it runs out" },
+  },
+  arbitrum: {
+    key: "arbitrum",
+    chainId: 42161,
+    name: "Arbitrum One",
+    environment: "production",
+    stablecoins: [
+      usdc("0xaf88d065e77c8cC2239327C5EDb3A432268e5831"),
+      usdt("0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbb9", "Tether USD (USD₮0) on Arbitrum One, https://tether.to/en/supported-protocols and https://docs.usdt0.to"),
+    ],
+    nativeSymbol: "ETH",
+    confirmations: {
+      value: 20,
+      source: "our choice: Arbitrum's sequencer orders blocks every 0.25 s and does not reorg them in practice; 20 blocks is about 5 s (L1 finality is ~65 Ethereum blocks)",
+    },
+    minSweep: { value: "0.05", source: "our choice: a sweep on Arbitrum costs a fraction of a cent; below 5 cents is dust" },
+    blockTimeSeconds: 0.25,
+    explorerUrl: "https://arbiscan.io",
+    factory: FACTORY,
+    relayerMinBalance: { value: "0.005", source: "our choice: hundreds of sweeps at Arbitrum fees; refill before it runs out" },
+  },
+  optimism: {
+    key: "optimism",
+    chainId: 10,
+    name: "OP Mainnet",
+    environment: "production",
+    stablecoins: [
+      usdc("0x0b2C639c533813f4Aa9D7837CAf62653d097Ff85"),
+      usdt("0x94b008aA00579c1307B0EF2c499aD98a8ce58e58", "Tether USD on OP Mainnet (the Superchain token list); check it against Tether's list before going live"),
+    ],
+    nativeSymbol: "ETH",
+    confirmations: {
+      value: 10,
+      source: "our choice, as for Base (the same OP Stack, 2 s blocks): survives the rare 1–2 block reorg; L1 finality is ~65 Ethereum blocks",
+    },
+    minSweep: { value: "0.05", source: "our choice: a sweep on OP Mainnet costs a fraction of a cent; below 5 cents is dust" },
+    blockTimeSeconds: 2,
+    explorerUrl: "https://optimistic.etherscan.io",
+    factory: FACTORY,
+    relayerMinBalance: { value: "0.005", source: "our choice: hundreds of sweeps at OP Mainnet fees; refill before it runs out" },
+  },
+  polygon: {
+    key: "polygon",
+    chainId: 137,
+    name: "Polygon PoS",
+    environment: "production",
+    stablecoins: [
+      usdc("0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359"),
+      usdt("0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "Tether USD (USD₮0) on Polygon PoS, https://tether.to/en/supported-protocols and https://docs.usdt0.to"),
+    ],
+    nativeSymbol: "POL",
+    confirmations: {
+      value: 64,
+      source: "our choice: Polygon PoS has reorged tens of blocks in the past; 64 blocks (about 2 minutes) stays clear of them, and its milestones finalize within that",
+    },
+    minSweep: { value: "0.05", source: "our choice: a sweep on Polygon costs well under a cent; below 5 cents is dust" },
+    blockTimeSeconds: 2,
+    explorerUrl: "https://polygonscan.com",
+    factory: FACTORY,
+    relayerMinBalance: { value: "5", source: "our choice: thousands of sweeps at usual Polygon fees, paid in POL; refill before it runs out" },
   },
 } as const satisfies Record<string, ChainPreset>;
 

@@ -4,7 +4,7 @@ import type { DayGroup } from "../db/schema.ts";
 import { figures, parsePeriod, percent, periodDays, runsOf, tokenLabel } from "./home-figures.ts";
 import { PRESETS } from "../../../shared/chains/presets.ts";
 
-const TUSD = PRESETS.local.stablecoin.address.toLowerCase();
+const TUSD = PRESETS.local.stablecoins[0].address!.toLowerCase();
 const g = (status: string, sessions: number, paid?: { chainId: number; amount: string; token?: string; decimals?: number }): DayGroup => ({
   status,
   sessions,

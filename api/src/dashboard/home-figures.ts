@@ -71,10 +71,10 @@ export interface HomeFigures {
   series: Series[];
 }
 
-/** The token's symbol when it is the network's known stablecoin, else a shortened address. */
+/** The token's symbol when it is one of the network's known stablecoins, else a shortened address. */
 export function tokenLabel(chainId: number, token: string): string {
-  const coin = presetByChainId(chainId)?.stablecoin;
-  if (coin?.address && coin.address.toLowerCase() === token.toLowerCase()) return coin.symbol;
+  const coin = presetByChainId(chainId)?.stablecoins.find((c) => c.address?.toLowerCase() === token.toLowerCase());
+  if (coin) return coin.symbol;
   return `token ${token.slice(0, 6)}…${token.slice(-4)}`;
 }
 

@@ -28,7 +28,13 @@ export const Readiness = t.Object({
         { address: t.String(), present: NullableBool },
         { description: "AuthorizationBatch: with it, the relayer submits several payers' authorizations in one transaction; without it, one per transaction" },
       ),
-      stablecoin: t.Object({ symbol: t.String(), address: t.String(), present: NullableBool, decimals: t.Union([t.Integer(), t.Null()]) }),
+      stablecoin: t.Object(
+        { symbol: t.String(), address: t.String(), present: NullableBool, decimals: t.Union([t.Integer(), t.Null()]) },
+        { description: "the network's main stablecoin (the first of `stablecoins`)" },
+      ),
+      stablecoins: t.Array(t.Object({ symbol: t.String(), address: t.String(), present: NullableBool, decimals: t.Union([t.Integer(), t.Null()]) }), {
+        description: "every stablecoin accepted on the network (SERVICE_STABLECOINS_<KEY>), the main one first",
+      }),
       relayer: t.Object({ address: NullableString, balance: NullableString, minBalance: t.String(), low: NullableBool }),
       problems: t.Array(t.String()),
       warnings: t.Array(t.String()),

@@ -39,6 +39,7 @@ function networkView(s: NetworkStatus) {
     factory: s.factory,
     authorizationBatch: s.authorizationBatch,
     stablecoin: { symbol: s.stablecoin.symbol, address: s.stablecoin.address, present: s.stablecoin.present, decimals: s.stablecoin.decimals },
+    stablecoins: s.stablecoins.map((c) => ({ symbol: c.symbol, address: c.address, present: c.present, decimals: c.decimals })),
     relayer: { address: s.relayer.address, balance: s.relayer.balance, minBalance: s.relayer.minBalance, low: s.relayer.low },
     problems: [...s.fatal, ...s.notReady],
     warnings: s.warnings,

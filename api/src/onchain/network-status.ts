@@ -21,7 +21,7 @@
  */
 import { erc20Abi, formatEther, type Address, type PublicClient } from "viem";
 import { publicClientFor } from "../../../shared/chains/check.ts";
-import { relayerMinBalanceWei, type NetworkConfig } from "../../../shared/chains/config.ts";
+import { relayerMinBalanceWei, type NetworkConfig, type Stablecoin } from "../../../shared/chains/config.ts";
 import { envSuffix, type Environment } from "../../../shared/chains/presets.ts";
 import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 
@@ -40,7 +40,10 @@ export interface NetworkStatus {
   factory: { address: Address; present: boolean | null };
   /** AuthorizationBatch (several payers' authorizations per relayer transaction); missing: one per transaction. */
   authorizationBatch: { address: Address; present: boolean | null };
-  stablecoin: { symbol: string; address: Address; present: boolean | null; decimals: number | null; expectedDecimals: number };
+  /** The main stablecoin (stablecoins[0]). */
+  stablecoin: TokenStatus;
+  /** Every accepted stablecoin, the main one first. */
+  stablecoins: TokenStatus[];
   relayer: { address: Address | null; balanceWei: string | null; balance: string | null; minBalance: string; low: boolean | null };
   /** Refuse the start: unreachable, wrong chain, no or wrong stablecoin. */
   fatal: string[];
@@ -48,6 +51,14 @@ export interface NetworkStatus {
   notReady: string[];
   /** Worth an operator's attention; nothing stops: the relayer's balance is low. */
   warnings: string[];
+}
+
+export interface TokenStatus {
+  symbol: string;
+  address: Address;
+  present: boolean | null;
+  decimals: number | null;
+  expectedDecimals: number;
 }
 
 export interface ProbeOptions {
@@ -83,6 +94,11 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   });
 }
 
+/** A token not looked at yet. */
+function unknownToken(c: Stablecoin): TokenStatus {
+  return { symbol: c.symbol, address: c.address, present: null, decimals: null, expectedDecimals: c.decimals };
+}
+
 /** One look at one network. Never throws: what went wrong is in the status. */
 export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}): Promise<NetworkStatus> {
   const client = opts.client ?? publicClientFor(net);
@@ -92,6 +108,7 @@ export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}):
   const secretParts = [net.rpcUrl, safePath(net.rpcUrl)].filter((p): p is string => !!p && p.length > 1);
   const firstLine = (err: unknown) => secretParts.reduce((m, p) => m.split(p).join("[RPC URL]"), firstLineOf(err));
   const minWei = relayerMinBalanceWei(net);
+  const coins = net.stablecoins.map(unknownToken);
   const status: NetworkStatus = {
     key: net.key,
     chainId: net.chainId,
@@ -104,7 +121,8 @@ export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}):
     headBlock: null,
     factory: { address: factoryOf(net), present: null },
     authorizationBatch: { address: predictedAuthorizationBatchAddress(), present: null },
-    stablecoin: { symbol: net.stablecoin.symbol, address: net.stablecoin.address, present: null, decimals: null, expectedDecimals: net.stablecoin.decimals },
+    stablecoin: coins[0]!,
+    stablecoins: coins,
     relayer: { address: opts.relayer ?? null, balanceWei: null, balance: null, minBalance: formatEther(minWei), low: null },
     fatal: [],
     notReady: [],
@@ -129,25 +147,25 @@ export async function probeNetwork(net: NetworkConfig, opts: ProbeOptions = {}):
     return c !== undefined && c !== "0x";
   };
   await Promise.all([
-    (async () => {
+    ...status.stablecoins.map(async (coin) => {
       try {
-        status.stablecoin.present = await code(net.stablecoin.address);
-        if (!status.stablecoin.present) {
-          status.fatal.push(`${net.name}: no contract at the stablecoin address ${net.stablecoin.address} (${net.stablecoin.symbol}); check ${rpcVar} or SERVICE_STABLECOIN_ADDRESS_${envSuffix(net.key)}`);
+        coin.present = await code(coin.address);
+        if (!coin.present) {
+          status.fatal.push(
+            `${net.name}: no contract at the stablecoin address ${coin.address} (${coin.symbol}); check ${rpcVar}, SERVICE_STABLECOINS_${envSuffix(net.key)} or SERVICE_STABLECOIN_ADDRESS_${envSuffix(net.key)}`,
+          );
           return;
         }
-        status.stablecoin.decimals = Number(
-          await withTimeout(client.readContract({ address: net.stablecoin.address, abi: erc20Abi, functionName: "decimals" }), timeout, "decimals()"),
-        );
-        if (status.stablecoin.decimals !== net.stablecoin.decimals) {
+        coin.decimals = Number(await withTimeout(client.readContract({ address: coin.address, abi: erc20Abi, functionName: "decimals" }), timeout, "decimals()"));
+        if (coin.decimals !== coin.expectedDecimals) {
           status.fatal.push(
-            `${net.name}: stablecoin ${net.stablecoin.address} has ${status.stablecoin.decimals} decimals, ${net.stablecoin.symbol} here must have ${net.stablecoin.decimals} (amounts would be mis-scaled)`,
+            `${net.name}: stablecoin ${coin.address} has ${coin.decimals} decimals, ${coin.symbol} here must have ${coin.expectedDecimals} (amounts would be mis-scaled)`,
           );
         }
       } catch (err) {
-        status.fatal.push(`${net.name}: could not read decimals() of the stablecoin ${net.stablecoin.address}: ${firstLine(err)}`);
+        status.fatal.push(`${net.name}: could not read decimals() of the stablecoin ${coin.address} (${coin.symbol}): ${firstLine(err)}`);
       }
-    })(),
+    }),
     (async () => {
       try {
         status.factory.present = await code(status.factory.address);
@@ -198,7 +216,7 @@ export function describeStatus(s: NetworkStatus): string {
   const parts = [
     `${s.name} (chain ${s.chainId}, ${s.environment})`,
     s.rpc.reachable ? `head ${s.headBlock}` : "RPC unreachable",
-    `${s.stablecoin.symbol} ${s.stablecoin.present ? `${s.stablecoin.decimals} decimals` : s.stablecoin.present === false ? "MISSING" : "?"}`,
+    ...s.stablecoins.map((c) => `${c.symbol} ${c.present ? `${c.decimals} decimals` : c.present === false ? "MISSING" : "?"}`),
     `factory ${s.factory.present ? "present" : s.factory.present === false ? "MISSING" : "?"}`,
     `batch ${s.authorizationBatch.present ? "present" : s.authorizationBatch.present === false ? "missing" : "?"}`,
     ...(s.relayer.address ? [`relayer ${s.relayer.address} ${s.relayer.balance ?? "?"}${s.relayer.low ? " (LOW)" : ""}`] : []),
@@ -314,7 +332,8 @@ export class NetworkReadiness {
       headBlock: null,
       factory: { address: factoryOf(n), present: null },
       authorizationBatch: { address: predictedAuthorizationBatchAddress(), present: null },
-      stablecoin: { symbol: n.stablecoin.symbol, address: n.stablecoin.address, present: null, decimals: null, expectedDecimals: n.stablecoin.decimals },
+      stablecoin: unknownToken(n.stablecoin),
+      stablecoins: n.stablecoins.map(unknownToken),
       relayer: { address: this.opts.relayerFor?.(n.chainId) ?? null, balanceWei: null, balance: null, minBalance: formatEther(relayerMinBalanceWei(n)), low: null },
       fatal: [],
       notReady: this.trusted ? [] : [`${n.name}: not checked yet`],

@@ -41,9 +41,9 @@ async function buildIndexerSchema(ready: 0 | 1) {
     create schema indexer;
     create table indexer._ponder_meta (key text primary key, value jsonb not null);
     create table indexer.transfers (chain_id integer not null, block_number numeric(78,0) not null, block_hash text not null, block_timestamp numeric(78,0) not null,
-      tx_hash text not null, log_index integer not null, "from" text not null, "to" text not null, value numeric(78,0) not null, primary key (chain_id, tx_hash, log_index));
+      tx_hash text not null, log_index integer not null, token text not null, "from" text not null, "to" text not null, value numeric(78,0) not null, primary key (chain_id, tx_hash, log_index));
     create table indexer.authorized_transfers (chain_id integer not null, block_number numeric(78,0) not null, block_hash text not null, block_timestamp numeric(78,0) not null,
-      tx_hash text not null, log_index integer not null, nonce text not null, "from" text not null, "to" text not null, value numeric(78,0) not null, primary key (chain_id, tx_hash, log_index));
+      tx_hash text not null, log_index integer not null, nonce text not null, token text not null, "from" text not null, "to" text not null, value numeric(78,0) not null, primary key (chain_id, tx_hash, log_index));
     create table indexer.chain_heads (chain_id integer primary key, block_number numeric(78,0) not null, block_hash text not null, block_timestamp numeric(78,0) not null);`);
   await db.sql`insert into indexer._ponder_meta (key, value) values ('app', ${JSON.stringify({ is_ready: ready, is_locked: 1 })}::jsonb)`;
 }
@@ -57,7 +57,9 @@ test("no indexer ever ran: nothing indexed; launched but its tables missing: not
 
 test("tables being built (is_ready 0): not ready; once ready, the payment with its confirmations", async () => {
   await buildIndexerSchema(0);
-  await db.sql`insert into indexer.transfers values (31337, 10, '0xb10', ${Math.floor(Date.now() / 1000)}, '0xaa01', 0, ${"0x" + "33".repeat(20)}, ${DEPOSIT}, 1000000)`;
+  await db.sql`insert into indexer.transfers values (31337, 10, '0xb10', ${Math.floor(Date.now() / 1000)}, '0xaa01', 0, ${"0x" + "22".repeat(20)}, ${"0x" + "33".repeat(20)}, ${DEPOSIT}, 1000000)`;
+  // Another stablecoin of the network into the same deposit: not this session's token, not counted here.
+  await db.sql`insert into indexer.transfers values (31337, 10, '0xb10', ${Math.floor(Date.now() / 1000)}, '0xaa02', 1, ${"0x" + "44".repeat(20)}, ${"0x" + "33".repeat(20)}, ${DEPOSIT}, 7000000)`;
   await db.sql`insert into indexer.chain_heads values (31337, 12, '0xb12', ${Math.floor(Date.now() / 1000)})`;
   expect(await readIndexedAlone(db.sql, SESSION)).toBe("not_ready");
   await db.sql`update indexer._ponder_meta set value = jsonb_set(value, '{is_ready}', '1')`;

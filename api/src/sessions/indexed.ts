@@ -57,19 +57,19 @@ export function forgetOnMissingTable(e: unknown): boolean {
 const CONFIRMATIONS = "greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations";
 
 /**
- * The session's ($1) indexed transfers of value, into its deposit addresses (`'in'`) and out of
- * them (`'out'`) as the column `label`, each with `columns` of the transfer `t` and its head `h`.
+ * The session's ($1) indexed transfers of value of its deposits' token, into its deposit addresses
+ * (`'in'`) and out of them (`'out'`) as the column `label`, each with `columns` of the transfer `t` and its head `h`.
  */
 function sessionTransfersSql(label: string, columns: string): string {
   return `select 'in' as ${label}, ${columns}
          from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address and t.token = d.token_address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0
        union all
        select 'out' as ${label}, ${columns}
          from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address and t.token = d.token_address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0`;
 }
@@ -82,7 +82,7 @@ function sessionTransfersSql(label: string, columns: string): string {
 function sessionAuthorizedSql(label: string, columns: string): string {
   return `select 'auth' as ${label}, ${columns}
          from app.session_deposits d
-         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id
+         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id and t.token = d.token_address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0`;
 }

@@ -68,7 +68,7 @@ export function networkView(d: DepositLike, withSettlement = false): NetworkView
     chainId: d.chainId,
     network: preset?.name ?? `chain ${d.chainId}`,
     tokenAddress: checksummedKnown(d.tokenAddress),
-    tokenSymbol: preset?.stablecoin.symbol ?? "USD stablecoin",
+    tokenSymbol: preset?.stablecoins.find((c) => c.address?.toLowerCase() === d.tokenAddress.toLowerCase())?.symbol ?? "USD stablecoin",
     decimals: d.decimals,
     depositAddress: checksummed(d.address),
     amountBaseUnits: d.requiredBaseUnits.toString(),

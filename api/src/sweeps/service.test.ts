@@ -14,7 +14,8 @@ beforeAll(async () => {
   chain = await startTestChain();
   network = {
     key: "local", chainId: 31337, name: "Local test network", environment: "sandbox", rpcUrl: chain.anvil.rpcUrl,
-    stablecoin: { symbol: "TestUSD", address: chain.token, decimals: 6 }, confirmations: 1, confirmationsSource: "test",
+    stablecoin: { symbol: "TestUSD", address: chain.token, decimals: 6, eip3009: true },
+    stablecoins: [{ symbol: "TestUSD", address: chain.token, decimals: 6, eip3009: true }], confirmations: 1, confirmationsSource: "test",
     startBlock: null, blockTimeSeconds: 1, explorerUrl: null, factory: chain.factory, minSweepBaseUnits: 0n,
   };
 });

@@ -72,7 +72,7 @@ export function sandboxToolsFor(status: string): SandboxTool[] {
 export function transactionBody(env: Environment, login: Login, d: TransactionDetail): Html {
   const v = d.view;
   const first = v.networks[0];
-  const decimalsOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.decimals ?? presetByChainId(chainId)?.stablecoin.decimals ?? 6;
+  const decimalsOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.decimals ?? presetByChainId(chainId)?.stablecoins[0].decimals ?? 6;
   const symbolOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.tokenSymbol ?? "tokens";
   const ctxFor = (detail: Record<string, unknown>) => {
     const chainId = typeof detail.chainId === "number" ? detail.chainId : (first?.chainId ?? 0);
