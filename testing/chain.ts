@@ -1,6 +1,7 @@
 /**
- * A fresh anvil with TestUSD and the DepositFactory deployed, plus viem clients: the fixture
- * of the contract tests and the gas bench.
+ * A fresh anvil with the sandbox contracts deployed (TestUSD, the DepositFactory,
+ * AuthorizationBatch, TestUSDT), plus viem clients: the fixture of the contract tests and the
+ * gas bench.
  */
 import {
   createPublicClient,
@@ -41,7 +42,7 @@ export async function startTestChain(opts: { anvilArgs?: string[] } = {}) {
   const anvil: Anvil = await startAnvil({ args: opts.anvilArgs });
   try {
     const { publicClient, walletClient } = clientsFor(anvil.rpcUrl);
-    const { token, factory } = await ensureDeployed({ publicClient, walletClient });
+    const { token, factory, usdt } = await ensureDeployed({ publicClient, walletClient });
     const wallet = (account: Address) => clientsFor(anvil.rpcUrl, account).walletClient;
     return {
       anvil,
@@ -51,6 +52,8 @@ export async function startTestChain(opts: { anvilArgs?: string[] } = {}) {
       wallet,
       token,
       factory,
+      /** TestUSDT (USDT's quirks); `mint` and `balanceOf` take it as their token. */
+      usdt,
       mint: (to: Address, amount: bigint, tokenAddress: Address = token) =>
         mintTestUsd({ publicClient, walletClient, token: tokenAddress, to, amount }),
       balanceOf: (holder: Address, tokenAddress: Address = token) =>

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { gaslessMaxFeeWei, loadChainsConfig, parseChainsEnv, ChainConfigError } from "./config.ts";
 import { envSuffix, PRESETS } from "./presets.ts";
-import { predictedFactoryAddress, predictedTokenAddress } from "../contracts/addresses.ts";
+import { predictedFactoryAddress, predictedTestUsdtAddress, predictedTokenAddress } from "../contracts/addresses.ts";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
@@ -24,7 +24,7 @@ describe("parseChainsEnv", () => {
     expect(n.chainId).toBe(31337);
     expect(n.environment).toBe("sandbox");
     expect(n.stablecoin).toEqual({ symbol: "TUSD", address: predictedTokenAddress(), decimals: 6, eip3009: true });
-    expect(n.stablecoins).toEqual([n.stablecoin]);
+    expect(n.stablecoins).toEqual([n.stablecoin, { symbol: "tUSDT", address: predictedTestUsdtAddress(), decimals: 6, eip3009: false }]);
     expect(n.factory).toBe(predictedFactoryAddress());
     expect(n.confirmations).toBe(1);
     expect(n.confirmationsSource).toContain("1 confirmation");

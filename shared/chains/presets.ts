@@ -5,7 +5,7 @@
  * (see ./config.ts), and a few fields can be overridden from the environment there.
  */
 import type { Address } from "viem";
-import { predictedFactoryAddress, predictedTokenAddress, TEST_USD_DECIMALS } from "../contracts/addresses.ts";
+import { predictedFactoryAddress, predictedTestUsdtAddress, predictedTokenAddress, TEST_USD_DECIMALS, TEST_USDT_DECIMALS } from "../contracts/addresses.ts";
 
 export type Environment = "sandbox" | "production";
 
@@ -71,6 +71,13 @@ const TEST_USD_PRESET: StablecoinPreset = {
   eip3009: true,
   source: "TestUSD, deployed by shared/contracts ensureDeployed() at its deterministic address",
 };
+const TEST_USDT_PRESET: StablecoinPreset = {
+  symbol: "tUSDT",
+  address: predictedTestUsdtAddress(),
+  decimals: TEST_USDT_DECIMALS,
+  eip3009: false,
+  source: "TestUSDT (USDT's quirks: transfer returns nothing, no EIP-3009), deployed by shared/contracts ensureDeployed() at its deterministic address",
+};
 const CIRCLE = "Circle, https://developers.circle.com/stablecoins/usdc-contract-addresses";
 const usdc = (address: Address, source = `native USDC: ${CIRCLE}`): StablecoinPreset => ({ symbol: "USDC", address, decimals: 6, eip3009: true, source });
 const usdt = (address: Address, source: string): StablecoinPreset => ({ symbol: "USDT", address, decimals: 6, eip3009: false, source });
@@ -87,7 +94,7 @@ export const PRESETS = {
     chainId: 31337,
     name: "Local test network (anvil)",
     environment: "sandbox",
-    stablecoins: [TEST_USD_PRESET],
+    stablecoins: [TEST_USD_PRESET, TEST_USDT_PRESET],
     nativeSymbol: "ETH",
     confirmations: ANVIL_CONFIRMATIONS,
     minSweep: TEST_MIN_SWEEP,
@@ -102,7 +109,7 @@ export const PRESETS = {
     chainId: 31338,
     name: "Local test network 2 (anvil)",
     environment: "sandbox",
-    stablecoins: [TEST_USD_PRESET],
+    stablecoins: [TEST_USD_PRESET, TEST_USDT_PRESET],
     nativeSymbol: "ETH",
     confirmations: ANVIL_CONFIRMATIONS,
     minSweep: TEST_MIN_SWEEP,

@@ -17,7 +17,7 @@ import {
   type Address,
   type Hex,
 } from "viem";
-import { authorizationBatchBytecode, depositFactoryAbi, depositFactoryBytecode, depositSweeperBytecode, testUsdBytecode } from "./artifacts.ts";
+import { authorizationBatchBytecode, depositFactoryAbi, depositFactoryBytecode, depositSweeperBytecode, testUsdBytecode, testUsdtBytecode } from "./artifacts.ts";
 import { keccak256Hex } from "./keccak.ts";
 
 /** Arachnid's deterministic deployment proxy: same address on every chain (anvil ships it). */
@@ -36,10 +36,16 @@ export const DEV_FAUCET_ADDRESS: Address = "0xa0Ee7A142d267C1f36714E4a8F75612F20
 export const DEV_FAUCET_PRIVATE_KEY: Hex = "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6";
 
 export const TEST_USD_DECIMALS = 6;
+export const TEST_USDT_DECIMALS = 6;
 
 /** TestUSD init code: creation bytecode ++ abi.encode(DEV_FAUCET_ADDRESS). */
 export function testUsdInitCode(): Hex {
   return concat([testUsdBytecode, encodeAbiParameters([{ type: "address" }], [DEV_FAUCET_ADDRESS])]);
+}
+
+/** TestUSDT (the sandbox's USDT-like token) init code: creation bytecode ++ abi.encode(DEV_FAUCET_ADDRESS). */
+export function testUsdtInitCode(): Hex {
+  return concat([testUsdtBytecode, encodeAbiParameters([{ type: "address" }], [DEV_FAUCET_ADDRESS])]);
 }
 
 /** DepositFactory init code (no constructor arguments). */
@@ -53,6 +59,11 @@ function viaDeterministicDeployer(initCode: Hex): Address {
 
 export function predictedTokenAddress(): Address {
   return viaDeterministicDeployer(testUsdInitCode());
+}
+
+/** Where TestUSDT sits on every chain it is deployed to (sandbox chains only). */
+export function predictedTestUsdtAddress(): Address {
+  return viaDeterministicDeployer(testUsdtInitCode());
 }
 
 let factoryAddress: Address | undefined;

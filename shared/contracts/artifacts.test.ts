@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { ARTIFACTS_PATH, compileContracts, renderArtifacts } from "./compile.ts";
-import { predictedAuthorizationBatchAddress, predictedFactoryAddress, predictedTokenAddress } from "./addresses.ts";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress, predictedTestUsdtAddress, predictedTokenAddress } from "./addresses.ts";
 
 describe("committed artifacts", () => {
   test(
@@ -27,5 +27,6 @@ describe("committed artifacts", () => {
     expect(predictedTokenAddress()).toBe("0xe2b4152e3b6Cc732B52DF67F42b2cBDbaEe385a5");
     expect(predictedFactoryAddress()).toBe("0xCFaA1c54e32bBF6Fb9E34312524c74607F1799f6");
     expect(predictedAuthorizationBatchAddress()).toBe("0x85e22Ff4406070b7c7919c260402dbDB3D882B86");
+    expect(predictedTestUsdtAddress()).toBe("0xb18f89E5E0ECA73D3da7a8E327F5EAd35955a8f9");
   });
 });

@@ -30,6 +30,7 @@ const EXPORTS = [
   { file: "DepositFactory.sol", contract: "DepositFactory", id: "depositFactory" },
   { file: "DepositSweeper.sol", contract: "DepositSweeper", id: "depositSweeper" },
   { file: "AuthorizationBatch.sol", contract: "AuthorizationBatch", id: "authorizationBatch" },
+  { file: "TestUSDT.sol", contract: "TestUSDT", id: "testUsdt" },
 ] as const;
 
 const HERE = import.meta.dir;

@@ -1,4 +1,4 @@
-/** Deterministic deployment and the TestUSD faucet, on real anvil nodes. */
+/** Deterministic deployment and the sandbox tokens' faucet, on real anvil nodes. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseEventLogs, parseUnits, zeroAddress } from "viem";
 import { testUsdAbi } from "./artifacts.ts";
@@ -11,6 +11,7 @@ import {
   mintTestUsd,
   predictedAuthorizationBatchAddress,
   predictedFactoryAddress,
+  predictedTestUsdtAddress,
   predictedTokenAddress,
 } from "./deploy.ts";
 import { startAnvil, type Anvil } from "../../testing/anvil.ts";
@@ -27,20 +28,28 @@ describe("ensureDeployed on a chain with the deterministic deployer (anvil's def
     await anvil?.stop();
   });
 
-  test("deploys the three contracts at their predicted addresses, then nothing the second time", async () => {
+  test("deploys the four contracts at their predicted addresses, then nothing the second time", async () => {
     const { publicClient, walletClient } = clientsFor(anvil.rpcUrl);
     expect(await publicClient.getCode({ address: predictedTokenAddress() })).toBeUndefined();
+    expect(await publicClient.getCode({ address: predictedTestUsdtAddress() })).toBeUndefined();
 
     const first = await ensureDeployed({ publicClient, walletClient });
-    expect(first).toEqual({ token: predictedTokenAddress(), factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: ["token", "factory", "batch"] });
+    expect(first).toEqual({
+      token: predictedTokenAddress(),
+      factory: predictedFactoryAddress(),
+      batch: predictedAuthorizationBatchAddress(),
+      usdt: predictedTestUsdtAddress(),
+      deployed: ["token", "factory", "batch", "usdt"],
+    });
     expect((await publicClient.getCode({ address: first.token }))?.length).toBeGreaterThan(2);
     expect((await publicClient.getCode({ address: first.factory }))?.length).toBeGreaterThan(2);
     expect((await publicClient.getCode({ address: first.batch }))?.length).toBeGreaterThan(2);
+    expect((await publicClient.getCode({ address: first.usdt }))?.length).toBeGreaterThan(2);
     const nonce = await publicClient.getTransactionCount({ address: RELAYER });
     const block = await publicClient.getBlockNumber({ cacheTime: 0 }); // not viem's cached number (4 s): a slow machine read a stale one
 
     const second = await ensureDeployed({ publicClient, walletClient });
-    expect(second).toEqual({ token: first.token, factory: first.factory, batch: first.batch, deployed: [] });
+    expect(second).toEqual({ token: first.token, factory: first.factory, batch: first.batch, usdt: first.usdt, deployed: [] });
     expect(await publicClient.getTransactionCount({ address: RELAYER })).toBe(nonce);
     expect(await publicClient.getBlockNumber({ cacheTime: 0 })).toBe(block);
   });
@@ -100,17 +109,19 @@ describe("a chain without the deterministic deployer", () => {
     );
     expect(await ensureDeterministicDeployer({ publicClient, walletClient })).toBe(false);
 
-    // A production chain takes only the service's contracts; a sandbox chain then adds the token.
+    // A production chain takes only the service's contracts; a sandbox chain then adds the tokens.
     const service = await ensureServiceContractsDeployed({ publicClient, walletClient });
     expect(service).toMatchObject({ factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: ["factory", "batch"] });
     expect(service.receipts.map((r) => r.status)).toEqual(["success", "success"]);
     expect(await publicClient.getCode({ address: predictedTokenAddress() })).toBeUndefined();
+    expect(await publicClient.getCode({ address: predictedTestUsdtAddress() })).toBeUndefined();
     expect(await ensureServiceContractsDeployed({ publicClient, walletClient })).toEqual({ factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: [], receipts: [] });
-    const { token, factory, deployed } = await ensureDeployed({ publicClient, walletClient });
-    expect({ token, factory, deployed }).toEqual({
+    const { token, factory, usdt, deployed } = await ensureDeployed({ publicClient, walletClient });
+    expect({ token, factory, usdt, deployed }).toEqual({
       token: predictedTokenAddress(),
       factory: predictedFactoryAddress(),
-      deployed: ["token"],
+      usdt: predictedTestUsdtAddress(),
+      deployed: ["token", "usdt"],
     });
   });
 });
@@ -131,7 +142,8 @@ describe("two processes deploying at once", () => {
     expect(ra.token).toBe(predictedTokenAddress());
     expect(rb.token).toBe(ra.token);
     expect(rb.factory).toBe(ra.factory);
-    expect([...ra.deployed, ...rb.deployed].sort()).toEqual(["batch", "factory", "token"]);
+    expect(rb.usdt).toBe(ra.usdt);
+    expect([...ra.deployed, ...rb.deployed].sort()).toEqual(["batch", "factory", "token", "usdt"]);
     expect((await a.publicClient.getCode({ address: ra.factory }))?.length).toBeGreaterThan(2);
   });
 });

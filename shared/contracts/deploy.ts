@@ -3,7 +3,7 @@
  *
  * Every contract goes through Arachnid's deterministic deployment proxy with fixed init code, so
  * it sits at the same address on every chain (predictedTokenAddress / predictedFactoryAddress /
- * predictedAuthorizationBatchAddress),
+ * predictedAuthorizationBatchAddress / predictedTestUsdtAddress),
  * and deploying is idempotent: whoever deploys first, the result is byte-for-byte the same.
  * The pure helpers (addresses, salts, sweep calldata) live in addresses.ts and are re-exported.
  */
@@ -28,8 +28,10 @@ import {
   depositFactoryInitCode,
   predictedAuthorizationBatchAddress,
   predictedFactoryAddress,
+  predictedTestUsdtAddress,
   predictedTokenAddress,
   testUsdInitCode,
+  testUsdtInitCode,
 } from "./addresses.ts";
 import { testUsdAbi } from "./artifacts.ts";
 
@@ -124,24 +126,27 @@ async function deployOnce(clients: ChainClients, initCode: Hex, address: Address
 }
 
 /**
- * Makes sure TestUSD, the DepositFactory and AuthorizationBatch exist at their predicted
- * addresses, deploying whichever is missing. Safe to call at every start: with all present it
- * sends nothing. `deployed` lists what this call deployed.
+ * Makes sure TestUSD, the DepositFactory, AuthorizationBatch and TestUSDT exist at their
+ * predicted addresses, deploying whichever is missing. Safe to call at every start: with all
+ * present it sends nothing. `deployed` lists what this call deployed.
  */
 export async function ensureDeployed(
   clients: ChainClients,
-): Promise<{ token: Address; factory: Address; batch: Address; deployed: ("token" | "factory" | "batch")[] }> {
+): Promise<{ token: Address; factory: Address; batch: Address; usdt: Address; deployed: ("token" | "factory" | "batch" | "usdt")[] }> {
   const token = predictedTokenAddress();
-  const deployed: ("token" | "factory" | "batch")[] = [];
+  const usdt = predictedTestUsdtAddress();
+  const deployed: ("token" | "factory" | "batch" | "usdt")[] = [];
   if ((await deployOnce(clients, testUsdInitCode(), token, "TestUSD")).sent) deployed.push("token");
   const { factory, batch, deployed: service } = await ensureServiceContractsDeployed(clients);
-  return { token, factory, batch, deployed: [...deployed, ...service] };
+  deployed.push(...service);
+  if ((await deployOnce(clients, testUsdtInitCode(), usdt, "TestUSDT")).sent) deployed.push("usdt");
+  return { token, factory, batch, usdt, deployed };
 }
 
 /**
- * Production chains need only the service's own contracts (TestUSD is sandbox-only): the
- * deposit factory (sweeps) and AuthorizationBatch (several payers' authorizations in one
- * transaction). Deploys whichever is missing; `receipts`: the transactions this call sent.
+ * Production chains need only the service's own contracts (TestUSD and TestUSDT are
+ * sandbox-only): the deposit factory (sweeps) and AuthorizationBatch (several payers'
+ * authorizations in one transaction). Deploys whichever is missing; `receipts`: the transactions this call sent.
  */
 export async function ensureServiceContractsDeployed(
   clients: ChainClients,
@@ -169,14 +174,16 @@ export function serviceContractDeployTransactions(): { name: "factory" | "batch"
   ];
 }
 
-/** The sandbox faucet account (TestUSD's minter); see DEV_FAUCET_ADDRESS. */
+/** The sandbox faucet account (TestUSD's and TestUSDT's minter); see DEV_FAUCET_ADDRESS. */
 export function devFaucetAccount() {
   return privateKeyToAccount(DEV_FAUCET_PRIVATE_KEY);
 }
 
 /**
- * Mints `amount` TestUSD base units (6 decimals: 1 USD = 1_000_000n) to `to`, signed by the dev
- * faucet (or `account`, which must be the minter). Waits for the receipt.
+ * Mints `amount` base units (6 decimals: 1 USD = 1_000_000n) of a sandbox token to `to`, signed
+ * by the dev faucet (or `account`, which must be the minter). Waits for the receipt. `token`:
+ * TestUSD by default; TestUSDT (predictedTestUsdtAddress()) or a stand-in's copy of either
+ * works the same, since both have `mint(to, amount)` and the same `NotMinter` error.
  */
 export async function mintTestUsd(args: {
   publicClient: PublicClient;
@@ -187,13 +194,14 @@ export async function mintTestUsd(args: {
   account?: Account;
 }): Promise<TransactionReceipt> {
   if (args.amount <= 0n) throw new Error("mintTestUsd: amount must be positive");
+  const token = args.token ?? predictedTokenAddress();
   const hash = await args.walletClient.writeContract({
     account: args.account ?? devFaucetAccount(),
     chain: args.walletClient.chain ?? null,
-    address: args.token ?? predictedTokenAddress(),
+    address: token,
     abi: testUsdAbi,
     functionName: "mint",
     args: [args.to, args.amount],
   });
-  return confirmed(args.publicClient, hash, "minting TestUSD");
+  return confirmed(args.publicClient, hash, `minting at ${token}`);
 }
