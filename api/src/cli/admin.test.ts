@@ -54,7 +54,7 @@ test("an operator sets a production settlement address", async () => {
   expect(live.status).toBe(201);
   expect((await admin("settlement:set", "--merchant", id, "--env", "production", "--chain", "31337", "--address", "0x70997970C51812dc3A010C7d01b50e0d17dc79C8")).code).toBe(2);
   expect((await admin("settlement:set", "--merchant", id, "--env", "production", "--chain", "8453", "--address", "0x00")).code).toBe(2);
-});
+}, 30_000);
 
 test("bad commands and flags exit 2 with a message", async () => {
   expect((await admin("nope")).code).toBe(2);
@@ -82,4 +82,4 @@ test("an operator creates a dashboard user (password printed once, stored as arg
   expect(reset.code).toBe(0);
   const [after] = await svc.services.database.sql`select password_hash from app.dashboard_users where email = 'owner@dashboard.example'`;
   expect(await Bun.password.verify(reset.out.password, after!.password_hash)).toBe(true);
-});
+}, 30_000); // four admin processes, two argon2id hashes: 3 s alone, more beside other work
