@@ -21,6 +21,11 @@ export interface RecordedAuthorization {
   validBefore: string;
   nonce: Hex;
   signature: Hex;
+  /**
+   * Sent before, in a transaction that did not carry it out (a batch another payer spoiled):
+   * it goes alone now, so that one payer cannot hold the same others back again.
+   */
+  retried?: boolean;
 }
 
 /**
@@ -62,15 +67,17 @@ export interface SubmissionPlan {
  * 65-byte signatures go together through AuthorizationBatch when it is deployed (`batch`): the
  * 21,000 gas every transaction starts with is paid once, not once per payment. Otherwise (one
  * due, no batch contract, the oldest signed by a contract wallet) the oldest goes alone, by its
- * own call. Those left out stay due for the next transaction.
+ * own call; so does one `retried`, and retried ones join no batch. Those left out stay due for the
+ * next transaction.
  */
 export function planSubmission(ready: readonly RecordedAuthorization[], batch: Address | undefined, max: number): SubmissionPlan | null {
   const [first] = ready;
   if (!first) return null;
   const alone: SubmissionPlan = { authorizations: [first], batched: false, call: authorizationCall(first) };
-  if (!batch || !splitSignature(first.signature)) return alone;
+  const batchable = (a: RecordedAuthorization) => !a.retried && splitSignature(a.signature) !== null;
+  if (!batch || !batchable(first)) return alone;
   const token = first.tokenAddress.toLowerCase();
-  const group = ready.filter((a) => a.tokenAddress.toLowerCase() === token && splitSignature(a.signature)).slice(0, Math.max(1, max));
+  const group = ready.filter((a) => a.tokenAddress.toLowerCase() === token && batchable(a)).slice(0, Math.max(1, max));
   if (group.length < 2) return alone;
   return { authorizations: group, batched: true, call: authorizationBatchCall(batch, getAddress(first.tokenAddress), group) };
 }

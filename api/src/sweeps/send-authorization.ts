@@ -52,6 +52,7 @@ const ClaimedRow = rowShape("authorizations: claimed under their sessions' locks
   session_status: col.oneOf(SESSION_STATUSES),
   now_seconds: col.wholeNumber,
   session_attempts: col.int,
+  attempts: col.int,
 });
 
 /** Claims, checks, signs, records and broadcasts one transaction of due authorizations. Returns how many records it settled (sent or failed). */
@@ -106,7 +107,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
         )
         select a.session_id, a.token_address, a.from_address, a.to_address, a.value::text as value,
                a.valid_after::text as valid_after, a.valid_before::text as valid_before, a.nonce, a.signature,
-               s.status as session_status, extract(epoch from now())::bigint as now_seconds,
+               a.attempts, s.status as session_status, extract(epoch from now())::bigint as now_seconds,
                ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = a.session_id and o.chain_id = a.chain_id)
                 + a.attempts)::int as session_attempts
           from app.payment_authorizations a join s on s.id = a.session_id
@@ -119,7 +120,8 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
     let failed = 0;
     const open: RecordedAuthorization[] = [];
     for (const row of rows) {
-      const auth = recordedAuthorization(row);
+      // Attempts on a record still `recorded`: sent before in a batch that did not carry it out.
+      const auth = { ...recordedAuthorization(row), retried: row.attempts > 0 };
       const refusal = sendRefusal({ status: row.session_status }, BigInt(auth.validBefore), row.now_seconds, sessionOverBudget(row.session_attempts, c.s));
       if (refusal) failed += await fail(c, tx, auth.sessionId, refusal);
       else open.push(auth);

@@ -1,0 +1,251 @@
+/**
+ * The gasless path attacked from outside, on real parts: a real anvil (TestUSD, EIP-3009 as
+ * USDC v2.2, which asks a contract payer's EIP-1271 isValidSignature), the service recording
+ * authorizations through its route (its own sweeper off) and the sweeper started here on the
+ * same database. The attackers are payers and strangers, never our own client:
+ *   - a contract-wallet payer whose EIP-1271 check turns into a gas sink right before our
+ *     batch is mined (its owner front-runs it): the other payers of that batch must still be paid;
+ *   - a contract-wallet payer whose check burns millions of gas and then says yes: the relayer
+ *     must not pay for it;
+ *   - one payer signing two sessions with money for one, both in one batch;
+ *   - a crash between recording a batch and broadcasting it;
+ *   - malformed bodies the way an attacker sends them (v = 0/1, 64/66-byte signatures, lone
+ *     surrogates, one byte over the caps, wrong types).
+ */
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { getAddress, parseAbi, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { chainEnv, startTestChain, type TestChain } from "../../../testing/indexer-stack.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { solcCompile } from "../../../shared/contracts/compile.ts";
+import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
+import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
+import { localClients } from "../../../shared/devchain/clients.ts";
+import { DEFAULT_SANDBOX_SETTLEMENT, type SweepSettings } from "../config.ts";
+import { MAX_BODY_BYTES } from "../http/body.ts";
+import { SUBMISSION_GAS_BUDGET } from "../gasless/submission.ts";
+import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "./relayer.ts";
+import { startSweeper, type Sweeper, type SweeperOptions } from "./sweeper.ts";
+
+let chain: TestChain;
+let svc: TestService;
+let key: string;
+const running: Sweeper[] = [];
+const logs: string[] = [];
+const SETTINGS: SweepSettings = { batchSize: 50, maxAttempts: 5, stuckMs: 60_000, pollMs: 50, retryBaseMs: 100, maxTxPerMinute: 600, maxTxPerHour: 10_000, maxTxPerSession: 8 };
+const SETTLEMENT = getAddress(DEFAULT_SANDBOX_SETTLEMENT);
+
+/**
+ * The attacker's contract wallet (EIP-1271). `sink`: isValidSignature spins until its gas is
+ * gone (the token then refuses, having lost all but 1/64 of what it forwarded). Otherwise it
+ * burns `burnGas` and says yes. Only its owner (anvil account #1) changes either.
+ */
+const WALLET_SOURCE = `
+pragma solidity 0.8.37;
+contract SinkWallet {
+    address public immutable owner;
+    bool public sink;
+    uint256 public burnGas;
+    constructor() { owner = msg.sender; }
+    function set(bool sink_, uint256 burnGas_) external {
+        require(msg.sender == owner, "owner");
+        sink = sink_;
+        burnGas = burnGas_;
+    }
+    function isValidSignature(bytes32, bytes calldata) external view returns (bytes4) {
+        if (sink) { uint256 i; while (gasleft() > 0) { unchecked { ++i; } } }
+        uint256 start = gasleft();
+        while (start - gasleft() < burnGas) {}
+        return 0x1626ba7e;
+    }
+}`;
+const walletAbi = parseAbi(["constructor()", "function set(bool sink_, uint256 burnGas_)", "function sink() view returns (bool)"]);
+let walletBytecode: Hex;
+const attacker = () => localClients(chain.chain.rpcUrl, 31337, 1).walletClient;
+
+beforeAll(async () => {
+  chain = await startTestChain("local");
+  svc = await startTestService({ ...chainEnv([chain]), SERVICE_WEBHOOK_WORKER: "false" });
+  key = (await svc.merchant("Attacked shop")).sandboxKey;
+  const compiled = solcCompile({ "SinkWallet.sol": WALLET_SOURCE }).contracts["SinkWallet.sol"]?.["SinkWallet"];
+  walletBytecode = `0x${compiled!.evm.bytecode.object}`;
+}, 60_000);
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+  logs.length = 0;
+});
+afterAll(async () => {
+  await svc?.close();
+  await chain?.chain.stop();
+});
+
+const sql = () => svc.services.database.sql;
+
+async function sweeper(extra: Partial<SweeperOptions> = {}): Promise<Sweeper> {
+  const s = await startSweeper({
+    sql: sql(),
+    networks: svc.services.networks.filter((n) => n.chainId === 31337),
+    relayerKeys: { 31337: DEV_RELAYER_PRIVATE_KEY },
+    settings: SETTINGS,
+    log: (l) => logs.push(l),
+    ...extra,
+  });
+  running.push(s);
+  return s;
+}
+
+interface Offer {
+  domain: { name: string; version: string; chainId: number; verifyingContract: Address };
+  types: { TransferWithAuthorization: { name: string; type: string }[] };
+  primaryType: "TransferWithAuthorization";
+  message: { to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex };
+}
+
+async function newSession(amount: string) {
+  const r = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount, currency: "USD" } });
+  expect(r.status).toBe(201);
+  const token = r.body.paymentSessionToken as string;
+  const offer = await eventually(async () => ((await svc.call("GET", "/api/payment-sessions", { auth: token })).body.networks[0].gasless as Offer | null) ?? undefined, "a gasless offer");
+  return { id: r.body.paymentSessionId as string, token, offer };
+}
+
+type Body = { chainId: number; from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex; signature: Hex };
+
+function bodyOf(offer: Offer, from: Address, signature: Hex): Body {
+  const m = offer.message;
+  return { chainId: 31337, from, to: m.to, value: m.value, validAfter: m.validAfter, validBefore: m.validBefore, nonce: m.nonce, signature };
+}
+
+async function signedBy(payer: PrivateKeyAccount, offer: Offer): Promise<Body> {
+  const m = offer.message;
+  const signature = await payer.signTypedData({
+    domain: offer.domain,
+    types: offer.types,
+    primaryType: offer.primaryType,
+    message: { from: payer.address, to: m.to, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore), nonce: m.nonce },
+  });
+  return bodyOf(offer, payer.address, signature);
+}
+
+const post = (token: string, body: unknown) => svc.call("POST", "/api/payment-sessions/authorizations", { auth: token, body });
+async function recordedBody(token: string, body: Body) {
+  const r = await post(token, body);
+  expect([r.status, r.body.status, r.body.error]).toEqual([202, "recorded", undefined]);
+}
+
+/** A plain payer (fresh key, `amount` in TestUSD, no gas coin) whose authorization is recorded. */
+async function honest(amount: string) {
+  const s = await newSession(amount);
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await chain.mint(payer.address, BigInt(s.offer.message.value));
+  const body = await signedBy(payer, s.offer);
+  await recordedBody(s.token, body);
+  return { ...s, payer: payer.address, body };
+}
+
+/** The attacker's wallet, deployed by account #1 and funded with `units` TestUSD. */
+async function sinkWallet(units: bigint): Promise<Address> {
+  const w = attacker();
+  const hash = await w.deployContract({ abi: walletAbi, bytecode: walletBytecode, account: w.account!, chain: w.chain });
+  const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
+  const wallet = receipt.contractAddress!;
+  await chain.mint(wallet, units);
+  return wallet;
+}
+
+async function setWallet(wallet: Address, sink: boolean, burnGas: bigint) {
+  const w = attacker();
+  const hash = await w.writeContract({ address: wallet, abi: walletAbi, functionName: "set", args: [sink, burnGas], account: w.account!, chain: w.chain });
+  expect((await chain.publicClient.waitForTransactionReceipt({ hash })).status).toBe("success");
+}
+
+/** Any 65 bytes: the wallet's check decides, not ECDSA. */
+const WALLET_SIGNATURE = `0x${"11".repeat(64)}1b` as Hex;
+
+const record = async (token: string) => (await svc.call("GET", "/api/payment-sessions/authorizations", { auth: token })).body;
+const recordIn = (token: string, statuses: string[], what: string, timeoutMs = 20_000) =>
+  eventually(async () => {
+    const r = await record(token);
+    return statuses.includes(r.status) ? r : undefined;
+  }, `${what}\n${logs.join("\n")}`, timeoutMs);
+const tokens = (a: Address) => chain.publicClient.readContract({ address: chain.token, abi: eip3009Abi, functionName: "balanceOf", args: [a] });
+const relayerNonce = () => chain.publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS });
+const used = (from: Address, nonce: Hex) => chain.publicClient.readContract({ address: chain.token, abi: eip3009Abi, functionName: "authorizationState", args: [from, nonce] });
+const authorizationCount = async () => Number((await sql()`select count(*)::int as n from app.payment_authorizations`)[0]!.n);
+
+test("a contract-wallet payer front-runs our batch to turn its EIP-1271 check into a gas sink: the honest payers of that batch are still paid, not failed for good", async () => {
+  const s = await newSession("1.00");
+  const wallet = await sinkWallet(1_000_000n);
+  await recordedBody(s.token, bodyOf(s.offer, wallet, WALLET_SIGNATURE)); // the oldest: first in the batch
+  const victims = [await honest("2.00"), await honest("3.00")];
+  const before = { settlement: await tokens(SETTLEMENT), nonce: await relayerNonce() };
+  let once = false;
+  await sweeper({
+    hooks: {
+      beforeBroadcast: async () => {
+        if (once) return;
+        once = true;
+        await setWallet(wallet, true, 0n); // mined before our batch (a higher tip, in the same block)
+      },
+    },
+  });
+  const outcomes = await Promise.all(victims.map((v) => recordIn(v.token, ["mined", "failed"], "the victims' outcome")));
+  expect(outcomes.map((o) => [o.status, o.reason])).toEqual([
+    ["mined", null],
+    ["mined", null],
+  ]);
+  for (const v of victims) expect(await tokens(v.payer)).toBe(0n);
+  expect((await tokens(SETTLEMENT)) - before.settlement).toBe(5_000_000n);
+  // The attacker's own ends failed, and is never sent again.
+  expect(await recordIn(s.token, ["failed"], "the attacker's fails")).toMatchObject({ status: "failed" });
+  // The spoiled batch, then each victim alone (the attacker's own fails its check: nothing sent for it).
+  await Bun.sleep(500);
+  expect(await relayerNonce()).toBe(before.nonce + 3);
+}, 60_000);
+
+test("a contract-wallet payer whose EIP-1271 check burns millions of gas and then says yes: the relayer never pays more than one submission's budget for it", async () => {
+  const s = await newSession("1.00");
+  const wallet = await sinkWallet(1_000_000n);
+  await setWallet(wallet, false, 3_000_000n);
+  const r = await post(s.token, bodyOf(s.offer, wallet, WALLET_SIGNATURE));
+  if (r.status === 202) {
+    // Recorded: then the relayer must refuse to pay for it.
+    const nonce = await relayerNonce();
+    await sweeper();
+    const done = await recordIn(s.token, ["mined", "failed"], "the gas sink's outcome");
+    const spent = (await sql()`select coalesce(sum(gas_used), 0)::text as gas from app.sweep_transactions where kind = 'authorization' and id in (select transaction_id from app.payment_authorizations where session_id = ${s.id})`)[0]!.gas;
+    expect({ status: done.status, gasOverBudget: BigInt(spent) > SUBMISSION_GAS_BUDGET }).toEqual({ status: "failed", gasOverBudget: false });
+    expect(await relayerNonce()).toBe(nonce);
+  } else {
+    expect([r.status, r.body.error.code]).toEqual([409, "authorization_rejected"]);
+  }
+}, 60_000);
+
+test("the same attacker with three wallets poisons batch after batch: the honest payers go alone after the first and are paid within their session budget", async () => {
+  const wallets: { token: string; wallet: Address }[] = [];
+  for (const amount of ["1.00", "1.01", "1.02"]) {
+    const s = await newSession(amount);
+    const wallet = await sinkWallet(BigInt(s.offer.message.value));
+    await recordedBody(s.token, bodyOf(s.offer, wallet, WALLET_SIGNATURE));
+    wallets.push({ token: s.token, wallet });
+  }
+  const victims = [await honest("2.00"), await honest("3.00")];
+  const before = await tokens(SETTLEMENT);
+  let next = 0;
+  await sweeper({
+    settings: { ...SETTINGS, maxTxPerSession: 2 },
+    hooks: {
+      beforeBroadcast: async ({ replacement }) => {
+        if (!replacement && next < wallets.length) await setWallet(wallets[next++]!.wallet, true, 0n);
+      },
+    },
+  });
+  const outcomes = await Promise.all(victims.map((v) => recordIn(v.token, ["mined", "failed"], "the victims' outcome", 30_000)));
+  expect(outcomes.map((o) => [o.status, o.reason])).toEqual([
+    ["mined", null],
+    ["mined", null],
+  ]);
+  expect((await tokens(SETTLEMENT)) - before).toBe(5_000_000n);
+  for (const w of wallets) expect((await recordIn(w.token, ["mined", "failed"], "the attacker's")).status).toBe("failed");
+}, 60_000);
