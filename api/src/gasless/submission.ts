@@ -110,6 +110,21 @@ export function authorizationBatchCall(batch: Address, token: Address, group: re
  */
 export const SUBMISSION_GAS_BUDGET = 150_000n;
 
+/**
+ * An authorization whose own call takes more gas than one submission's budget is not ours to pay
+ * for: a contract payer's EIP-1271 check runs on the relayer's gas, and one that burns millions
+ * before saying yes would make every such payment cost the relayer that much. TestUSD's dearest
+ * (the bytes form to a new holder, ≈ 98,000 with the transaction's 21,000) and an ordinary
+ * wallet's check fit. Asked of the route's simulation and of each send's own estimate.
+ */
+export function gasRefusal(estimate: bigint): Refusal | null {
+  if (estimate <= SUBMISSION_GAS_BUDGET) return null;
+  return {
+    reason: "rejected",
+    detail: `Its transfer takes ${estimate} gas (the payer's wallet's signature check included), more than the relayer pays for one payment (${SUBMISSION_GAS_BUDGET}).`,
+  };
+}
+
 /** Seconds an authorization must still have when it is sent: a block or two, and clocks that run apart. */
 export const SEND_MIN_SECONDS_LEFT = 5n;
 

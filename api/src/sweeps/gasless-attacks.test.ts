@@ -204,22 +204,28 @@ test("a contract-wallet payer front-runs our batch to turn its EIP-1271 check in
   expect(await relayerNonce()).toBe(before.nonce + 3);
 }, 60_000);
 
-test("a contract-wallet payer whose EIP-1271 check burns millions of gas and then says yes: the relayer never pays more than one submission's budget for it", async () => {
+test("a contract-wallet payer whose EIP-1271 check burns millions of gas and then says yes: refused at the route, and never paid for by the relayer when it turns dear after the record", async () => {
   const s = await newSession("1.00");
   const wallet = await sinkWallet(1_000_000n);
+  const body = bodyOf(s.offer, wallet, WALLET_SIGNATURE);
   await setWallet(wallet, false, 3_000_000n);
-  const r = await post(s.token, bodyOf(s.offer, wallet, WALLET_SIGNATURE));
-  if (r.status === 202) {
-    // Recorded: then the relayer must refuse to pay for it.
-    const nonce = await relayerNonce();
-    await sweeper();
-    const done = await recordIn(s.token, ["mined", "failed"], "the gas sink's outcome");
-    const spent = (await sql()`select coalesce(sum(gas_used), 0)::text as gas from app.sweep_transactions where kind = 'authorization' and id in (select transaction_id from app.payment_authorizations where session_id = ${s.id})`)[0]!.gas;
-    expect({ status: done.status, gasOverBudget: BigInt(spent) > SUBMISSION_GAS_BUDGET }).toEqual({ status: "failed", gasOverBudget: false });
-    expect(await relayerNonce()).toBe(nonce);
-  } else {
-    expect([r.status, r.body.error.code]).toEqual([409, "authorization_rejected"]);
-  }
+  const before = await authorizationCount();
+  const r = await post(s.token, body);
+  expect([r.status, r.body.error?.code]).toEqual([409, "authorization_rejected"]);
+  expect(r.body.error.message).toContain(`more than the relayer pays for one payment (${SUBMISSION_GAS_BUDGET})`);
+  expect(await authorizationCount()).toBe(before);
+
+  // Cheap while it is recorded, dear by the time the relayer looks: nothing is sent for it.
+  await setWallet(wallet, false, 0n);
+  await recordedBody(s.token, body);
+  await setWallet(wallet, false, 3_000_000n);
+  const nonce = await relayerNonce();
+  await sweeper();
+  const done = await recordIn(s.token, ["mined", "failed"], "the gas sink's outcome");
+  expect([done.status, done.reason]).toEqual(["failed", "rejected"]);
+  expect(done.detail).toContain("more than the relayer pays for one payment");
+  expect(await relayerNonce()).toBe(nonce);
+  expect(await tokens(wallet)).toBe(1_000_000n);
 }, 60_000);
 
 test("the same attacker with three wallets poisons batch after batch: the honest payers go alone after the first and are paid within their session budget", async () => {

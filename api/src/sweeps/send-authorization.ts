@@ -26,6 +26,7 @@ import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import {
   authorizationCall,
   capacity,
+  gasRefusal,
   planSubmission,
   refusalOfRevert,
   sendRefusal,
@@ -183,7 +184,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
   return settled;
 }
 
-/** One authorization's own call, simulated: its gas, or why it must not be sent. */
+/** One authorization's own call, simulated: its gas, or why it must not be sent (refused, or dearer than one payment's budget). */
 async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas: bigint } | { refusal: Refusal }> {
   const used = await c.client.readContract({
     address: getAddress(auth.tokenAddress),
@@ -194,7 +195,9 @@ async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas:
   if (used) return { refusal: USED_ELSEWHERE };
   const call = authorizationCall(auth);
   try {
-    return { gas: await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data }) };
+    const gas = await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data });
+    const tooDear = gasRefusal(gas);
+    return tooDear ? { refusal: tooDear } : { gas };
   } catch (e) {
     if (!isRevert(e)) throw e;
     return { refusal: refusalOfRevert(revertText(e)) };
