@@ -255,3 +255,63 @@ test("the same attacker with three wallets poisons batch after batch: the honest
   expect((await tokens(SETTLEMENT)) - before).toBe(5_000_000n);
   for (const w of wallets) expect((await recordIn(w.token, ["mined", "failed"], "the attacker's")).status).toBe("failed");
 }, 60_000);
+
+test("malformed bodies the way an attacker sends them: each a 4xx in the documented shape naming what is wrong, nothing recorded, nothing sent; the good one is still taken after", async () => {
+  const s = await newSession("1.00");
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await chain.mint(payer.address, 1_000_000n);
+  const good = await signedBy(payer, s.offer);
+  const sig = good.signature;
+  const [r, sHex, v] = [sig.slice(2, 66), sig.slice(66, 130), Number.parseInt(sig.slice(130, 132), 16)];
+  // EIP-2098's 64-byte form: yParity folded into s's top bit.
+  const compact = `0x${r}${(BigInt(`0x${sHex}`) | (BigInt(v - 27) << 255n)).toString(16).padStart(64, "0")}` as Hex;
+  const json = (o: unknown) => JSON.stringify(o);
+  const raw = async (body: string | Uint8Array, contentType = "application/json") => {
+    const res = await fetch(`${svc.url}/api/payment-sessions/authorizations`, { method: "POST", headers: { authorization: `Bearer ${s.token}`, "content-type": contentType }, body });
+    return { status: res.status, body: await res.json().catch(() => null) };
+  };
+  const padTo = (bytes: number) => {
+    const base = json({ ...good, pad: "" });
+    return json({ ...good, pad: "x".repeat(bytes - base.length) });
+  };
+  const cases: [string, string | Uint8Array, number, string, string?, string?][] = [
+    ["v = 0 instead of 27", json({ ...good, signature: `${sig.slice(0, 130)}${(v - 27).toString(16).padStart(2, "0")}` }), 400, "authorization_signature_invalid", "signature"],
+    ["v = 1 instead of 28 (the other parity)", json({ ...good, signature: `${sig.slice(0, 130)}${(28 - v).toString(16).padStart(2, "0")}` }), 400, "authorization_signature_invalid", "signature"],
+    ["64 bytes (EIP-2098 compact)", json({ ...good, signature: compact }), 400, "authorization_signature_invalid", "signature"],
+    ["66 bytes (a byte appended)", json({ ...good, signature: `${sig}00` }), 400, "authorization_signature_invalid", "signature"],
+    ["a signature of 2,048 bytes (the cap) of nothing", json({ ...good, signature: `0x${"ab".repeat(2048)}` }), 400, "authorization_signature_invalid", "signature"],
+    ["a signature one byte over the cap", json({ ...good, signature: `0x${"ab".repeat(2049)}` }), 400, "parameter_invalid", "signature"],
+    ["a lone surrogate in from", json({ ...good, from: "__F__" }).replace("__F__", "0x\\ud800"), 400, "parameter_invalid", "from"],
+    ["a lone surrogate in the signature", json({ ...good, signature: "__S__" }).replace("__S__", "0x\\udc00"), 400, "parameter_invalid", "signature"],
+    ["bytes that are not UTF-8", new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]), 400, "body_malformed"],
+    ["one byte over the body cap", padTo(MAX_BODY_BYTES + 1), 413, "body_too_large"],
+    ["exactly the body cap, with a field too many", padTo(MAX_BODY_BYTES), 400, "parameter_unknown", "pad"],
+    ["chainId as a string", json({ ...good, chainId: "31337" }), 400, "parameter_invalid", "chainId"],
+    ["chainId as a fraction", json({ ...good, chainId: 31337.5 }), 400, "parameter_invalid", "chainId"],
+    ["chainId beyond any number", json(good).replace('"chainId":31337', '"chainId":1e400'), 400, "parameter_invalid", "chainId"],
+    ["chainId in an array", json({ ...good, chainId: [31337] }), 400, "parameter_invalid", "chainId"],
+    ["value of 79 digits", json({ ...good, value: "9".repeat(79) }), 400, "parameter_invalid", "value"],
+    ["value over 2^256 in 78 digits", json({ ...good, value: "9".repeat(78) }), 400, "authorization_value_mismatch", "value"],
+    ["validBefore as hex", json({ ...good, validBefore: "0x10" }), 400, "parameter_invalid", "validBefore"],
+    ["nonce of another length", json({ ...good, nonce: `${good.nonce}00` }), 400, "parameter_invalid", "nonce"],
+    ["from as an object", json({ ...good, from: { toString: good.from } }), 400, "parameter_invalid", "from"],
+    ["a __proto__ field", json(good).replace("{", '{"__proto__":{"chainId":1},'), 400, "parameter_unknown", "__proto__"],
+    ["null", "null", 400, "body_not_object"],
+    ["an array", "[]", 400, "body_not_object"],
+    ["not JSON", "{", 400, "body_malformed"],
+    ["as text/plain", json(good), 415, "content_type_unsupported"],
+  ];
+  const nonce = await relayerNonce();
+  const before = await authorizationCount();
+  const answers = [];
+  for (const [what, body, , , , contentType] of cases) answers.push([what, await raw(body, contentType ?? (what === "as text/plain" ? "text/plain" : "application/json"))] as const);
+  expect(answers.map(([what, a]) => [what, a.status, a.body?.error?.code, a.body?.error?.param])).toEqual(cases.map(([what, , status, code, param]) => [what, status, code, param]));
+  for (const [, a] of answers) {
+    expect(a.body.error).toMatchObject({ type: expect.any(String), message: expect.any(String), requestId: expect.stringMatching(/^req_/) });
+    expect(JSON.stringify(a.body)).not.toContain(sig.slice(2, 40)); // the signature is never echoed
+  }
+  expect(await authorizationCount()).toBe(before);
+  expect(await relayerNonce()).toBe(nonce);
+  // Nothing of it stuck: the payer's own authorization is taken.
+  await recordedBody(s.token, good);
+}, 60_000);
