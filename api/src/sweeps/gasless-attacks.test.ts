@@ -315,3 +315,85 @@ test("malformed bodies the way an attacker sends them: each a 4xx in the documen
   // Nothing of it stuck: the payer's own authorization is taken.
   await recordedBody(s.token, good);
 }, 60_000);
+
+test("one payer signs two sessions with money for one, both in one batch with an honest payer: one of the two is paid, the other fails rejected after one look alone; nothing loops", async () => {
+  const payer = privateKeyToAccount(generatePrivateKey());
+  const [a, b] = [await newSession("1.00"), await newSession("1.00")];
+  await chain.mint(payer.address, 1_000_000n);
+  const [bodyA, bodyB] = [await signedBy(payer, a.offer), await signedBy(payer, b.offer)];
+  await recordedBody(a.token, bodyA); // each checked alone: the balance covers each
+  await recordedBody(b.token, bodyB);
+  const other = await honest("2.00");
+  const before = { settlement: await tokens(SETTLEMENT), nonce: await relayerNonce() };
+  await sweeper();
+  const [ra, rb, ro] = await Promise.all([a, b, other].map((x) => recordIn(x.token, ["mined", "failed"], "outcomes")));
+  expect([ra.status, rb.status, rb.reason, ro.status]).toEqual(["mined", "failed", "rejected", "mined"]);
+  expect(ro.txHash).toBe(ra.txHash);
+  await Bun.sleep(500);
+  expect(await relayerNonce()).toBe(before.nonce + 1); // b's look alone sent nothing
+  expect((await tokens(SETTLEMENT)) - before.settlement).toBe(3_000_000n);
+  expect(await used(payer.address, bodyB.nonce)).toBe(false);
+}, 60_000);
+
+test("killed between recording a batch and broadcasting it: the restarted sweeper sends those very bytes once, and every payer of it is paid once", async () => {
+  const payers = [await honest("1.11"), await honest("1.22"), await honest("1.33")];
+  const before = { settlement: await tokens(SETTLEMENT), nonce: await relayerNonce() };
+  let crashed: (() => void) | undefined;
+  const crashedAt = new Promise<void>((r) => (crashed = r));
+  const first: Sweeper = await sweeper({
+    hooks: {
+      beforeBroadcast: () => {
+        void first.stop(); // the process dies here
+        crashed!();
+        throw new Error("killed");
+      },
+    },
+  });
+  await crashedAt;
+  await first.stop();
+  expect((await Promise.all(payers.map((p) => record(p.token)))).map((r) => r.status)).toEqual(["sending", "sending", "sending"]);
+  const [signedTx] = await sql()`select tx_hash from app.sweep_transactions where kind = 'authorization' and state = 'signed'`;
+  expect(await relayerNonce()).toBe(before.nonce);
+  await sweeper();
+  const outcomes = await Promise.all(payers.map((p) => recordIn(p.token, ["mined", "failed"], "after the restart")));
+  expect(outcomes.map((o) => [o.status, o.txHash])).toEqual(payers.map(() => ["mined", signedTx!.tx_hash]));
+  expect(await relayerNonce()).toBe(before.nonce + 1);
+  expect((await tokens(SETTLEMENT)) - before.settlement).toBe(3_660_000n);
+}, 60_000);
+
+test("a stranger replays one payer's signature in the very block of our batch, ahead of it by a higher tip: that one ends used_elsewhere, the others are paid, each session's money moves once", async () => {
+  const payers = [await honest("1.40"), await honest("1.50"), await honest("1.60")];
+  const before = { settlement: await tokens(SETTLEMENT), nonce: await relayerNonce() };
+  await chain.rpc("evm_setAutomine", [false]);
+  try {
+    await sweeper();
+    await eventually(async () => ((await record(payers[1]!.token)).status === "sending" ? true : undefined), "our batch in the mempool");
+    const w = attacker();
+    const b = payers[1]!.body;
+    await w.writeContract({
+      address: chain.token,
+      abi: eip3009Abi,
+      functionName: "transferWithAuthorization",
+      args: [b.from, b.to, BigInt(b.value), BigInt(b.validAfter), BigInt(b.validBefore), b.nonce, b.signature],
+      account: w.account!,
+      chain: w.chain,
+      gas: 200_000n,
+      maxFeePerGas: 1_000_000_000_000n,
+      maxPriorityFeePerGas: 500_000_000_000n,
+    });
+    await chain.rpc("evm_mine", []);
+  } finally {
+    await chain.rpc("evm_setAutomine", [true]);
+  }
+  const outcomes = await Promise.all(payers.map((p) => recordIn(p.token, ["mined", "failed"], "outcomes")));
+  expect(outcomes.map((o) => [o.status, o.reason])).toEqual([
+    ["mined", null],
+    ["failed", "used_elsewhere"],
+    ["mined", null],
+  ]);
+  const ours = await chain.publicClient.getTransactionReceipt({ hash: outcomes[0]!.txHash });
+  expect(outcomes[1]!.txHash).toBe(ours.transactionHash); // it rode in our batch and was caught there
+  await Bun.sleep(500);
+  expect(await relayerNonce()).toBe(before.nonce + 1);
+  expect((await tokens(SETTLEMENT)) - before.settlement).toBe(4_500_000n);
+}, 60_000);
