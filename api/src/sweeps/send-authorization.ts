@@ -15,7 +15,8 @@
  * lock the actor and the route take; a session locked by them now is left for the next pass), a
  * record whose session left PENDING, whose window is closing, whose session spent its relayer
  * budget, that the chain says is used already (a stranger submitted the payer's signature first)
- * or whose own simulation reverts fails for good, and nothing is sent for it.
+ * or whose own simulation reverts or takes more than one submission's gas budget fails for good,
+ * and nothing is sent for it.
  *
  * It never changes a session's status: the payment is the indexer's to see, like any other.
  */
