@@ -2,7 +2,8 @@
  * Paying by EIP-3009 authorization, the chain's part: the token's EIP-712 domain, read from
  * the token itself, and the checks an authorization must pass on the chain before it is
  * recorded — its nonce unused, the payer's balance enough, and the exact transaction the
- * relayer would send succeeding in a simulation (eth_call: nothing is sent, no gas is spent).
+ * relayer would send succeeding in a simulation (an estimate: nothing is sent, no gas is spent)
+ * within one submission's gas budget (submission.ts gasRefusal).
  *
  * The domain is cached in this process per RPC, network and token: it is derived from the
  * token's code and address (a restart reads it again). A token without EIP-3009 is
@@ -27,7 +28,7 @@ import { publicClientFor } from "../../../shared/chains/check.ts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { readMarketFees } from "../../../shared/chains/fees.ts";
 import type { AuthorizationTerms, SubmittedAuthorization, TokenDomain } from "./authorization.ts";
-import { capacity, SUBMISSION_GAS_BUDGET, type Capacity } from "./submission.ts";
+import { capacity, gasRefusal, SUBMISSION_GAS_BUDGET, type Capacity } from "./submission.ts";
 
 /** A token on a network: the session's (its deposit row names the token it asks for). */
 export interface TokenOnNetwork {
@@ -128,14 +129,16 @@ export async function chainChecks(
     return { ok: false, reason: "insufficient_balance", detail: `The payer holds ${balance} base units of the token; the session needs ${terms.value}.` };
   }
   try {
-    await client.simulateContract({
+    // An estimate rather than a bare eth_call: the same simulation, and what it would cost the relayer.
+    const gas = await client.estimateContractGas({
       account: relayer ?? zeroAddress,
       address: token,
       abi: eip3009Abi,
       functionName: "transferWithAuthorization",
       args: [sub.from, terms.to, terms.value, terms.validAfter, terms.validBefore, terms.nonce, sub.signature],
     });
-    return { ok: true };
+    const tooDear = gasRefusal(gas);
+    return tooDear ? { ok: false, reason: "rejected", detail: tooDear.detail } : { ok: true };
   } catch (err) {
     if (!isRevert(err)) throw err;
     const reason = revertReason(err) ?? "";

@@ -102,3 +102,14 @@ test("planSubmission: several of one token through AuthorizationBatch, oldest fi
   }
   expect(planSubmission([], BATCH, 10)).toBeNull();
 });
+
+test("planSubmission: one that a batch did not carry out (retried) goes alone and joins no batch: one payer cannot spoil the same others twice", () => {
+  const [a, b, c] = [eoa("ps_a"), eoa("ps_b"), eoa("ps_c")];
+  const [ra, rb] = [{ ...a, retried: true }, { ...b, retried: true }];
+  const first = planSubmission([ra, rb, c], BATCH, 10)!;
+  expect([first.batched, first.authorizations]).toEqual([false, [ra]]);
+  expect(first.call).toEqual(authorizationCall(ra));
+  const later = planSubmission([c, rb, a], BATCH, 10)!;
+  expect([later.batched, later.authorizations.map((x) => x.sessionId)]).toEqual([true, ["ps_c", "ps_a"]]);
+  expect(planSubmission([c, rb], BATCH, 10)!.authorizations).toEqual([c]);
+});

@@ -21,6 +21,11 @@ export interface RecordedAuthorization {
   validBefore: string;
   nonce: Hex;
   signature: Hex;
+  /**
+   * Sent before, in a transaction that did not carry it out (a batch another payer spoiled):
+   * it goes alone now, so that one payer cannot hold the same others back again.
+   */
+  retried?: boolean;
 }
 
 /**
@@ -62,15 +67,17 @@ export interface SubmissionPlan {
  * 65-byte signatures go together through AuthorizationBatch when it is deployed (`batch`): the
  * 21,000 gas every transaction starts with is paid once, not once per payment. Otherwise (one
  * due, no batch contract, the oldest signed by a contract wallet) the oldest goes alone, by its
- * own call. Those left out stay due for the next transaction.
+ * own call; so does one `retried`, and retried ones join no batch. Those left out stay due for the
+ * next transaction.
  */
 export function planSubmission(ready: readonly RecordedAuthorization[], batch: Address | undefined, max: number): SubmissionPlan | null {
   const [first] = ready;
   if (!first) return null;
   const alone: SubmissionPlan = { authorizations: [first], batched: false, call: authorizationCall(first) };
-  if (!batch || !splitSignature(first.signature)) return alone;
+  const batchable = (a: RecordedAuthorization) => !a.retried && splitSignature(a.signature) !== null;
+  if (!batch || !batchable(first)) return alone;
   const token = first.tokenAddress.toLowerCase();
-  const group = ready.filter((a) => a.tokenAddress.toLowerCase() === token && splitSignature(a.signature)).slice(0, Math.max(1, max));
+  const group = ready.filter((a) => a.tokenAddress.toLowerCase() === token && batchable(a)).slice(0, Math.max(1, max));
   if (group.length < 2) return alone;
   return { authorizations: group, batched: true, call: authorizationBatchCall(batch, getAddress(first.tokenAddress), group) };
 }
@@ -102,6 +109,21 @@ export function authorizationBatchCall(batch: Address, token: Address, group: re
  * batch each costs less (bench/payment-gas.ts).
  */
 export const SUBMISSION_GAS_BUDGET = 150_000n;
+
+/**
+ * An authorization whose own call takes more gas than one submission's budget is not ours to pay
+ * for: a contract payer's EIP-1271 check runs on the relayer's gas, and one that burns millions
+ * before saying yes would make every such payment cost the relayer that much. TestUSD's dearest
+ * (the bytes form to a new holder, ≈ 98,000 with the transaction's 21,000) and an ordinary
+ * wallet's check fit. Asked of the route's simulation and of each send's own estimate.
+ */
+export function gasRefusal(estimate: bigint): Refusal | null {
+  if (estimate <= SUBMISSION_GAS_BUDGET) return null;
+  return {
+    reason: "rejected",
+    detail: `Its transfer takes ${estimate} gas (the payer's wallet's signature check included), more than the relayer pays for one payment (${SUBMISSION_GAS_BUDGET}).`,
+  };
+}
 
 /** Seconds an authorization must still have when it is sent: a block or two, and clocks that run apart. */
 export const SEND_MIN_SECONDS_LEFT = 5n;

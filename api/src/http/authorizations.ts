@@ -157,7 +157,8 @@ export function authorizationRoutes(services: Services) {
         throw new ApiError("gasless_unavailable", `Paying by signed authorization is not offered on ${net.name} right now (${can.reason === "fee_above_ceiling" ? "its fees are above the relayer's ceiling" : "the relayer cannot pay for it"}); pay by a plain transfer.`, "chainId");
       }
       const verdict = await onChain(net.name, () => chainChecks(token, terms, sub, relayer));
-      if (!verdict.ok) throw new ApiError(VERDICT[verdict.reason], verdict.detail);
+      // A signature the token refuses names the parameter, as one that does not recover to `from` does.
+      if (!verdict.ok) throw new ApiError(VERDICT[verdict.reason], verdict.detail, verdict.reason === "signature_invalid" ? "signature" : undefined);
 
       const outcome = await recordAuthorization(services.database.db, session.id, token.token, terms, sub);
       if (outcome.kind === "not_pending") {

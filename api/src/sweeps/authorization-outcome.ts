@@ -9,9 +9,13 @@
  *                                       → `failed` for good: `used_elsewhere`;
  *   they are not, the nonce is unused, and it was sent alone (the transaction reverted)
  *                                       → `failed` for good: `reverted`;
- *   they are not, the nonce is unused, and it was one of a batch (the batch caught its failure)
- *                                       → `recorded` again, to be checked alone and sent anew (its
- *                                         attempts count against the session's relayer budget);
+ *   they are not, the nonce is unused, and it was one of a batch (the batch caught its failure,
+ *   or the whole batch reverted: a contract payer's EIP-1271 check can swallow the batch's gas,
+ *   so a reverted batch says nothing against the others in it)
+ *                                       → `recorded` again, to be checked and sent anew, alone this
+ *                                         time (planSubmission): one payer cannot hold the others
+ *                                         back twice; its attempts count against the session's
+ *                                         relayer budget;
  *   the transaction's nonce taken by another of the relayer's transactions, or the chain lost it
  *                                       → `recorded` again (it never ran, or no longer has).
  */
@@ -81,8 +85,12 @@ export async function recordAuthorizationMined(c: SweepChain, txId: string, rece
         args: [getAddress(auth.fromAddress), auth.nonce],
       });
       if (used) return { sessionId: auth.sessionId, status: "failed", failure: USED_ELSEWHERE };
-      if (batched && receipt.status === "success") {
-        return { sessionId: auth.sessionId, status: "recorded", failure: { reason: "reverted", detail: `Not carried out in the relayer's batch ${receipt.transactionHash}; checked and sent again.` } };
+      if (batched) {
+        const detail =
+          receipt.status === "success"
+            ? `Not carried out in the relayer's batch ${receipt.transactionHash}; checked and sent again, alone.`
+            : `The relayer's batch ${receipt.transactionHash} reverted as a whole (another authorization in it can cause that); checked and sent again, alone.`;
+        return { sessionId: auth.sessionId, status: "recorded", failure: { reason: "reverted", detail } };
       }
       return {
         sessionId: auth.sessionId,

@@ -15,7 +15,8 @@
  * lock the actor and the route take; a session locked by them now is left for the next pass), a
  * record whose session left PENDING, whose window is closing, whose session spent its relayer
  * budget, that the chain says is used already (a stranger submitted the payer's signature first)
- * or whose own simulation reverts fails for good, and nothing is sent for it.
+ * or whose own simulation reverts or takes more than one submission's gas budget fails for good,
+ * and nothing is sent for it.
  *
  * It never changes a session's status: the payment is the indexer's to see, like any other.
  */
@@ -26,6 +27,7 @@ import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import {
   authorizationCall,
   capacity,
+  gasRefusal,
   planSubmission,
   refusalOfRevert,
   sendRefusal,
@@ -52,6 +54,7 @@ const ClaimedRow = rowShape("authorizations: claimed under their sessions' locks
   session_status: col.oneOf(SESSION_STATUSES),
   now_seconds: col.wholeNumber,
   session_attempts: col.int,
+  attempts: col.int,
 });
 
 /** Claims, checks, signs, records and broadcasts one transaction of due authorizations. Returns how many records it settled (sent or failed). */
@@ -106,7 +109,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
         )
         select a.session_id, a.token_address, a.from_address, a.to_address, a.value::text as value,
                a.valid_after::text as valid_after, a.valid_before::text as valid_before, a.nonce, a.signature,
-               s.status as session_status, extract(epoch from now())::bigint as now_seconds,
+               a.attempts, s.status as session_status, extract(epoch from now())::bigint as now_seconds,
                ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = a.session_id and o.chain_id = a.chain_id)
                 + a.attempts)::int as session_attempts
           from app.payment_authorizations a join s on s.id = a.session_id
@@ -119,7 +122,8 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
     let failed = 0;
     const open: RecordedAuthorization[] = [];
     for (const row of rows) {
-      const auth = recordedAuthorization(row);
+      // Attempts on a record still `recorded`: sent before in a batch that did not carry it out.
+      const auth = { ...recordedAuthorization(row), retried: row.attempts > 0 };
       const refusal = sendRefusal({ status: row.session_status }, BigInt(auth.validBefore), row.now_seconds, sessionOverBudget(row.session_attempts, c.s));
       if (refusal) failed += await fail(c, tx, auth.sessionId, refusal);
       else open.push(auth);
@@ -181,7 +185,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
   return settled;
 }
 
-/** One authorization's own call, simulated: its gas, or why it must not be sent. */
+/** One authorization's own call, simulated: its gas, or why it must not be sent (refused, or dearer than one payment's budget). */
 async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas: bigint } | { refusal: Refusal }> {
   const used = await c.client.readContract({
     address: getAddress(auth.tokenAddress),
@@ -192,7 +196,9 @@ async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas:
   if (used) return { refusal: USED_ELSEWHERE };
   const call = authorizationCall(auth);
   try {
-    return { gas: await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data }) };
+    const gas = await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data });
+    const tooDear = gasRefusal(gas);
+    return tooDear ? { refusal: tooDear } : { gas };
   } catch (e) {
     if (!isRevert(e)) throw e;
     return { refusal: refusalOfRevert(revertText(e)) };
