@@ -57,11 +57,13 @@ export type NoDetail = Record<never, never>;
  */
 export type PaymentMethod = "transfer" | "authorization";
 
-/** How it was paid and by whom; absent on events written before these fields were added. */
+/** How it was paid, by whom and in what; absent on events written before these fields were added. */
 export interface PaidBy {
   method?: PaymentMethod;
   /** The address the money came from (EIP-55 checksum), when one address paid it all. */
   payer?: string;
+  /** What each stablecoin brought on that network, in the session's unit there (any accepted one pays, at par; they add up). */
+  tokens?: { token: string; amount: string }[];
 }
 
 /** The payment that funded the session (`paid`, `overpaid`). */
@@ -102,7 +104,17 @@ export interface EventDetails {
   /** Money confirmed after the session was canceled or expired (swept all the same). */
   paid_after_cancel: PaidBy & { chainId: number; amount: string; txHashes: string[] };
   /** A confirmed transfer into a deposit address that no transition reported. `onTime`: its block is no later than the expiry. */
-  funds_received: PaidBy & { chainId: number; txHash: string; logIndex: number; amountBaseUnits: string; blockTimestamp: string; onTime: boolean; statusReason: TransitionReason };
+  funds_received: Omit<PaidBy, "tokens"> & {
+    chainId: number;
+    txHash: string;
+    logIndex: number;
+    amountBaseUnits: string;
+    blockTimestamp: string;
+    onTime: boolean;
+    /** The stablecoin that moved (EIP-55 checksum); absent on events written before it was added. */
+    token?: string;
+    statusReason: TransitionReason;
+  };
   /** Money that reached the settlement address outside the `swept` transition. */
   funds_settled: { chainId: number; txHash: string; amountBaseUnits: string; statusReason: TransitionReason };
   /** A movement reported before that the chain no longer has. */

@@ -98,7 +98,7 @@ test("the grouped statements keep one plan each, made on one-row tables, which r
         environment: "sandbox",
         input: { amountMinor: 1234n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
         tokenGraceSeconds: 3600,
-        deposits: [{ chainId: 31337, address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_234_000n, confirmations: 1 }],
+        deposits: [{ chainId: 31337, address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_234_000n, confirmations: 1, tokens: [{ address: `0x${"c".repeat(40)}`, symbol: "TUSD", decimals: 6 }] }],
         token: newSessionToken("sandbox"),
       };
     };

@@ -338,6 +338,14 @@ export const merchantSettlements = app.table(
   ],
 );
 
+/** A stablecoin a session accepts on a network (session_deposits.tokens). */
+export interface AcceptedToken {
+  /** Lowercase 0x hex, as the indexer stores `token`. */
+  address: string;
+  symbol: string;
+  decimals: number;
+}
+
 /** A session's one-time deposit address on each network it can be paid on. */
 export const sessionDeposits = app.table(
   "session_deposits",
@@ -349,11 +357,22 @@ export const sessionDeposits = app.table(
     /** Lowercase 0x hex, as the indexer stores `to`. */
     address: text("address").notNull(),
     settlementAddress: text("settlement_address").notNull(),
+    /** The network's main stablecoin (the first of `tokens`). */
     tokenAddress: text("token_address").notNull(),
+    /**
+     * The session's unit on this network: the most decimals among its accepted stablecoins (6 for
+     * USDC and USDT). Amounts of every token are counted in it (at par: 1 USDT = 1 USDC = 1 USD).
+     */
     decimals: integer("decimals").notNull(),
-    /** The session amount in this network's token base units. */
+    /** The session amount in that unit. */
     requiredBaseUnits: numeric("required_base_units", { precision: 78, scale: 0 }).notNull(),
     confirmations: integer("confirmations").notNull(),
+    /**
+     * The stablecoins this session accepts on the network, as when it was created (main first):
+     * [{ address (lowercase), symbol, decimals }]. Empty (sessions created before several tokens):
+     * only `token_address`, in `decimals`.
+     */
+    tokens: jsonb("tokens").$type<AcceptedToken[]>().notNull().default(sql`'[]'::jsonb`),
   },
   (t) => [
     primaryKey({ columns: [t.sessionId, t.chainId] }),
@@ -465,7 +484,10 @@ export const sessionFunds = app.table(
     direction: text("direction").notNull(),
     txHash: text("tx_hash").notNull(),
     logIndex: integer("log_index").notNull(),
+    /** In the session's unit on the network (session_deposits.decimals). */
     amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    /** The stablecoin of a payment in (lowercase); null: the deposit's main token, or money out (one sweep may move several). */
+    tokenAddress: text("token_address"),
     blockTimestamp: ts("block_timestamp"),
     eventId: text("event_id"),
     /** The chain no longer has it (reported as `funds_reverted`); a later movement is a row of its own. */

@@ -100,7 +100,15 @@ test("a stranger submits the payer's signature: PENDING → FUNDED → SUCCEEDED
     ["FUNDED", "paid"],
     ["SUCCEEDED", "swept"],
   ]);
-  expect(done.history[1]!.detail).toEqual({ chainId: 31337, amount: "7500000", overpaid: "0", txHashes: [receipt.transactionHash], method: "authorization", payer });
+  expect(done.history[1]!.detail).toEqual({
+    chainId: 31337,
+    amount: "7500000",
+    overpaid: "0",
+    txHashes: [receipt.transactionHash],
+    method: "authorization",
+    payer,
+    tokens: [{ token: getAddress(chain().token), amount: "7500000" }],
+  });
   expect(done.history[2]!.detail).toEqual({ chainId: 31337, sweepTxHash: receipt.transactionHash, method: "authorization" });
   // The money went straight to the settlement address; we spent nothing on it.
   expect(await sweepsOf(s.id)).toBe(0);
@@ -176,6 +184,7 @@ test("the merchant cancels, then a stranger submits the signature (still within 
     txHashes: [receipt.transactionHash],
     method: "authorization",
     payer: s.payer,
+    tokens: [{ token: getAddress(chain().token), amount: "3000000" }],
   });
   // Settled at once: said as money settled outside SUCCEEDED, never swept.
   await eventually(async () => ((await stack.status(s.id)).history.some((h) => h.reason === "funds_settled") ? true : undefined), "funds_settled reported");

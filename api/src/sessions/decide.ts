@@ -337,16 +337,23 @@ function txHashesOn(facts: Facts, chainId: number): string[] {
 }
 
 /**
- * How the payment on a network was made, and by whom: `authorization` if a payment by the payer's
- * signed authorization is among it; `payer` when every payment there came from one address.
+ * How the payment on a network was made, by whom and in what: `authorization` if a payment by the
+ * payer's signed authorization is among it; `payer` when every payment there came from one
+ * address; `tokens`, what each stablecoin brought (in the session's unit there), when known.
  */
-function paymentOn(facts: Facts, chainId: number): { method: PaymentMethod; payer?: string } {
+function paymentOn(facts: Facts, chainId: number): { method: PaymentMethod; payer?: string; tokens?: { token: string; amount: string }[] } {
   const byAuthorization = (facts.authorized ?? []).filter((t) => t.chainId === chainId);
   const all = [...facts.transfers.filter((t) => t.chainId === chainId), ...byAuthorization];
   const senders = new Set(all.map((t) => t.from?.toLowerCase()));
   const [only] = senders;
+  const byToken = new Map<string, bigint>();
+  for (const t of all) if (t.token && t.value > 0n) byToken.set(t.token, (byToken.get(t.token) ?? 0n) + t.value);
   // Addresses leave the API in EIP-55 checksum form (views.ts).
-  return { method: byAuthorization.length > 0 ? "authorization" : "transfer", ...(senders.size === 1 && only ? { payer: checksumAddress(only) } : {}) };
+  return {
+    method: byAuthorization.length > 0 ? "authorization" : "transfer",
+    ...(senders.size === 1 && only ? { payer: checksumAddress(only) } : {}),
+    ...(byToken.size > 0 ? { tokens: [...byToken].map(([token, amount]) => ({ token: checksumAddress(token), amount: amount.toString() })) } : {}),
+  };
 }
 
 function minDate(a: Date | undefined, b: Date): Date {

@@ -7,16 +7,22 @@ import { predictDepositAddressLowercase, predictedFactoryAddress, sessionSalt } 
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { minorToBaseUnits } from "../../../shared/money.ts";
+import type { AcceptedToken } from "../db/schema.ts";
 
 export interface PlannedDeposit {
   chainId: number;
   /** Lowercase 0x hex, as the indexer stores addresses. */
   address: string;
   settlementAddress: string;
+  /** The network's main stablecoin. */
   tokenAddress: string;
+  /** The session's unit on the network: the most decimals among its accepted stablecoins. */
   decimals: number;
+  /** The session amount in that unit. */
   requiredBaseUnits: bigint;
   confirmations: number;
+  /** Every stablecoin accepted on the network, main first: any of them pays, at par. */
+  tokens: AcceptedToken[];
 }
 
 export type DepositPlan =
@@ -41,18 +47,36 @@ export function planDeposits(args: {
     const settlement = args.settlements.get(n.chainId) ?? (args.environment === "sandbox" ? args.defaultSettlement : undefined);
     if (!settlement) continue; // a production network without a settlement address is not offered
     const address = predictDepositAddressLowercase({ factory: n.factory ?? predictedFactoryAddress(), settlement: settlement as Address, sessionSalt: salt });
+    const { tokens, unit } = acceptedTokens(n);
     deposits.push({
       chainId: n.chainId,
       address,
       settlementAddress: settlement.toLowerCase(),
-      tokenAddress: n.stablecoin.address.toLowerCase(),
-      decimals: n.stablecoin.decimals,
-      requiredBaseUnits: minorToBaseUnits(args.amountMinor, n.stablecoin.decimals),
+      tokenAddress: tokens[0]!.address,
+      decimals: unit,
+      requiredBaseUnits: minorToBaseUnits(args.amountMinor, unit),
       confirmations: n.confirmations,
+      tokens,
     });
   }
   if (deposits.length === 0) return { ok: false, problem: "no_settlement" };
   return { ok: true, deposits };
+}
+
+/**
+ * A network's accepted stablecoins as a session stores them, and the session's unit there: the
+ * most decimals among them, so that every token's amount is a whole number of units (USDC and
+ * USDT have 6: the unit is 6). Kept per network config object: it is on the create path.
+ */
+const accepted = new WeakMap<NetworkConfig, { tokens: AcceptedToken[]; unit: number }>();
+export function acceptedTokens(n: NetworkConfig): { tokens: AcceptedToken[]; unit: number } {
+  let a = accepted.get(n);
+  if (!a) {
+    const tokens = n.stablecoins.map((c) => ({ address: c.address.toLowerCase(), symbol: c.symbol, decimals: c.decimals }));
+    a = { tokens, unit: Math.max(...tokens.map((t) => t.decimals)) };
+    accepted.set(n, a);
+  }
+  return a;
 }
 
 export type AddressInput = { ok: true; address: Address } | { ok: false; problem: "invalid" | "checksum" };

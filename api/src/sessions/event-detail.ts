@@ -32,6 +32,16 @@ const method = t.Optional(
   }),
 );
 const payer = t.Optional(t.String({ description: "The address the money came from (EIP-55 checksum), when one address paid it all. Absent on events written before it was added." }));
+const tokens = t.Optional(
+  t.Array(
+    t.Object(
+      { token: t.String({ description: "The stablecoin's contract (EIP-55 checksum)." }), amount: BaseUnits("What it brought, in the session's unit on that network (the network's `decimals`).") },
+      { additionalProperties: false },
+    ),
+    { description: "What each stablecoin brought on that network (any accepted one pays, at par; they add up). Absent on events written before it was added." },
+  ),
+);
+const token = t.Optional(t.String({ description: "The stablecoin that moved (EIP-55 checksum). Absent on events written before it was added." }));
 /** Money events only: the session's status reason at that moment (the status did not change). */
 const statusReason = t.Union(TRANSITION_REASONS.map((r) => t.Literal(r)) as unknown as TLiteral<TransitionReason>[], {
   description: "The session's status reason when it happened (a money event leaves the status as it was).",
@@ -46,6 +56,7 @@ const payment = fields(
     txHashes,
     method,
     payer,
+    tokens,
   },
   "The payment that funded the session.",
 );
@@ -66,6 +77,7 @@ export const EVENT_DETAILS = {
       txHashes,
       method,
       payer,
+      tokens,
     },
     "The session expired with part of the amount paid (swept all the same).",
   ),
@@ -88,7 +100,7 @@ export const EVENT_DETAILS = {
   ),
   reorged: fields({ chainId, amount: BaseUnits("What the network still shows at the deposit address, confirmed or not: less than the session's amount.") }, "The funding payment left the chain."),
   paid_after_cancel: fields(
-    { chainId, amount: BaseUnits("Confirmed on that network, in total, whenever it came."), txHashes, method, payer },
+    { chainId, amount: BaseUnits("Confirmed on that network, in total, whenever it came."), txHashes, method, payer, tokens },
     "Money arrived after the session was canceled or expired (swept all the same).",
   ),
   funds_received: fields(
@@ -101,6 +113,7 @@ export const EVENT_DETAILS = {
       onTime: t.Boolean({ description: "Its block is no later than the session's expiry." }),
       method,
       payer,
+      token,
       statusReason,
     },
     "A confirmed transfer into a deposit address that no transition reported.",

@@ -9,12 +9,15 @@ export interface Transfer {
   chainId: number;
   txHash: string;
   logIndex: number;
+  /** In the session's unit on the network (session_deposits.decimals): every accepted stablecoin at par. */
   value: bigint;
   blockTimestamp: Date;
   /** head − block + 1; 0 when not yet in a block the indexer has seen. */
   confirmations: number;
   /** The sender, lowercase (for a payment: the payer's address as the chain shows it); absent where not read. */
   from?: string;
+  /** The stablecoin that moved, lowercase; absent where not read. `value` is in the session's unit on the network, whatever the token. */
+  token?: string;
   /** Absent: a transfer into the deposit address. */
   method?: PaymentMethod;
 }

@@ -93,8 +93,9 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
       blockTimestamp: t.blockTimestamp,
       method: t.method ?? "transfer",
       payer: t.from,
+      token: t.token,
     })),
-    ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined, method: undefined, payer: undefined })),
+    ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined, method: undefined, payer: undefined, token: undefined })),
   ].filter((x) => !seen.has(`${x.chainId}:${x.direction}:${x.txHash.toLowerCase()}:${x.logIndex}`));
   for (const f of fresh) {
     const t = m.transition;
@@ -125,14 +126,15 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
                 onTime: f.blockTimestamp <= m.expiresAt,
                 method: f.method ?? "transfer",
                 ...(f.payer ? { payer: checksummed(f.payer) } : {}),
+                ...(f.token ? { token: checksummed(f.token) } : {}),
               },
             }
           : { reason: "funds_settled", detail: { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() } },
       );
     }
     writes.send(tx`
-      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp, event_id)
-      values (${session.id}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric,
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, token_address, block_timestamp, event_id)
+      values (${session.id}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric, ${f.token ?? null},
               ${f.blockTimestamp?.toISOString() ?? null}::timestamptz, ${eventId ?? null})
       on conflict do nothing`);
   }

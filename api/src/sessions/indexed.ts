@@ -57,32 +57,51 @@ export function forgetOnMissingTable(e: unknown): boolean {
 const CONFIRMATIONS = "greatest(coalesce(h.block_number, t.block_number) - t.block_number + 1, 0)::int as confirmations";
 
 /**
- * The session's ($1) indexed transfers of value of its deposits' token, into its deposit addresses
- * (`'in'`) and out of them (`'out'`) as the column `label`, each with `columns` of the transfer `t` and its head `h`.
+ * A deposit `d`'s accepted stablecoins as rows `k(address, decimals)`: session_deposits.tokens, or
+ * for a session created before several tokens, its one token in the deposit's unit.
+ */
+const ACCEPTED_TOKENS = `cross join lateral jsonb_to_recordset(case when jsonb_array_length(d.tokens) > 0 then d.tokens
+           else jsonb_build_array(jsonb_build_object('address', d.token_address, 'decimals', d.decimals)) end) as k(address text, decimals int)`;
+
+/**
+ * A transfer's value in the session's unit on its network (session_deposits.decimals, the most
+ * decimals among its tokens): every accepted stablecoin counts at par, and sums across tokens of
+ * different decimals stay exact integers.
+ */
+const VALUE_IN_UNIT = "(t.value * 10::numeric ^ (d.decimals - k.decimals))::numeric(78, 0)::text as value";
+
+/**
+ * The session's ($1) indexed transfers of value of its accepted stablecoins, into its deposit
+ * addresses (`'in'`) and out of them (`'out'`) as the column `label`, each with `columns` of the
+ * transfer `t` (its value: VALUE_IN_UNIT) and its head `h`.
  */
 function sessionTransfersSql(label: string, columns: string): string {
   return `select 'in' as ${label}, ${columns}
          from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address and t.token = d.token_address
+         ${ACCEPTED_TOKENS}
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address and t.token = k.address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0
        union all
        select 'out' as ${label}, ${columns}
          from app.session_deposits d
-         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address and t.token = d.token_address
+         ${ACCEPTED_TOKENS}
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."from" = d.address and t.token = k.address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0`;
 }
 
 /**
- * The session's ($1) payments by authorization (its EIP-3009 nonce: $2) on its networks, as the
- * column `label` = 'auth', with `columns` of the transfer `t` and its head `h`. Whatever their
- * recipient: movements.ts keeps those to the session's settlement address.
+ * The session's ($1) payments by authorization (its EIP-3009 nonce: $2) in its accepted
+ * stablecoins on its networks, as the column `label` = 'auth', with `columns` of the transfer `t`
+ * and its head `h`. Whatever their recipient: movements.ts keeps those to the session's
+ * settlement address.
  */
 function sessionAuthorizedSql(label: string, columns: string): string {
   return `select 'auth' as ${label}, ${columns}
          from app.session_deposits d
-         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id and t.token = d.token_address
+         ${ACCEPTED_TOKENS}
+         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id and t.token = k.address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0`;
 }
@@ -116,13 +135,13 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
     if (!meta?.transfers || !meta.meta || !meta.heads || !meta.authorized) return meta?.launched ? "not_ready" : { transfers: [], outflows: [], authorized: [] };
     tablesSeen = true;
   }
-  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, t.value::text as value, t.block_timestamp::text as block_timestamp, t."from", t."to", ${CONFIRMATIONS}`;
+  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, ${VALUE_IN_UNIT}, t.block_timestamp::text as block_timestamp, t."from", t."to", t.token, ${CONFIRMATIONS}`;
   let rows;
   try {
     rows = await tx.unsafe(
       // bool_and over no row is null: a _ponder_meta without is_ready counts as ready.
       `select 'ready' as dir, null::int as chain_id, null::text as tx_hash, null::int as log_index,
-              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "from", null::text as "to", null::int as confirmations
+              bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "from", null::text as "to", null::text as token, null::int as confirmations
          from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'
        union all
        ${sessionTransfersSql("dir", transferColumns)}
@@ -143,7 +162,7 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
       continue;
     }
     // Rows of transfers have every column; a null is a schema the code does not know.
-    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.from === null || r.to === null || r.confirmations === null) {
+    if (r.chain_id === null || r.tx_hash === null || r.log_index === null || r.value === null || r.block_timestamp === null || r.from === null || r.to === null || r.token === null || r.confirmations === null) {
       throw new Error(`an indexed transfer of session ${sessionId} has a null column`);
     }
     const incoming: Transfer = {
@@ -154,6 +173,7 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
       blockTimestamp: new Date(Number(r.block_timestamp) * 1000),
       confirmations: r.confirmations,
       from: r.from.toLowerCase(),
+      token: r.token.toLowerCase(),
     };
     if (r.dir === "in") {
       transfers.push(incoming);
@@ -184,6 +204,7 @@ const IndexedRow = rowShape("indexed transfers", {
   block_timestamp: col.nullable(col.numeric),
   from: col.nullable(col.text),
   to: col.nullable(col.text),
+  token: col.nullable(col.text),
   confirmations: col.nullable(col.int),
 });
 

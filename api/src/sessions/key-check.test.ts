@@ -34,7 +34,7 @@ function checkedSession(merchantId: string, check: KeyCheck | undefined, settlem
     environment: "sandbox",
     input: { amountMinor: 100n, currency: "USD", metadata: {}, referenceId: null, expiresInSeconds: 900 },
     tokenGraceSeconds: 60,
-    deposits: [{ chainId: sandboxChain(), address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1 }],
+    deposits: [{ chainId: sandboxChain(), address: `0x${id.slice(-20).padStart(40, "a").toLowerCase()}`, settlementAddress: settlement, tokenAddress: `0x${"c".repeat(40)}`, decimals: 6, requiredBaseUnits: 1_000_000n, confirmations: 1, tokens: [{ address: `0x${"c".repeat(40)}`, symbol: "TUSD", decimals: 6 }] }],
     keyCheck: check,
     token: newSessionToken("sandbox"),
   };

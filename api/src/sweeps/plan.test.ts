@@ -19,20 +19,21 @@ function row(over: Partial<SweepRow> = {}): SweepRow {
     sessionId,
     settlementAddress,
     depositAddress: predictDepositAddress({ factory, settlement: settlementAddress as Address, sessionSalt: sessionSalt(sessionId) }).toLowerCase(),
-    tokenAddress: TOKEN,
+    tokens: [{ address: TOKEN, decimals: 6 }],
+    unit: 6,
     attempts: 0,
     ...over,
   };
 }
 
 describe("planBatch", () => {
-  test("one entry per deposit, several rows of a deposit share it, one token per batch", () => {
+  test("one entry per deposit, several rows of a deposit share it, one set of tokens per batch", () => {
     const a = row();
     const a2 = { ...row({ sessionId: a.sessionId }), depositAddress: a.depositAddress.toUpperCase().replace("0X", "0x") };
     const b = row();
-    const other = row({ tokenAddress: OTHER_TOKEN });
+    const other = row({ tokens: [{ address: OTHER_TOKEN, decimals: 18 }] });
     const plan = planBatch([a, b, a2, other], factory);
-    expect(plan.token).toBe(getAddress(TOKEN));
+    expect(plan.tokens).toEqual([getAddress(TOKEN)]);
     expect(plan.deposits.map((d) => d.sweepIds)).toEqual([[a.id, a2.id], [b.id]]);
     expect(plan.deferred).toEqual([other.id]);
     expect(plan.mismatched).toEqual([]);
@@ -45,10 +46,23 @@ describe("planBatch", () => {
   });
 
   test("a single deposit uses sweep(); native-coin rows sweep no token", () => {
-    const plan = planBatch([row({ tokenAddress: zeroAddress })], factory);
+    const plan = planBatch([row({ tokens: [{ address: zeroAddress, decimals: 18 }] })], factory);
     const decoded = decodeFunctionData({ abi: depositFactoryAbi, data: plan.call!.data });
     expect(decoded.functionName).toBe("sweep");
     expect((decoded.args as unknown as unknown[])[2]).toEqual([]);
+  });
+
+  test("a session's accepted stablecoins go together, in any order; a recovery of one of them alone is another set", () => {
+    const both = [{ address: TOKEN, decimals: 6 }, { address: OTHER_TOKEN, decimals: 6 }];
+    const a = row({ tokens: both });
+    const b = row({ tokens: [...both].reverse() });
+    const recovery = row({ tokens: [{ address: OTHER_TOKEN, decimals: 6 }] });
+    const plan = planBatch([a, recovery, b], factory);
+    expect(plan.tokens).toEqual([getAddress(TOKEN), getAddress(OTHER_TOKEN)]);
+    expect(plan.deposits.map((d) => d.sweepIds[0])).toEqual([a.id, b.id]);
+    expect(plan.deferred).toEqual([recovery.id]);
+    const [, tokens] = decodeFunctionData({ abi: depositFactoryAbi, data: plan.call!.data }).args as unknown as [unknown, Address[]];
+    expect(tokens).toEqual([getAddress(TOKEN), getAddress(OTHER_TOKEN)]);
   });
 
   test("a deposit address that is not the session's is refused, never sent", () => {
@@ -133,6 +147,23 @@ describe("interpretReceipt", () => {
       { id: c.id, outcome: "failed", error: expect.stringContaining("SweepFailed") as unknown as string },
       // Nothing of its token left the deposit for its settlement (a missing factory, an emptied deposit): failed.
       { id: empty.id, outcome: "failed", error: "the receipt shows no Transfer from the deposit to its settlement address" },
+    ]);
+  });
+
+  test("a session's stablecoins swept together: what each moved, in the session's unit, added up (a 2-decimal token scaled up exactly)", () => {
+    const TWO_DECIMALS = "0x5555555555555555555555555555555555555555";
+    const tokens = [{ address: TOKEN, decimals: 6 }, { address: OTHER_TOKEN, decimals: 6 }, { address: TWO_DECIMALS, decimals: 2 }];
+    const a = row({ tokens });
+    const onlyOne = row({ tokens });
+    const logs = [
+      transfer(TOKEN, a.depositAddress, SETTLE, 600_000n),
+      transfer(OTHER_TOKEN, a.depositAddress, SETTLE, 400_000n),
+      transfer(TWO_DECIMALS, a.depositAddress, SETTLE, 25n), // 0.25 → 250,000 in a 6-decimal unit
+      transfer(OTHER_TOKEN, onlyOne.depositAddress, SETTLE, 1_000_000n),
+    ];
+    expect(interpretReceipt({ status: "success", logs }, [a, onlyOne], factory)).toEqual([
+      { id: a.id, outcome: "confirmed", sweptAmount: 1_250_000n },
+      { id: onlyOne.id, outcome: "confirmed", sweptAmount: 1_000_000n },
     ]);
   });
 

@@ -6,8 +6,8 @@
  *                      predicted address, and the calldata.
  *   marketFees, bumpFees, withGasMargin — EIP-1559 fees and the gas limit with their margins;
  *                      the fees of a replacement (same nonce) transaction.
- *   interpretReceipt — a mined receipt → per sweep: confirmed (with the amount its token's
- *                      Transfer deposit → settlement moved) or a failed attempt (SweepFailed for
+ *   interpretReceipt — a mined receipt → per sweep: confirmed (with the amount its tokens'
+ *                      Transfers deposit → settlement moved, in the session's unit) or a failed attempt (SweepFailed for
  *                      its deposit, the whole transaction reverted, or no such Transfer at all).
  *   retryDelayMs     — backoff between failed attempts.
  */
@@ -15,6 +15,7 @@ import { getAddress, parseEventLogs, zeroAddress, type Address, type Hex, type L
 import { depositFactoryAbi } from "../../../shared/contracts/artifacts.ts";
 import { buildSweepCall, predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import { marketFees, type Fees } from "../../../shared/chains/fees.ts";
+import type { SweepToken } from "./tokens.ts";
 
 /** A claimed sweep row, as the planner needs it (addresses in any case). */
 export interface SweepRow {
@@ -22,8 +23,10 @@ export interface SweepRow {
   sessionId: string;
   depositAddress: string;
   settlementAddress: string;
-  /** The token to move; the zero address means native coin only (tokens: []). */
-  tokenAddress: string;
+  /** The tokens to move (sweeps/tokens.ts); [the zero address] means native coin only (tokens: [] in the call). */
+  tokens: readonly SweepToken[];
+  /** The session's unit on the network: what moved is counted in it. */
+  unit: number;
   /** Attempts so far, this one not included. */
   attempts: number;
 }
@@ -37,12 +40,12 @@ export interface PlannedDeposit {
 }
 
 export interface BatchPlan {
-  /** The token of this batch (checksummed); zero address = native coin only. */
-  token: Address;
+  /** The tokens of this batch (checksummed); [] = native coin only. */
+  tokens: Address[];
   deposits: PlannedDeposit[];
   /** Rows whose deposit address is not the one the factory would sweep: never sent. */
   mismatched: { id: string; error: string }[];
-  /** Rows of another token than the batch's: left queued for a later batch. */
+  /** Rows of other tokens than the batch's: left queued for a later batch. */
   deferred: string[];
   call: { to: Address; data: Hex } | null;
 }
@@ -50,19 +53,22 @@ export interface BatchPlan {
 const lower = (a: string) => a.toLowerCase();
 
 /**
- * Builds one sweep call from claimed rows (oldest first). A batch carries one token: that of
- * the first row; rows of other tokens are deferred (a broken or hostile token in a recovery
- * sweep must not fail the deposits of every other session in the batch). Rows of the same
- * deposit share one entry: listing a deposit twice would fail the second CREATE2.
+ * Builds one sweep call from claimed rows (oldest first). A batch carries one set of tokens: that
+ * of the first row (a session's accepted stablecoins, or a recovery's one token); rows of other
+ * sets are deferred (a broken or hostile token in a recovery sweep must not fail the deposits of
+ * every other session in the batch). Rows of the same deposit share one entry: listing a deposit
+ * twice would fail the second CREATE2.
  */
 export function planBatch(rows: readonly SweepRow[], factory: Address): BatchPlan {
   const first = rows[0];
-  const token = first ? getAddress(first.tokenAddress) : zeroAddress;
+  const setKey = (r: SweepRow) => tokenSetKey(r.tokens);
+  const key0 = first ? setKey(first) : "";
+  const tokens = first ? first.tokens.filter((t) => lower(t.address) !== lower(zeroAddress)).map((t) => getAddress(t.address)) : [];
   const byDeposit = new Map<string, PlannedDeposit>();
   const mismatched: { id: string; error: string }[] = [];
   const deferred: string[] = [];
   for (const row of rows) {
-    if (lower(row.tokenAddress) !== lower(token)) {
+    if (setKey(row) !== key0) {
       deferred.push(row.id);
       continue;
     }
@@ -96,12 +102,16 @@ export function planBatch(rows: readonly SweepRow[], factory: Address): BatchPla
   const call =
     deposits.length === 0
       ? null
-      : buildSweepCall({
-          factory,
-          deposits: deposits.map((d) => ({ settlement: d.settlement, sessionSalt: d.salt })),
-          tokens: token === zeroAddress ? [] : [token],
-        });
-  return { token, deposits, mismatched, deferred, call };
+      : buildSweepCall({ factory, deposits: deposits.map((d) => ({ settlement: d.settlement, sessionSalt: d.salt })), tokens });
+  return { tokens, deposits, mismatched, deferred, call };
+}
+
+/** A set of tokens as one comparable key (order does not matter). */
+function tokenSetKey(tokens: readonly SweepToken[]): string {
+  return tokens
+    .map((t) => lower(t.address))
+    .sort()
+    .join(",");
 }
 
 // A new transaction's fees (the market's) are shared with the authorization submissions: shared/chains/fees.ts.
@@ -139,7 +149,10 @@ export interface SweepInFlight {
   sessionId: string;
   depositAddress: string;
   settlementAddress: string;
-  tokenAddress: string;
+  /** What the row moves (sweeps/tokens.ts); [the zero address]: native coin only. */
+  tokens: readonly SweepToken[];
+  /** The session's unit on the network: the amount moved is counted in it. */
+  unit: number;
 }
 
 export type SweepOutcome =
@@ -177,15 +190,22 @@ export function interpretReceipt(receipt: ReceiptLike, sweeps: readonly SweepInF
     if (failed.has(`${lower(s.settlementAddress)}:${sessionSalt(s.sessionId).toLowerCase()}`)) {
       return { id: s.id, outcome: "failed", error: "SweepFailed: the deposit's sweep reverted on-chain (a token refused the transfer)" };
     }
-    const key = `${lower(s.tokenAddress)}:${lower(s.depositAddress)}:${lower(s.settlementAddress)}`;
+    const key = `${tokenSetKey(s.tokens)}:${lower(s.depositAddress)}:${lower(s.settlementAddress)}`;
     if (attributed.has(key)) return { id: s.id, outcome: "confirmed", sweptAmount: 0n };
     attributed.add(key);
-    const amount = moved.get(key) ?? 0n;
-    // A sweep is done only when its receipt shows the token leaving the deposit for the bound
+    // What each of its tokens moved deposit → settlement, in the session's unit (every accepted
+    // stablecoin counts at par; a token with fewer decimals than the unit is scaled up, exactly).
+    const native = s.tokens.every((t) => lower(t.address) === lower(zeroAddress));
+    let amount = 0n;
+    for (const t of s.tokens) {
+      const moved1 = moved.get(`${lower(t.address)}:${lower(s.depositAddress)}:${lower(s.settlementAddress)}`) ?? 0n;
+      amount += moved1 * 10n ** BigInt(Math.max(0, s.unit - t.decimals));
+    }
+    // A sweep is done only when its receipt shows a token leaving the deposit for the bound
     // settlement address. A call to an address without code also "succeeds"; a deposit emptied
     // by someone else in between moves nothing: both are a failed attempt, never a confirmation.
     // (Native-coin recoveries move no token: for them the call's success is the outcome.)
-    if (amount === 0n && lower(s.tokenAddress) !== lower(zeroAddress)) {
+    if (amount === 0n && !native) {
       return { id: s.id, outcome: "failed", error: "the receipt shows no Transfer from the deposit to its settlement address" };
     }
     return { id: s.id, outcome: "confirmed", sweptAmount: amount };

@@ -3,7 +3,8 @@
  * relayer) advisory lock (so nonces are handed out one at a time; a process that does not get it
  * skips the round) claim due queued sweeps with FOR UPDATE SKIP LOCKED (none whose deposit
  * already has a sweep in flight), fail the sandbox-forced ones at once, stop those past their
- * session's budget (guard.ts), plan one sweep call (planBatch: one token, each deposit once),
+ * session's budget (guard.ts), plan one sweep call (planBatch: one set of tokens — a session's
+ * accepted stablecoins, or a recovery's one token — each deposit once),
  * leave out deposits that are already empty, estimate gas, check the relayer can pay, pick the
  * nonce max(last live recorded + 1, chain's pending nonce), sign, and record the transaction
  * (`signed`, its hash and bytes) with its sweeps `sending` and attempts + 1. Only after that
@@ -16,6 +17,7 @@ import { planBatch, withGasMargin, type BatchPlan, type SweepRow } from "./plan.
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
 import { isRevert, firstLine, type SignedTx, type SweepChain } from "./chain.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
+import { SWEEP_TOKEN_COLUMNS, sweepTokensSql } from "./tokens.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
 
@@ -30,7 +32,7 @@ const ClaimedSweep = rowShape("claim due sweeps", {
   session_id: col.text,
   deposit_address: col.text,
   settlement_address: col.text,
-  token_address: col.text,
+  ...SWEEP_TOKEN_COLUMNS,
   attempts: col.int,
   force_sweep_failure: col.bool,
   /** Attempts of every sweep and of the authorization of the session on this network. */
@@ -66,11 +68,12 @@ export async function sendDue(c: SweepChain): Promise<number> {
     const rows = decodeRows(
       ClaimedSweep,
       await tx`
-      select s.id, s.session_id, s.deposit_address, s.settlement_address, s.token_address, s.attempts,
+      select s.id, s.session_id, s.deposit_address, s.settlement_address, ${tx.unsafe(sweepTokensSql("s", "d"))}, s.attempts,
              p.force_sweep_failure,
              ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)
               + (select coalesce(sum(a.attempts), 0) from app.payment_authorizations a where a.session_id = s.session_id and a.chain_id = s.chain_id))::int as session_attempts
         from app.sweeps s join app.payment_sessions p on p.id = s.session_id
+        left join app.session_deposits d on d.session_id = s.session_id and d.chain_id = s.chain_id
        where s.chain_id = ${c.net.chainId} and s.state = 'queued' and s.next_attempt_at <= now()
          and not exists (select 1 from app.sweeps o
                           where o.chain_id = s.chain_id and o.deposit_address = s.deposit_address and o.state = 'sending')
@@ -84,7 +87,8 @@ export async function sendDue(c: SweepChain): Promise<number> {
       sessionId: r.session_id,
       depositAddress: r.deposit_address,
       settlementAddress: r.settlement_address,
-      tokenAddress: r.token_address,
+      tokens: r.tokens,
+      unit: r.unit,
       attempts: r.attempts,
       forceFailure: r.force_sweep_failure,
       sessionAttempts: r.session_attempts,
@@ -207,14 +211,16 @@ async function deferDue(c: SweepChain, reason: string, waitMs: number): Promise<
   c.setWaiting(reason);
 }
 
-/** The planned deposits that hold none of the batch's token (native coin, for a native-only recovery). */
+/** The planned deposits that hold none of the batch's tokens (native coin, for a native-only recovery). */
 async function emptyDeposits(c: SweepChain, plan: BatchPlan): Promise<string[]> {
-  const balances = await Promise.all(
-    plan.deposits.map((d) =>
-      plan.token === zeroAddress
-        ? c.client.getBalance({ address: d.depositAddress })
-        : c.client.readContract({ address: plan.token, abi: erc20BalanceAbi, functionName: "balanceOf", args: [d.depositAddress] }),
-    ),
+  const held = await Promise.all(
+    plan.deposits.map(async (d) => {
+      if (plan.tokens.length === 0) return c.client.getBalance({ address: d.depositAddress });
+      const balances = await Promise.all(
+        plan.tokens.map((token) => c.client.readContract({ address: token, abi: erc20BalanceAbi, functionName: "balanceOf", args: [d.depositAddress] })),
+      );
+      return balances.reduce((sum, b) => sum + b, 0n);
+    }),
   );
-  return plan.deposits.filter((_, i) => balances[i] === 0n).map((d) => d.depositAddress.toLowerCase());
+  return plan.deposits.filter((_, i) => held[i] === 0n).map((d) => d.depositAddress.toLowerCase());
 }

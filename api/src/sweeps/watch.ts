@@ -15,6 +15,7 @@ import { keccak256, TransactionReceiptNotFoundError } from "viem";
 import { Type } from "@sinclair/typebox";
 import { wakeSessions } from "../effects/wake.ts";
 import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
+import { SWEEP_TOKEN_COLUMNS, sweepTokensSql } from "./tokens.ts";
 import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type Fees } from "./plan.ts";
 import { reconcileWithChain } from "./reconcile.ts";
@@ -191,20 +192,22 @@ const TransactionSweep = rowShape("sweeps of a transaction", {
   session_id: col.text,
   deposit_address: col.text,
   settlement_address: col.text,
-  token_address: col.text,
+  ...SWEEP_TOKEN_COLUMNS,
 });
 
 async function sweepsOf(c: SweepChain, txId: string) {
   const rows = await c.sql`
-    select id, session_id, deposit_address, settlement_address, token_address
-      from app.sweeps where transaction_id = ${txId} and state = 'sending'
-     order by created_at, id`;
+    select w.id, w.session_id, w.deposit_address, w.settlement_address, ${c.sql.unsafe(sweepTokensSql("w", "d"))}
+      from app.sweeps w left join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id
+     where w.transaction_id = ${txId} and w.state = 'sending'
+     order by w.created_at, w.id`;
   return decodeRows(TransactionSweep, rows).map((r) => ({
     id: r.id,
     sessionId: r.session_id,
     depositAddress: r.deposit_address,
     settlementAddress: r.settlement_address,
-    tokenAddress: r.token_address,
+    tokens: r.tokens,
+    unit: r.unit,
   }));
 }
 

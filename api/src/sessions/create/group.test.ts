@@ -67,6 +67,7 @@ describe("creates with group commit", () => {
       decimals: 6,
       requiredBaseUnits: 1_234_000n,
       confirmations: 1,
+      tokens: [{ address: `0x${"c".repeat(40)}`, symbol: "TUSD", decimals: 6 }],
     });
     const inputs: { metadata: Record<string, string>; referenceId: string | null; expiresInSeconds: number }[] = [
       // jsonb stores keys shorter first, then by bytes: the answer must show them as stored.

@@ -34,6 +34,7 @@ import { hashSecret, mintCredential } from "../../credentials/format.ts";
 import { SETTLEMENTS_TEXT, type KeyCheck } from "../../credentials/store.ts";
 import { NEW_SESSION_DELIVERIES_CTE } from "../../effects/webhook-outbox.ts";
 import type { PlannedDeposit } from "../deposits.ts";
+import type { AcceptedToken } from "../../db/schema.ts";
 import type { SessionRow } from "../views.ts";
 import type { CreateSessionInput } from "./input.ts";
 
@@ -144,12 +145,12 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
       returning id, created_at, metadata
     ), d as (
       insert into app.session_deposits
-        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+        (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
       select dd.* from unnest(
         ${arr("text", deposits.map((x) => x.sessionId))}, ${arr("int", dep((d) => d.chainId))}, ${arr("text", dep((d) => d.address))},
         ${arr("text", dep((d) => d.settlementAddress))}, ${arr("text", dep((d) => d.tokenAddress))}, ${arr("int", dep((d) => d.decimals))},
-        ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))})
-        as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations)
+        ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))}, ${arr("jsonb", dep((d) => tokensJson(d.tokens)))})
+        as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
        where exists (select from x where x.id = dd.session_id)
     ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
@@ -212,4 +213,15 @@ export async function insertSession(q: Sql | TransactionSql, args: Omit<NewSessi
   const [outcome] = await insertSessions(q, [{ ...args, token }]);
   if (!outcome?.written) throw new Error(`the session ${args.id} was not written`);
   return { row: outcome.row, token: token.clear };
+}
+
+/** A network's accepted tokens as JSON, written once per list (deposits of one network share it: deposits.ts acceptedTokens). */
+const tokenJson = new WeakMap<readonly AcceptedToken[], string>();
+function tokensJson(tokens: readonly AcceptedToken[]): string {
+  let json = tokenJson.get(tokens);
+  if (json === undefined) {
+    json = JSON.stringify(tokens);
+    tokenJson.set(tokens, json);
+  }
+  return json;
 }
