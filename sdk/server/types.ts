@@ -44,8 +44,18 @@ export interface PaymentNetwork {
   /** The amount in the token's base units, as a decimal string (never a float). */
   amountBaseUnits: string;
   confirmations: number;
+  /** Every stablecoin the session accepts on this network, the main one first: any pays, at par; several add up. */
+  tokens: PaymentNetworkToken[];
   /** Where this session's funds on this network are swept (fixed at creation). */
   settlementAddress?: string;
+}
+
+/** A stablecoin accepted on a network, with the session's amount in its own base units. */
+export interface PaymentNetworkToken {
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  amountBaseUnits: string;
 }
 
 /** No fields. */

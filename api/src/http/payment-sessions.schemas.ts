@@ -31,16 +31,31 @@ export const CreateSessionBody = t.Object(
   { additionalProperties: false },
 );
 
+/** One stablecoin a session accepts on a network, with the amount in its own base units. */
+export const NetworkToken = t.Object(
+  {
+    tokenAddress: t.String({ examples: ["0xdAC17F958D2ee523a2206206994597C13D831ec7"] }),
+    tokenSymbol: t.String({ examples: ["USDT"] }),
+    decimals: JsonInteger({ examples: [6] }),
+    amountBaseUnits: t.String({ description: "The session's amount in this token's base units (every accepted stablecoin at par).", examples: ["12340000"] }),
+  },
+  { description: "A stablecoin accepted on the network: any of them pays, and payments in several add up." },
+);
+
 export const NetworkView = t.Object(
   {
     chainId: JsonInteger({ examples: [8453] }),
     network: t.String({ examples: ["Base"] }),
-    tokenAddress: t.String({ examples: ["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"] }),
+    tokenAddress: t.String({ description: "The network's main stablecoin (the first of `tokens`).", examples: ["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"] }),
     tokenSymbol: t.String({ examples: ["USDC"] }),
-    decimals: JsonInteger({ examples: [6] }),
+    decimals: JsonInteger({ description: "The session's unit on this network: the most decimals among its stablecoins (6 for USDC and USDT).", examples: [6] }),
     depositAddress: t.String({ description: "The session's one-time address on this network: pay the amount of the token here.", examples: ["0x5b3a…"] }),
     amountBaseUnits: t.String({ description: "The amount in the token's base units (USDC: 6 decimals).", examples: ["12340000"] }),
     confirmations: JsonInteger({ description: "Blocks after which a payment counts.", examples: [10] }),
+    tokens: t.Array(NetworkToken, {
+      description:
+        "Every stablecoin the session accepts on this network, the main one (`tokenAddress` above) first. Amounts in events are counted in `decimals` above, the most decimals among them.",
+    }),
     settlementAddress: t.Optional(
       t.String({ description: "Merchant views only: where this session's funds on this network are swept (fixed at creation).", examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }),
     ),

@@ -3,7 +3,7 @@
  * session view (GET /api/payment-sessions) and the sandbox helpers under /api/sandbox/.
  */
 import { t } from "elysia";
-import { PublicSession } from "./payment-sessions.schemas.ts";
+import { NetworkToken, PublicSession } from "./payment-sessions.schemas.ts";
 import { JsonInteger } from "./schemas.ts";
 import { GaslessOffer } from "./authorizations.schemas.ts";
 
@@ -16,6 +16,7 @@ const PayerNetwork = t.Object({
   depositAddress: t.String({ description: "The session's one-time address on this network: pay the amount of the token here." }),
   amountBaseUnits: t.String({ description: "The amount in the token's base units." }),
   confirmations: JsonInteger({ description: "Blocks after which a payment counts." }),
+  tokens: t.Array(NetworkToken, { description: "Every stablecoin the session accepts on this network, the main one first: the payer may pay in any, or several." }),
   rpcUrl: t.Union([t.String(), t.Null()], {
     description: "The RPC address a wallet is given to add this network (`SERVICE_PUBLIC_RPC_URL_<KEY>`); null: the wallet must know it already.",
   }),
@@ -44,6 +45,7 @@ export const PayerSession = t.Composite(
             description: "`transfer`: sent to the deposit address; `authorization`: the payer's signed authorization carried out, straight to the settlement address.",
           }),
           payer: t.Union([t.String(), t.Null()], { description: "The address the money came from (EIP-55 checksum); null when the index does not say." }),
+          token: t.Union([t.String(), t.Null()], { description: "The stablecoin paid (EIP-55 checksum); `amountBaseUnits` is in the network's `decimals`. Null when the index does not say." }),
         }),
         { description: "Payments seen on-chain, oldest first: transfers into the session's deposit addresses and payments by authorization." },
       ),

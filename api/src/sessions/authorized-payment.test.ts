@@ -125,7 +125,7 @@ test("a stranger submits the payer's signature: PENDING → FUNDED → SUCCEEDED
   expect(data[2]).toMatchObject({ reason: "swept", detail: { method: "authorization", sweepTxHash: receipt.transactionHash } });
   // The payer's view says how it was paid, and by whom.
   const view = (await stack.svc.call("GET", "/api/payment-sessions", { auth: s.token })).body;
-  expect(view.payments).toEqual([{ chainId: 31337, txHash: receipt.transactionHash, amountBaseUnits: "7500000", confirmations: 1, method: "authorization", payer: s.payer }]);
+  expect(view.payments).toEqual([{ chainId: 31337, txHash: receipt.transactionHash, amountBaseUnits: "7500000", confirmations: 1, method: "authorization", payer: s.payer, token: getAddress(chain().token) }]);
   // The dashboard: the payment's page says who paid and how; the CSV has the method and the payer.
   const [owner] = await sql()`select merchant_id from app.payment_sessions where id = ${s.id}`;
   await createUser(stack.svc.services.database.db, owner!.merchant_id as string, "auth-payer@shop.example", TEST_PASSWORD);

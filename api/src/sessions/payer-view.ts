@@ -30,6 +30,8 @@ export interface PayerPayment {
   method: PaymentMethod;
   /** The address the money came from (EIP-55); null when the index did not say. */
   payer: string | null;
+  /** The stablecoin paid (EIP-55); `amountBaseUnits` is in the network's `decimals` (the session's unit). Null when the index did not say. */
+  token: string | null;
 }
 
 export interface PayerSessionView extends Omit<PublicSessionView, "networks"> {
@@ -69,6 +71,7 @@ export function payerView(
         confirmations: t.confirmations,
         method: t.method ?? "transfer",
         payer: t.from ? checksummed(t.from) : null,
+        token: t.token ? checksummed(t.token) : null,
       })),
   };
 }

@@ -351,6 +351,8 @@ const DepositJson = rowShape("session deposit (json)", {
   required_base_units: col.wholeNumber,
   confirmations: col.int,
   settlement_address: col.text,
+  // Absent from a row read by a build before the column (never from the table itself).
+  tokens: col.nullable(col.json(Type.Array(Type.Object({ address: Type.String(), symbol: Type.String(), decimals: Type.Integer({ minimum: 0, maximum: 77 }) })))),
 });
 
 /** A `session_deposits` row as Postgres's to_jsonb spells it (snake_case), checked. */
@@ -364,5 +366,6 @@ export function depositFromJson(json: unknown): DepositLike {
     requiredBaseUnits: r.required_base_units,
     confirmations: r.confirmations,
     settlementAddress: r.settlement_address,
+    ...(r.tokens ? { tokens: r.tokens } : {}),
   };
 }

@@ -7,7 +7,7 @@ import { formatAmount } from "../../../shared/money.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import type { ReasonAndDetail } from "./event-detail.ts";
-import type { paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
+import type { AcceptedToken, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 
@@ -47,8 +47,17 @@ export interface NetworkView {
   /** The amount in the token's base units, as a decimal string. */
   amountBaseUnits: string;
   confirmations: number;
+  /** Every stablecoin accepted on the network, the main one first, with the amount in its own base units. */
+  tokens: NetworkTokenView[];
   /** Merchant views only: where this deposit's funds are swept (fixed when the session was created). */
   settlementAddress?: string;
+}
+
+export interface NetworkTokenView {
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  amountBaseUnits: string;
 }
 
 export interface DepositLike {
@@ -59,6 +68,8 @@ export interface DepositLike {
   requiredBaseUnits: bigint | string;
   confirmations: number;
   settlementAddress?: string;
+  /** The accepted stablecoins as stored (session_deposits.tokens); absent or empty: only `tokenAddress`. */
+  tokens?: readonly AcceptedToken[];
 }
 
 /** One network of a session; `withSettlement` for the merchant's views (the payer's has no use for it). */
@@ -68,14 +79,34 @@ export function networkView(d: DepositLike, withSettlement = false): NetworkView
     chainId: d.chainId,
     network: preset?.name ?? `chain ${d.chainId}`,
     tokenAddress: checksummedKnown(d.tokenAddress),
-    tokenSymbol: preset?.stablecoins.find((c) => c.address?.toLowerCase() === d.tokenAddress.toLowerCase())?.symbol ?? "USD stablecoin",
+    tokenSymbol: d.tokens?.find((t) => t.address === d.tokenAddress.toLowerCase())?.symbol ?? symbolOf(d.chainId, d.tokenAddress),
     decimals: d.decimals,
     depositAddress: checksummed(d.address),
     amountBaseUnits: d.requiredBaseUnits.toString(),
     confirmations: d.confirmations,
+    tokens: tokenViews(d),
     ...(withSettlement && d.settlementAddress ? { settlementAddress: checksummedKnown(d.settlementAddress) } : {}),
   };
 }
+
+/**
+ * The accepted stablecoins of a deposit, each with the amount in its own base units: the required
+ * amount is in the session's unit (the most decimals among them), so each token's is that divided
+ * by 10^(unit − its decimals) — exact, since amounts are whole cents and tokens have ≥ 2 decimals.
+ */
+function tokenViews(d: DepositLike): NetworkTokenView[] {
+  const required = BigInt(d.requiredBaseUnits);
+  const tokens = d.tokens && d.tokens.length > 0 ? d.tokens : [{ address: d.tokenAddress, symbol: symbolOf(d.chainId, d.tokenAddress), decimals: d.decimals }];
+  return tokens.map((t) => ({
+    tokenAddress: checksummedKnown(t.address),
+    tokenSymbol: t.symbol,
+    decimals: t.decimals,
+    amountBaseUnits: (required / 10n ** BigInt(Math.max(0, d.decimals - t.decimals))).toString(),
+  }));
+}
+
+const symbolOf = (chainId: number, token: string) =>
+  presetByChainId(chainId)?.stablecoins.find((c) => c.address?.toLowerCase() === token.toLowerCase())?.symbol ?? "USD stablecoin";
 
 /**
  * One event of the session: a status change's reason, or a money event's (`funds_received`,

@@ -72,6 +72,7 @@ test("an event carries the session as of that event, with previousStatus, reason
           depositAddress: getAddress(deposit.address),
           amountBaseUnits: "12340000",
           confirmations: 10,
+          tokens: [{ tokenAddress: getAddress(deposit.tokenAddress), tokenSymbol: "USDC", decimals: 6, amountBaseUnits: "12340000" }],
           settlementAddress: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
         },
       ],
