@@ -103,7 +103,10 @@ describe("parseChainsEnv", () => {
       'SERVICE_STABLECOINS_ETHEREUM: "DAI" is not a stablecoin of this network\'s preset (USDC, USDT); an extra one is SYMBOL:0xADDRESS:DECIMALS',
     ]);
     expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "USDC,usdc" })).toEqual(["SERVICE_STABLECOINS_ETHEREUM: USDC (0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48) is listed twice"]);
-    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "X:0x12:6" })).toEqual(['SERVICE_STABLECOINS_ETHEREUM: expected a symbol of the preset or SYMBOL:0xADDRESS:DECIMALS[:eip3009], got "X:0x12:6"']);
+    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "X:0x12:6" })).toEqual([
+      'SERVICE_STABLECOINS_ETHEREUM: expected a symbol of the preset or SYMBOL:0xADDRESS:DECIMALS[:eip3009] (DECIMALS 2 to 36: a cent must be a whole number of base units), got "X:0x12:6"',
+    ]);
+    expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "X:0x6c3ea9036406852006290770BEdFcAbA0e23A0e8:1" })).toHaveLength(1);
     expect(errorsOf({ ...eth, SERVICE_STABLECOINS_ETHEREUM: "USDC,," })).toEqual(['SERVICE_STABLECOINS_ETHEREUM: an empty entry in "USDC,,"']);
     expect(errorsOf({ SERVICE_STABLECOINS_ETHEREUM: "USDC" })).toEqual(["SERVICE_STABLECOINS_ETHEREUM is set but SERVICE_RPC_URL_ETHEREUM is not: the Ethereum network is disabled"]);
   });

@@ -324,10 +324,10 @@ function parseStablecoinsVar(
     if (parts.length === 1) {
       coin = known.find((c) => c.symbol.toUpperCase() === entry.toUpperCase());
       if (!coin) errors.push(`${name}: "${entry}" is not a stablecoin of this network's preset (${known.map((c) => c.symbol).join(", ")}); an extra one is SYMBOL:0xADDRESS:DECIMALS`);
-    } else if ((parts.length === 3 || (parts.length === 4 && parts[3] === "eip3009")) && /^[A-Za-z0-9.₮$-]{1,16}$/.test(parts[0]!) && isAddress(parts[1]!) && /^\d{1,2}$/.test(parts[2]!) && Number(parts[2]) <= 36) {
+    } else if ((parts.length === 3 || (parts.length === 4 && parts[3] === "eip3009")) && /^[A-Za-z0-9.₮$-]{1,16}$/.test(parts[0]!) && isAddress(parts[1]!) && /^\d{1,2}$/.test(parts[2]!) && Number(parts[2]) >= 2 && Number(parts[2]) <= 36) {
       coin = { symbol: parts[0]!, address: getAddress(parts[1]!), decimals: Number(parts[2]), eip3009: parts.length === 4 };
     } else {
-      errors.push(`${name}: expected a symbol of the preset or SYMBOL:0xADDRESS:DECIMALS[:eip3009], got "${entry}"`);
+      errors.push(`${name}: expected a symbol of the preset or SYMBOL:0xADDRESS:DECIMALS[:eip3009] (DECIMALS 2 to 36: a cent must be a whole number of base units), got "${entry}"`);
     }
     if (!coin) continue;
     if (out.some((c) => c.symbol.toUpperCase() === coin.symbol.toUpperCase() || c.address === coin.address)) {

@@ -27,6 +27,7 @@ export const CSV_COLUMNS = [
   "metadata",
   // Added after the others, so that positional readers of the first columns keep working.
   "payment_method",
+  "payment_token",
 ] as const;
 
 export const CSV_HEADER = CSV_COLUMNS.join(",") + "\n";
@@ -52,6 +53,7 @@ export function csvRow(r: SessionRow, rec: Reconciliation | undefined): string {
       rec?.settledAt?.toISOString() ?? "",
       meta,
       many(rec?.paymentMethods),
+      many(rec?.paymentTokens),
     ]
       .map(csvField)
       .join(",") + "\n"

@@ -10,6 +10,7 @@
 import type { Sql } from "postgres";
 import { indexerTablesPresent, isMissingTable, methodOfLedgerRow, payerOfLedgerRow } from "../sessions/indexed.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { tokenLabel } from "./home-figures.ts";
 
 const DepositRow = rowShape("reconciliation deposits", { session_id: col.text, chain_id: col.int, address: col.text });
 const FundRow = rowShape("reconciliation movements", {
@@ -22,6 +23,8 @@ const FundRow = rowShape("reconciliation movements", {
   payer: col.nullable(col.text),
   /** How a payment in was made; null out, or with no index here. */
   method: col.nullable(col.oneOf(["transfer", "authorization"] as const)),
+  /** The stablecoin of a payment in: its symbol as the session stored it, else its address. */
+  token: col.nullable(col.text),
 });
 
 /** One session's reconciliation columns of the CSV export. */
@@ -32,6 +35,8 @@ export interface Reconciliation {
   payerAddresses: string[];
   /** How they were paid, "transfer" or "authorization" (distinct, in payment order). */
   paymentMethods: string[];
+  /** In which stablecoins, by symbol (distinct, in payment order). */
+  paymentTokens: string[];
   paymentTxHashes: string[];
   /** The block time of the last confirmed payment in. */
   paidAt: Date | null;
@@ -47,7 +52,7 @@ export interface Reconciliation {
  */
 export async function reconciliationOf(sql: Sql, sessions: { id: string; fundingChainId: number | null }[]): Promise<Map<string, Reconciliation>> {
   const out = new Map<string, Reconciliation>(
-    sessions.map((s) => [s.id, { depositAddresses: [], payerAddresses: [], paymentMethods: [], paymentTxHashes: [], paidAt: null, settlementTxHashes: [], settledAt: null }]),
+    sessions.map((s) => [s.id, { depositAddresses: [], payerAddresses: [], paymentMethods: [], paymentTokens: [], paymentTxHashes: [], paidAt: null, settlementTxHashes: [], settledAt: null }]),
   );
   if (sessions.length === 0) return out;
   const ids = sessions.map((s) => s.id);
@@ -58,8 +63,12 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
     Promise.all([
       sql`select session_id, chain_id, address from app.session_deposits where session_id = any(${ids}::text[]) order by session_id, chain_id`,
       sql.unsafe(
-        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer, ${method} as method
+        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer, ${method} as method,
+                case when f.direction = 'in' then coalesce(
+                  (select x->>'symbol' from jsonb_array_elements(d.tokens) x where x->>'address' = coalesce(f.token_address, d.token_address)),
+                  coalesce(f.token_address, d.token_address)) end as token
            from app.session_funds f
+           left join app.session_deposits d on d.session_id = f.session_id and d.chain_id = f.chain_id
           where f.session_id = any($1::text[]) and f.reverted_at is null
           order by f.session_id, at, f.log_index`,
         [ids],
@@ -81,6 +90,7 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
       pushNew(r.paymentTxHashes, f.tx_hash);
       if (f.payer) pushNew(r.payerAddresses, f.payer.toLowerCase());
       if (f.method) pushNew(r.paymentMethods, f.method);
+      if (f.token) pushNew(r.paymentTokens, f.token.startsWith("0x") ? tokenLabel(f.chain_id, f.token) : f.token);
       if (!r.paidAt || at > r.paidAt) r.paidAt = at;
       paidChain.set(f.session_id, (paidChain.get(f.session_id) ?? new Set()).add(f.chain_id));
     } else {

@@ -11,6 +11,8 @@ import { testUsdAbi } from "../../../shared/contracts/artifacts.ts";
 import { mintTestUsd, predictedTestUsdtAddress } from "../../../shared/contracts/deploy.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { checkEventsAgainstDocument } from "../../../testing/documented-events.ts";
+import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
+import { createUser } from "../dashboard/users.ts";
 
 const USD = (cents: number) => BigInt(cents) * 10_000n; // 6 decimals, both tokens
 const USDT = predictedTestUsdtAddress();
@@ -69,8 +71,10 @@ test("paid in TestUSD only: as before", async () => {
   expect(gained).toEqual({ tusd: USD(200), usdt: 0n });
 }, 45_000);
 
+let halfAndHalf = "";
 test("paid half in each: they add up to the amount, SUCCEEDED, and each token reaches the settlement address exactly", async () => {
-  const { done, gained } = await paidIn("5.00", [[TUSD(), USD(250)], [USDT, USD(250)]]);
+  const { s, done, gained } = await paidIn("5.00", [[TUSD(), USD(250)], [USDT, USD(250)]]);
+  halfAndHalf = s.id;
   expect(gained).toEqual({ tusd: USD(250), usdt: USD(250) });
   const paid = done.history.find((h) => h.reason === "paid")!.detail as { amount: string; tokens: { token: string; amount: string }[] };
   expect(paid.amount).toBe("5000000");
@@ -106,6 +110,20 @@ test("under-paid across the two: neither alone nor both together reach the amoun
   }
   expect([(await balance(TUSD(), settlement)) - before[0]!, (await balance(USDT, settlement)) - before[1]!]).toEqual([USD(200), USD(300)]);
 }, 60_000);
+
+test("the merchant sees each payment's token: the payer view, the dashboard's CSV", async () => {
+  const [owner] = await sql()`select merchant_id from app.payment_sessions where id = ${halfAndHalf}`;
+  await createUser(stack.svc.services.database.db, owner!.merchant_id as string, "tokens@shop.example", TEST_PASSWORD);
+  const me = await signIn(stack.svc, "tokens@shop.example");
+  const [header, row] = (await (await me.get(`/dashboard/sandbox/transactions.csv?q=${halfAndHalf}`)).text()).trim().split("\n");
+  const cells = Object.fromEntries(row!.split(",").map((v, i) => [header!.split(",")[i], v]));
+  expect(cells.payment_token!.replace(/"/g, "").split(";").sort()).toEqual(["TUSD", "tUSDT"]); // quoted: a field with ";"
+  const view = await stack.svc.call("GET", `/payment-sessions/${halfAndHalf}`, { auth: stack.key });
+  expect(view.body.networks[0].tokens.map((x: { tokenSymbol: string; amountBaseUnits: string }) => [x.tokenSymbol, x.amountBaseUnits])).toEqual([
+    ["TUSD", "5000000"],
+    ["tUSDT", "5000000"],
+  ]);
+}, 30_000);
 
 test("every event these tests produced matches the document's schema for its reason", async () => {
   const checked = await checkEventsAgainstDocument(stack.svc, stack.key);
