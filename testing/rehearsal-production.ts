@@ -19,7 +19,7 @@ import { join, resolve } from "node:path";
 import { createWalletClient, decodeEventLog, erc20Abi, getAddress, http, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../shared/contracts/addresses.ts";
-import { startMainnetStandIn, type MainnetStandIn } from "./mainnet-standin.ts";
+import { startMainnetStandIn, type EthereumStandIn, type MainnetStandIn } from "./mainnet-standin.ts";
 import { freePort } from "./ports.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
 import { localClients } from "../shared/devchain/clients.ts";
@@ -38,7 +38,7 @@ function check(cond: unknown, what: string): asserts cond {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "paysession-rehearsal-"));
-let ethereum: MainnetStandIn | undefined;
+let ethereum: EthereumStandIn | undefined;
 let base: MainnetStandIn | undefined;
 let server: ChildProcess | undefined;
 let serverExited: Promise<number | null> | undefined;
@@ -61,7 +61,7 @@ async function main() {
   // The two "main networks", as a new operator would try them offline. No factory yet.
   [ethereum, base] = await Promise.all([startMainnetStandIn("ethereum"), startMainnetStandIn("base")]);
   const chains = { 1: ethereum, 8453: base } as Record<number, MainnetStandIn>;
-  step("two local chains with chain ids 1 and 8453, a 6-decimal token at the canonical USDC addresses");
+  step("two local chains with chain ids 1 and 8453, a 6-decimal token at the canonical USDC addresses (and USDT's on chain 1)");
 
   // Going live, step 1: the two keys to generate and keep.
   const encryptionKey = sh(["openssl", "rand", "-base64", "32"], process.env as Record<string, string>).out.trim();
@@ -91,7 +91,7 @@ async function main() {
   // Step 3: what the networks look like: reachable, USDC with 6 decimals, no factory, relayer empty.
   let r = admin("networks");
   check(r.code === 1, `admin networks exits 1 while a network is not ready: ${r.out}${r.err}`);
-  check(/Ethereum \(chain 1, production\), head \d+, USDC 6 decimals, factory MISSING, batch missing, relayer 0x[0-9a-fA-F]{40} 0 \(LOW\), NOT READY/.test(r.out), `networks output: ${r.out}`);
+  check(/Ethereum \(chain 1, production\), head \d+, USDC 6 decimals, USDT 6 decimals, factory MISSING, batch missing, relayer 0x[0-9a-fA-F]{40} 0 \(LOW\), NOT READY/.test(r.out), `networks output: ${r.out}`);
   check(r.out.includes("Base (chain 8453, production)"), "Base listed");
   const relayer = getAddress(r.out.match(/relayer (0x[0-9a-fA-F]{40})/)![1]!);
   check(relayer === privateKeyToAccount(relayerKey).address, "the relayer shown is the key's account");
@@ -163,8 +163,13 @@ async function main() {
   check(r.code === 0 && (r.out.match(/factory present, batch present/g) ?? []).length === 2 && !r.out.includes("AuthorizationBatch"), `admin networks: ready: ${r.out}`);
   step("admin factory:deploy on chain 1 and 8453: the factory and AuthorizationBatch, transactions, cost = the relayer's balance change; idempotent");
 
-  // Step 9: a small test payment on each chain, no restart needed.
+  // Step 9: a small test payment on each chain, no restart needed: in USDT on Ethereum (its second
+  // stablecoin: a USDT-like token's code at the canonical USDT address), in USDC on Base.
   const payer = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
+  const paidIn: Record<number, { token: Address; symbol: string; mint: (to: Address, amount: bigint) => Promise<unknown> }> = {
+    1: { token: ethereum.usdt, symbol: "USDT", mint: (to, amount) => ethereum!.mintUsdt(to, amount) },
+    8453: { token: base.usdc, symbol: "USDC", mint: (to, amount) => base!.mintUsdc(to, amount) },
+  };
   const sessions: { id: string; chainId: number; deposit: Address; baseUnits: bigint }[] = [];
   const createdBy = Date.now() + 5000;
   for (const chainId of [1, 8453]) {
@@ -177,15 +182,21 @@ async function main() {
     check(JSON.stringify(s.body.networks.map((n: any) => n.chainId)) === "[1,8453]", "offered on both networks");
     const n = s.body.networks.find((x: any) => x.chainId === chainId);
     check(n.tokenAddress.toLowerCase() === chains[chainId]!.usdc.toLowerCase() && n.confirmations === (chainId === 1 ? 12 : 10), "preset USDC and confirmations");
-    sessions.push({ id: s.body.paymentSessionId, chainId, deposit: getAddress(n.depositAddress), baseUnits: BigInt(n.amountBaseUnits) });
+    const symbols = n.tokens.map((t: any) => t.tokenSymbol).join(",");
+    check(symbols === (chainId === 1 ? "USDC,USDT" : "USDC"), `the network's stablecoins on chain ${chainId}: ${symbols}`);
+    const paying = n.tokens.find((t: any) => t.tokenSymbol === paidIn[chainId]!.symbol);
+    check(getAddress(paying.tokenAddress) === getAddress(paidIn[chainId]!.token), `${paidIn[chainId]!.symbol} at its canonical address on chain ${chainId}`);
+    sessions.push({ id: s.body.paymentSessionId, chainId, deposit: getAddress(n.depositAddress), baseUnits: BigInt(paying.amountBaseUnits) });
   }
   ready = await call("GET", "/readyz");
   check(ready.body.status === "ready", `readyz ready after deploy: ${JSON.stringify(ready.body)}`);
   for (const s of sessions) {
     const c = chains[s.chainId]!;
-    await c.mintUsdc(payer.address, s.baseUnits);
+    const pay = paidIn[s.chainId]!;
+    await pay.mint(payer.address, s.baseUnits);
     const wallet = createWalletClient({ account: payer, transport: http(c.rpcUrl), chain: localClients(c.rpcUrl, s.chainId).walletClient.chain });
-    const hash = await wallet.writeContract({ address: c.usdc, abi: erc20Abi, functionName: "transfer", args: [s.deposit, s.baseUnits], chain: wallet.chain });
+    // (USDT's transfer returns no data: sent without a simulation that expects a bool.)
+    const hash = await wallet.writeContract({ address: pay.token, abi: erc20Abi, functionName: "transfer", args: [s.deposit, s.baseUnits], chain: wallet.chain, gas: 100_000n });
     await localClients(c.rpcUrl, s.chainId).publicClient.waitForTransactionReceipt({ hash });
   }
   // Blocks keep coming, as on a real chain (12 and 10 confirmations).
@@ -207,7 +218,7 @@ async function main() {
     check(finals[s.id].status === "SUCCEEDED", `SUCCEEDED on chain ${s.chainId}: ${JSON.stringify(finals[s.id].history)}`);
   }
   clearInterval(mining);
-  step("one payment per chain: PENDING → FUNDED → SUCCEEDED");
+  step("one payment per chain, in USDT on Ethereum and USDC on Base: PENDING → FUNDED → SUCCEEDED");
 
   // What moved, read from the chain: the sweep's receipt logs and the settlement balances.
   for (const s of sessions) {
@@ -217,8 +228,9 @@ async function main() {
     const sweepTx = hist.find((h) => h.status === "SUCCEEDED")!.detail.sweepTxHash as Hex;
     check(/^0x[0-9a-f]{64}$/.test(sweepTx ?? ""), `sweepTxHash in the SUCCEEDED event: ${JSON.stringify(hist)}`);
     const receipt = await publicClient.getTransactionReceipt({ hash: sweepTx });
+    const token = paidIn[s.chainId]!.token;
     const moved = receipt.logs
-      .filter((l) => l.address.toLowerCase() === c.usdc.toLowerCase())
+      .filter((l) => l.address.toLowerCase() === token.toLowerCase())
       .map((l) => decodeEventLog({ abi: erc20Abi, data: l.data, topics: l.topics }))
       .filter((e) => e.eventName === "Transfer")
       .map((e) => e.args as { from: Address; to: Address; value: bigint });
@@ -226,8 +238,8 @@ async function main() {
       moved.some((t) => getAddress(t.from) === s.deposit && getAddress(t.to) === getAddress(settlement[s.chainId]!) && t.value === s.baseUnits),
       `the sweep's receipt has Transfer(deposit → settlement, ${s.baseUnits}) on chain ${s.chainId}`,
     );
-    check((await c.balanceOf(settlement[s.chainId]!)) === s.baseUnits, `settlement balanceOf on chain ${s.chainId}`);
-    check((await c.balanceOf(s.deposit)) === 0n, `deposit emptied on chain ${s.chainId}`);
+    check((await c.balanceOf(settlement[s.chainId]!, token)) === s.baseUnits, `settlement balanceOf ${paidIn[s.chainId]!.symbol} on chain ${s.chainId}`);
+    check((await c.balanceOf(s.deposit, token)) === 0n, `deposit emptied on chain ${s.chainId}`);
     check(getAddress(receipt.from) === relayer, "the relayer sent the sweep");
   }
   step("on chain: the sweep receipts' Transfer logs and balanceOf show each amount at its settlement address");
