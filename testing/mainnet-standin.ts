@@ -23,7 +23,8 @@ import {
 import { localClients } from "../shared/devchain/clients.ts";
 import { freePort } from "./ports.ts";
 
-export type MainnetKey = "ethereum" | "base";
+/** Every production preset can be stood in for: Ethereum, Base, Arbitrum One, OP Mainnet, Polygon PoS. */
+export type MainnetKey = "ethereum" | "base" | "arbitrum" | "optimism" | "polygon";
 
 /** Tether USD on Ethereum (chain 1). */
 export const ETHEREUM_USDT: Address = PRESETS.ethereum.stablecoins[1].address!;
@@ -63,8 +64,12 @@ export async function startMainnetStandIn(key: MainnetKey, opts: { port?: number
     const { publicClient, walletClient } = localClients(chain.rpcUrl, preset.chainId);
     const rpc = (method: string, params: unknown[]) => publicClient.request({ method: method as never, params: params as never });
     const usdc = preset.stablecoins[0].address as Address;
-    await copyDeployedCode({ publicClient, walletClient, rpc }, testUsdInitCode(), predictedTokenAddress(), usdc);
-    if (key === "ethereum") await copyDeployedCode({ publicClient, walletClient, rpc }, testUsdtInitCode(), predictedTestUsdtAddress(), ETHEREUM_USDT);
+    // Each of the preset's stablecoins at its canonical address: TestUSD's code where the token
+    // has EIP-3009 (USDC), TestUSDT's where it has not (USDT: transfer returns no data).
+    for (const coin of preset.stablecoins) {
+      const [initCode, at] = coin.eip3009 ? [testUsdInitCode(), predictedTokenAddress()] : [testUsdtInitCode(), predictedTestUsdtAddress()];
+      await copyDeployedCode({ publicClient, walletClient, rpc }, initCode, at, coin.address as Address);
+    }
     const standIn: MainnetStandIn = {
       key,
       chainId: preset.chainId,
@@ -108,13 +113,16 @@ async function copyDeployedCode(
   to: Address,
 ): Promise<void> {
   const { publicClient, walletClient, rpc } = clients;
-  const hash = await walletClient.sendTransaction({
-    account: walletClient.account!,
-    chain: walletClient.chain,
-    to: DETERMINISTIC_DEPLOYER,
-    data: concat([DEPLOY_SALT, initCode]),
-  });
-  await publicClient.waitForTransactionReceipt({ hash });
+  const existing = await publicClient.getCode({ address: deployedAt });
+  if (!existing || existing === "0x") {
+    const hash = await walletClient.sendTransaction({
+      account: walletClient.account!,
+      chain: walletClient.chain,
+      to: DETERMINISTIC_DEPLOYER,
+      data: concat([DEPLOY_SALT, initCode]),
+    });
+    await publicClient.waitForTransactionReceipt({ hash });
+  }
   const code = await publicClient.getCode({ address: deployedAt });
   if (!code || code === "0x") throw new Error(`nothing deployed at ${deployedAt}`);
   await rpc("anvil_setCode", [to, code]);

@@ -81,3 +81,21 @@ test("readiness follows the chain: the network becomes ready once the factory is
   expect(after[0]!.ready).toBe(true);
   expect(after[0]!.rpc.reachable).toBe(false);
 }, 30_000);
+
+test("a new network preset is enabled by its RPC URL alone: Arbitrum One, OP Mainnet and Polygon PoS stand-ins (USDC and USDT at their canonical addresses) show up ready once the contracts are deployed", async () => {
+  for (const key of ["arbitrum", "optimism", "polygon"] as const) {
+    const standIn = await startMainnetStandIn(key, { factory: true });
+    try {
+      const [net] = loadChainsConfig({ [`SERVICE_RPC_URL_${key.toUpperCase()}`]: standIn.rpcUrl }).networks;
+      const s = await probeNetwork(net!, { relayer: funded });
+      expect(s).toMatchObject({ chainId: standIn.chainId, ready: true, fatal: [], notReady: [], warnings: [], factory: { present: true }, authorizationBatch: { present: true } });
+      expect(s.stablecoins.map((c) => [c.symbol, c.present, c.decimals])).toEqual([
+        ["USDC", true, 6],
+        ["USDT", true, 6],
+      ]);
+      expect(describeStatus(s)).toMatch(/USDC 6 decimals, USDT 6 decimals, factory present, batch present, .* ready$/);
+    } finally {
+      await standIn.stop();
+    }
+  }
+}, 60_000);
