@@ -18,6 +18,8 @@ export interface FundRow {
   txHash: string;
   logIndex: number;
   amount: string;
+  /** A payment's stablecoin (lowercase); null: the deposit's main token, or money out. */
+  token: string | null;
   at: Date;
   reverted: boolean;
 }
@@ -39,6 +41,7 @@ const FundsRead = rowShape("a session's ledger", {
   tx_hash: col.text,
   log_index: col.int,
   amount: col.numeric,
+  token_address: col.nullable(col.text),
   at: col.time,
   reverted_at: col.nullable(col.time),
 });
@@ -70,9 +73,9 @@ export async function loadDetail(services: Services, merchant: Merchant, environ
   const view = await loadMerchantView(db, row, publicMerchantId(merchant, environment));
   const funds = decodeRows(
     FundsRead,
-    await sql`select chain_id, direction, tx_hash, log_index, amount, coalesce(block_timestamp, created_at) as at, reverted_at
+    await sql`select chain_id, direction, tx_hash, log_index, amount, token_address, coalesce(block_timestamp, created_at) as at, reverted_at
                 from app.session_funds where session_id = ${row.id} order by at, direction`,
-  ).map((f) => ({ chainId: f.chain_id, direction: f.direction, txHash: f.tx_hash, logIndex: f.log_index, amount: f.amount, at: f.at, reverted: f.reverted_at !== null }));
+  ).map((f) => ({ chainId: f.chain_id, direction: f.direction, txHash: f.tx_hash, logIndex: f.log_index, amount: f.amount, token: f.token_address, at: f.at, reverted: f.reverted_at !== null }));
   const sweeps = decodeRows(
     SweepsRead,
     await sql`select w.chain_id, w.state, w.amount, w.swept_amount, w.attempts, w.last_error, w.created_at, t.tx_hash

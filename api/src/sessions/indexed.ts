@@ -362,6 +362,8 @@ export interface IndexedMove {
   logIndex: number;
   from: string;
   to: string;
+  /** The stablecoin that moved (lowercase); `amount` is in the session's unit on the network. */
+  token: string;
   amount: string;
   at: Date;
   confirmations: number;
@@ -405,7 +407,7 @@ export function methodOfLedgerRow(alias: string, indexerPresent: boolean): strin
  */
 export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
   if (!(await indexerTablesPresent(sql))) return [];
-  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.value::text as amount, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
+  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.token, ${VALUE_IN_UNIT.replace(" as value", " as amount")}, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
   try {
     // A missing table here (a rebuild began since the look above) is nothing to show, not a failure.
     const rows = await sql.unsafe(
@@ -425,6 +427,7 @@ export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<Ind
       logIndex: r.log_index,
       from: r.from.toLowerCase(),
       to: r.to.toLowerCase(),
+      token: r.token.toLowerCase(),
       amount: r.amount,
       at: new Date(Number(r.ts) * 1000),
       confirmations: r.confirmations,
@@ -435,7 +438,7 @@ export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<Ind
   }
 }
 
-const MOVE_COLUMNS = (a: string) => ["chain_id", "tx_hash", "log_index", '"from"', '"to"', "amount", "ts", "block_number", "confirmations"].map((c) => `${a}.${c}`).join(", ");
+const MOVE_COLUMNS = (a: string) => ["chain_id", "tx_hash", "log_index", '"from"', '"to"', "token", "amount", "ts", "block_number", "confirmations"].map((c) => `${a}.${c}`).join(", ");
 
 const MoveRow = rowShape("indexed moves", {
   chain_id: col.int,
@@ -446,6 +449,7 @@ const MoveRow = rowShape("indexed moves", {
   log_index: col.int,
   from: col.text,
   to: col.text,
+  token: col.text,
   amount: col.numeric,
   ts: col.numeric,
   confirmations: col.int,

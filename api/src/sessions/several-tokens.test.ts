@@ -118,6 +118,10 @@ test("the merchant sees each payment's token: the payer view, the dashboard's CS
   const [header, row] = (await (await me.get(`/dashboard/sandbox/transactions.csv?q=${halfAndHalf}`)).text()).trim().split("\n");
   const cells = Object.fromEntries(row!.split(",").map((v, i) => [header!.split(",")[i], v]));
   expect(cells.payment_token!.replace(/"/g, "").split(";").sort()).toEqual(["TUSD", "tUSDT"]); // quoted: a field with ";"
+  // The transaction's page: each payment in with its own stablecoin.
+  const page = await (await me.get(`/dashboard/sandbox/transactions/${halfAndHalf}`)).text();
+  const paymentsIn = [...page.matchAll(/<tr[^>]*><td>Payment in<\/td><td>[^<]*<\/td><td class="num">([^<]*)<\/td>/g)].map((m) => m[1]!.trim()).sort();
+  expect(paymentsIn).toEqual(["2.5 TUSD", "2.5 tUSDT"]);
   const view = await stack.svc.call("GET", `/payment-sessions/${halfAndHalf}`, { auth: stack.key });
   expect(view.body.networks[0].tokens.map((x: { tokenSymbol: string; amountBaseUnits: string }) => [x.tokenSymbol, x.amountBaseUnits])).toEqual([
     ["TUSD", "5000000"],

@@ -24,6 +24,8 @@ interface TransferLine {
   confirmations: number | null;
   /** "authorization": the payer's signed authorization moved it straight to the settlement address (in and settled in one transaction). */
   method: "transfer" | "authorization";
+  /** A payment's stablecoin (lowercase); null when not known (money out: a sweep may move several). */
+  token: string | null;
 }
 
 /** The ledger's movements with the index's sender and depth, then the payments still confirming. */
@@ -34,11 +36,11 @@ export function transferLines(d: Pick<TransactionDetail, "funds" | "moves">): Tr
     const k = key(f.chainId, f.direction, f.txHash, f.logIndex);
     const m = moves.get(k);
     moves.delete(k);
-    return { ...f, confirming: false, from: m?.from ?? null, confirmations: m?.confirmations ?? null, method: m?.method ?? "transfer" };
+    return { ...f, confirming: false, from: m?.from ?? null, confirmations: m?.confirmations ?? null, method: m?.method ?? "transfer", token: f.direction === "in" ? (m?.token ?? f.token) : null };
   });
   for (const m of moves.values()) {
     if (m.direction !== "in") continue; // a sweep in flight shows under Sweep
-    lines.push({ chainId: m.chainId, direction: "in", txHash: m.txHash, amount: m.amount, at: m.at, reverted: false, confirming: true, from: m.from, confirmations: m.confirmations, method: m.method });
+    lines.push({ chainId: m.chainId, direction: "in", txHash: m.txHash, amount: m.amount, at: m.at, reverted: false, confirming: true, from: m.from, confirmations: m.confirmations, method: m.method, token: m.token });
   }
   return lines;
 }
@@ -73,7 +75,11 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
   const v = d.view;
   const first = v.networks[0];
   const decimalsOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.decimals ?? presetByChainId(chainId)?.stablecoins[0].decimals ?? 6;
-  const symbolOf = (chainId: number) => v.networks.find((n) => n.chainId === chainId)?.tokenSymbol ?? "tokens";
+  const symbolOf = (chainId: number, token?: string | null) => {
+    const n = v.networks.find((x) => x.chainId === chainId);
+    // A payment's own stablecoin when known; else the network's main one (its amounts are in its unit).
+    return (token && n?.tokens.find((t) => t.tokenAddress.toLowerCase() === token)?.tokenSymbol) ?? n?.tokenSymbol ?? "tokens";
+  };
   const ctxFor = (detail: Record<string, unknown>) => {
     const chainId = typeof detail.chainId === "number" ? detail.chainId : (first?.chainId ?? 0);
     return { amount: v.amount, currency: v.currency, decimals: decimalsOf(chainId), symbol: symbolOf(chainId) };
@@ -116,7 +122,7 @@ ${
   lines.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">What</th><th scope="col">Network</th><th scope="col" class="num">Amount</th><th scope="col">From</th><th scope="col" class="num">Confirmations</th><th scope="col">Transaction</th><th scope="col">When</th></tr></thead><tbody>
 ${lines.map(
-  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? (f.method === "authorization" ? "Payment by authorization" : "Payment in") : f.method === "authorization" ? "Settled by that payment (no sweep)" : "Sweep to settlement"}${f.reverted ? " (undone)" : f.confirming ? " (confirming)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId)}</td><td>${f.from ? addressLink(f.chainId, checksummed(f.from)) : html`<span class="muted">—</span>`}</td><td class="num">${confirmations(f.confirmations, needed(f.chainId))}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
+  (f) => html`<tr${f.reverted ? html` class="reverted"` : ""}><td>${f.direction === "in" ? (f.method === "authorization" ? "Payment by authorization" : "Payment in") : f.method === "authorization" ? "Settled by that payment (no sweep)" : "Sweep to settlement"}${f.reverted ? " (undone)" : f.confirming ? " (confirming)" : ""}</td><td>${networkName(f.chainId)}</td><td class="num">${tokenAmount(f.amount, decimalsOf(f.chainId))} ${symbolOf(f.chainId, f.token)}</td><td>${f.from ? addressLink(f.chainId, checksummed(f.from)) : html`<span class="muted">—</span>`}</td><td class="num">${confirmations(f.confirmations, needed(f.chainId))}</td><td>${txLink(f.chainId, f.txHash)}</td><td>${timeTag(f.at)}</td></tr>`,
 )}</tbody></table></div>`
     : html`<p class="muted">No transfer has been seen yet.</p>`
 }
