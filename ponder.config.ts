@@ -86,7 +86,8 @@ export default createConfig({
     Stablecoin: {
       abi: [transferEvent, authorizationUsedEvent],
       // Every accepted stablecoin of the network (SERVICE_STABLECOINS_<KEY>): each row says which.
-      chain: perChain((n) => ({ address: n.stablecoins.map((c) => c.address), startBlock: startBlockOf(n) })),
+      // (and the preset's others, left out by it: sent by mistake, they are reported and swept).
+      chain: perChain((n) => ({ address: [...n.stablecoins.map((c) => c.address), ...(n.strayStablecoins ?? [])], startBlock: startBlockOf(n) })),
     },
   },
   blocks: {

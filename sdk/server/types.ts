@@ -123,6 +123,8 @@ export interface EventDetails {
     onTime: boolean;
     /** The stablecoin that moved (EIP-55 checksum); absent on events written before it was added. */
     token?: string;
+    /** false: a token the session does not accept (sent by mistake): not counted, `amountBaseUnits` in its own base units, swept all the same. */
+    accepted?: boolean;
     statusReason: TransitionReason;
   };
   /** Money that reached the settlement address outside the `swept` transition. */

@@ -50,6 +50,12 @@ export interface NetworkConfig {
   stablecoins: Stablecoin[];
   /** The main one: stablecoins[0]. */
   stablecoin: Stablecoin;
+  /**
+   * Watched but not accepted: the preset's stablecoins that SERVICE_STABLECOINS_<KEY> left out.
+   * The indexer keeps their Transfers too, so that one sent to a deposit address by mistake is
+   * reported and swept to the merchant, never lost (it does not count toward a payment).
+   */
+  strayStablecoins?: Address[];
   confirmations: number;
   confirmationsSource: string;
   /** null: start at the head when first started, then keep that block (indexer/start-blocks.ts). */
@@ -224,6 +230,7 @@ export function parseChainsEnv(env: Env): ParseResult {
       rpcUrl,
       stablecoins,
       stablecoin: stablecoins[0]!,
+      strayStablecoins: presetCoins.flatMap((c) => (c.address && !stablecoins.some((s) => s.address === c.address) ? [c.address] : [])),
       confirmations: confirmations ?? preset.confirmations.value,
       confirmationsSource: confirmations === undefined ? preset.confirmations.source : `SERVICE_CONFIRMATIONS_${sfx}`,
       startBlock: startBlock ?? null,

@@ -15,7 +15,7 @@ import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
 import { Pipeline } from "../db/pipeline.ts";
 import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
-import { readReportedMovements, reportedMovements, reportMoneyMovements } from "./funds.ts";
+import { readReportedMovements, reportedMovements, reportMoneyMovements, reportStrayFunds } from "./funds.ts";
 import { forgetOnMissingTable, indexedPastExpiry, readIndexed } from "./indexed.ts";
 import { authorizedOutflows, authorizedPayments, confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions } from "./movements.ts";
 
@@ -139,10 +139,19 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
         incoming: confirmedIncoming([...facts.transfers, ...authorized], state.networks),
         // A payment by authorization is settled money too, in its own transaction.
         outgoing: settledTransactions([...authorizedOutflows(authorized, state.networks), ...outflows], sweeps),
-        present: presentMovements({ ...indexed, authorized }, deposits, sweeps),
+        present: presentMovements({ ...indexed, transfers: [...indexed.transfers, ...indexed.strays], authorized }, deposits, sweeps),
         expiresAt: state.expiresAt,
         fundingChainId: decision.transition?.funding?.chainId ?? state.funding?.chainId,
       });
+    }
+    // A token the session does not accept, sent by mistake: reported and swept, whatever the status.
+    const strays = reportStrayFunds(writes, tx, session, known, indexed.strays, (chainId) => deposits.find((d) => d.chain_id === chainId)?.confirmations ?? Infinity, state.expiresAt);
+    for (const t of strays) {
+      const d = deposits.find((x) => x.chain_id === t.chainId);
+      if (!d || !t.token) continue;
+      writes.send(
+        queueSweepStatement(tx, { id: newSweepId(), sessionId, chainId: d.chain_id, depositAddress: d.address, settlementAddress: d.settlement_address, tokenAddress: t.token, amount: t.value }),
+      );
     }
     for (const effect of decision.effects) {
       const d = deposits.find((x) => x.chain_id === effect.chainId);

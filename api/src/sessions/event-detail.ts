@@ -114,6 +114,12 @@ export const EVENT_DETAILS = {
       method,
       payer,
       token,
+      accepted: t.Optional(
+        t.Boolean({
+          description:
+            "false: a token this session does not accept (sent by mistake): it does not count toward the payment, `amountBaseUnits` is in that token's own base units, and it is swept to the settlement address all the same. Absent: an accepted one.",
+        }),
+      ),
       statusReason,
     },
     "A confirmed transfer into a deposit address that no transition reported.",

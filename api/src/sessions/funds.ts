@@ -139,3 +139,46 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
       on conflict do nothing`);
   }
 }
+
+/**
+ * Money in a token the session does not accept (a preset's stablecoin the operator left out, sent
+ * to a deposit address by mistake), once confirmed at its network's depth: reported once, in any
+ * status (`funds_received` with `accepted: false`, its amount in that token's own base units) with
+ * a ledger row of its token. It never counts toward the payment. Returns the movements reported
+ * now: the caller queues their sweep to the settlement address (the merchant's, never lost).
+ */
+export function reportStrayFunds(
+  writes: Pipeline,
+  tx: TransactionSql,
+  session: LockedSession,
+  known: readonly ReportedMovement[],
+  strays: readonly Transfer[],
+  depth: (chainId: number) => number,
+  expiresAt: Date,
+): Transfer[] {
+  const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${k.tx_hash.toLowerCase()}:${k.log_index}`));
+  const fresh = strays.filter((t) => t.token && t.confirmations >= depth(t.chainId) && !seen.has(`${t.chainId}:in:${t.txHash.toLowerCase()}:${t.logIndex}`));
+  for (const t of fresh) {
+    const eventId = recordMoneyEvent(writes, tx, session, {
+      reason: "funds_received",
+      detail: {
+        chainId: t.chainId,
+        txHash: t.txHash,
+        logIndex: t.logIndex,
+        amountBaseUnits: t.value.toString(),
+        blockTimestamp: t.blockTimestamp.toISOString(),
+        onTime: t.blockTimestamp <= expiresAt,
+        method: "transfer",
+        ...(t.from ? { payer: checksummed(t.from) } : {}),
+        token: checksummed(t.token!),
+        accepted: false,
+      },
+    });
+    writes.send(tx`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, token_address, block_timestamp, event_id)
+      values (${session.id}, ${t.chainId}, 'in', ${t.txHash.toLowerCase()}, ${t.logIndex}, ${t.value.toString()}::numeric, ${t.token!},
+              ${t.blockTimestamp.toISOString()}::timestamptz, ${eventId})
+      on conflict do nothing`);
+  }
+  return fresh;
+}

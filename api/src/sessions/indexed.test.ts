@@ -49,7 +49,7 @@ async function buildIndexerSchema(ready: 0 | 1) {
 }
 
 test("no indexer ever ran: nothing indexed; launched but its tables missing: not ready", async () => {
-  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [], authorized: [] });
+  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [], authorized: [], strays: [] });
   await db.sql`create schema indexer_meta`;
   await db.sql`create table indexer_meta.settings (key text primary key, value text not null)`;
   expect(await readIndexedAlone(db.sql, SESSION)).toBe("not_ready");
@@ -78,7 +78,7 @@ test("the schema dropped and rebuilt after it was seen: not ready (never the rem
   expect(await readIndexedAlone(db.sql, SESSION)).toBe("not_ready");
   await db.sql`drop schema indexer cascade`;
   await buildIndexerSchema(1);
-  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [], authorized: [] }); // seen again
+  expect(await readIndexedAlone(db.sql, SESSION)).toEqual({ transfers: [], outflows: [], authorized: [], strays: [] }); // seen again
   await db.sql`drop schema indexer cascade`;
   const r = await stepSession(db.sql, SESSION, {}, { skipLocked: true });
   expect(r).toEqual({ found: true, status: "PENDING" });

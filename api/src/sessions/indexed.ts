@@ -106,12 +106,29 @@ function sessionAuthorizedSql(label: string, columns: string): string {
         where d.session_id = $1 and t.value > 0`;
 }
 
+/**
+ * The session's ($1) indexed transfers into its deposit addresses of a token it does not accept
+ * (one the indexer watches all the same: a preset's stablecoin the operator left out), as the
+ * column `label` = 'stray', each with `columns` of the transfer `t` (its value: in the token's own
+ * base units) and its head `h`. Never counted toward a payment: reported and swept (actor.ts).
+ */
+function sessionStraySql(label: string, columns: string): string {
+  return `select 'stray' as ${label}, ${columns}
+         from app.session_deposits d
+         join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
+         left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
+        where d.session_id = $1 and t.value > 0
+          and not exists (select 1 ${ACCEPTED_TOKENS.replace("cross join lateral", "from")} where k.address = t.token)`;
+}
+
 /** What readIndexed finds of a session. */
 export interface IndexedFacts {
   transfers: Transfer[];
   outflows: IndexedOutflow[];
   /** Transfers carried out by an authorization with the session's nonce (to anyone: see movements.authorizedPayments). */
   authorized: IndexedAuthorized[];
+  /** Transfers into its deposit addresses of a token it does not accept; `value` in that token's base units. */
+  strays: Transfer[];
 }
 
 /**
@@ -132,7 +149,7 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
     );
     // No table: either no indexer was ever started here (nothing indexed: no transfers), or
     // one is rebuilding its schema (not ready: missing rows are not missing payments).
-    if (!meta?.transfers || !meta.meta || !meta.heads || !meta.authorized) return meta?.launched ? "not_ready" : { transfers: [], outflows: [], authorized: [] };
+    if (!meta?.transfers || !meta.meta || !meta.heads || !meta.authorized) return meta?.launched ? "not_ready" : { transfers: [], outflows: [], authorized: [], strays: [] };
     tablesSeen = true;
   }
   const transferColumns = `t.chain_id, t.tx_hash, t.log_index, ${VALUE_IN_UNIT}, t.block_timestamp::text as block_timestamp, t."from", t."to", t.token, ${CONFIRMATIONS}`;
@@ -146,7 +163,9 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
        union all
        ${sessionTransfersSql("dir", transferColumns)}
        union all
-       ${sessionAuthorizedSql("dir", transferColumns)}`,
+       ${sessionAuthorizedSql("dir", transferColumns)}
+       union all
+       ${sessionStraySql("dir", transferColumns.replace(VALUE_IN_UNIT, "t.value::text as value"))}`,
       [sessionId, authorizationNonce(sessionId)],
     );
   } catch (e) {
@@ -156,6 +175,7 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
   const transfers: Transfer[] = [];
   const outflows: IndexedOutflow[] = [];
   const authorized: IndexedAuthorized[] = [];
+  const strays: Transfer[] = [];
   for (const r of decodeRows(IndexedRow, rows)) {
     if (r.dir === "ready") {
       if (r.value === "false") return "not_ready";
@@ -177,13 +197,15 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
     };
     if (r.dir === "in") {
       transfers.push(incoming);
+    } else if (r.dir === "stray") {
+      strays.push(incoming);
     } else if (r.dir === "auth") {
       authorized.push({ ...incoming, from: r.from.toLowerCase(), to: r.to.toLowerCase(), method: "authorization" });
     } else {
       outflows.push({ chainId: r.chain_id, txHash: r.tx_hash, amount: BigInt(r.value), to: r.to, confirmations: r.confirmations });
     }
   }
-  return { transfers, outflows, authorized };
+  return { transfers, outflows, authorized, strays };
 }
 
 const IndexerTables = rowShape("indexer tables", {
@@ -196,7 +218,7 @@ const IndexerTables = rowShape("indexer tables", {
 
 /** readIndexed's rows: one `ready` row (value 'true'/'false', or null: no is_ready yet), then the transfers. */
 const IndexedRow = rowShape("indexed transfers", {
-  dir: col.oneOf(["ready", "in", "out", "auth"] as const),
+  dir: col.oneOf(["ready", "in", "out", "auth", "stray"] as const),
   chain_id: col.nullable(col.int),
   tx_hash: col.nullable(col.text),
   log_index: col.nullable(col.int),
