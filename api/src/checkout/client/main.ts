@@ -396,6 +396,7 @@ async function connect(choice: WalletChoice) {
     try {
       wallet = await Wallet.connect(choice.provider);
       typedDataUnsupported = false;
+      balances.clear(); // another account's, if any: read afresh below
     } catch (err) {
       showProblem(walletProblem(err), [{ label: "Try again", run: () => void connect(choice) }]);
       return;
