@@ -12,7 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Frame, Page, Route } from "playwright-core";
 import { erc20Abi, parseEther, type Address } from "viem";
+import { mintTestUsd, predictedTestUsdtAddress } from "../../../shared/contracts/deploy.ts";
 import { eventually } from "../../../testing/eventually.ts";
+import { startTestService, type TestService } from "../../../testing/service.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { artifactsDir, launchChromium } from "../../../testing/browser.ts";
 import { checkoutFrame, installWallet, type TestWallet } from "../../../testing/wallet.ts";
@@ -43,6 +45,10 @@ afterAll(async () => {
 }, 60_000);
 
 const anvil = () => stack.chains[0]!;
+/** The local network's second stablecoin: TestUSDT, USDT's quirks (its transfer returns nothing, no EIP-3009). */
+const USDT = predictedTestUsdtAddress();
+const mintUsdt = (to: Address, amount: bigint) => mintTestUsd({ publicClient: anvil().publicClient, walletClient: anvil().walletClient, to, amount, token: USDT });
+const balanceOf = (token: Address, holder: string) => anvil().publicClient.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder as Address] });
 
 /** A fresh browser profile; with a wallet that starts on Ethereum (chain 1) and does not know the local network. */
 async function newPage(opts: { wallet?: boolean; width?: number; height?: number; signsTypedData?: boolean } = {}): Promise<{ page: Page; wallet?: TestWallet }> {
@@ -518,6 +524,126 @@ describe("checkout in Chromium: leaving while loading, and what the payer reads 
       expect(await shopResult(page)).toMatchObject({ outcome: "succeeded" });
     }, 60_000);
   }
+});
+
+describe("checkout in Chromium: the payer picks the stablecoin", () => {
+  /** The token choice as the page has it: each option's symbol, balance line and whether it is the chosen one. */
+  const choice = (frame: Frame) =>
+    frame.$$eval("#token-list label", (labels) =>
+      labels.map((l) => `${l.querySelector(".symbol")!.textContent}|${l.querySelector(".held")!.textContent}|${(l.querySelector("input") as HTMLInputElement).checked ? "chosen" : ""}`),
+    );
+
+  for (const [label, width, height] of [["phone", 375, 740], ["desktop", 1100, 820]] as const) {
+    test(`${label}: a wallet holding only tUSDT (and gas coin) sees it in the choice, picks tUSDT and pays it by a plain transfer → SUCCEEDED, the settlement address receiving exactly that tUSDT`, async () => {
+      const { page, wallet } = await newPage({ width, height, signsTypedData: true });
+      await mintUsdt(wallet!.address, 50_000_000n);
+      await fund(wallet!.address, 0n);
+      const frame = await openFromShop(page);
+      // Two stablecoins on this network: the choice is there, named for screen readers, the main one chosen.
+      expect(await frame.isVisible("#tokens")).toBe(true);
+      expect(await frame.getByRole("group", { name: "Pay in" }).isVisible()).toBe(true);
+      expect(await frame.getByRole("radio", { name: /^TUSD/ }).isChecked()).toBe(true);
+      expect(await frame.getByRole("radio", { name: /^tUSDT/ }).isChecked()).toBe(false);
+
+      await frame.click("button.wallet");
+      // Each token's balance in the choice once connected: the tUSDT is seen at once.
+      await frame.waitForFunction(() => document.querySelectorAll("#token-list .held:not(:empty)").length === 2);
+      expect(await choice(frame)).toEqual(["TUSD|Balance 0.00|chosen", "tUSDT|Balance 50.00|"]);
+      expect(await frame.textContent("#balance")).toBe("0.00 TUSD");
+      // A screen reader hears the balance with each option.
+      expect(await frame.getByRole("radio", { name: "tUSDT Balance 50.00", exact: true }).count()).toBe(1);
+      await shot(page, `30-${label}-token-choice`);
+
+      // Paying in the main token falls short: the problem names the token the wallet holds enough of.
+      await frame.click("#pay-btn");
+      await frame.waitForSelector("#problem[data-kind=insufficient_token]");
+      expect(await frame.textContent("#problem-text")).toBe(
+        "Your wallet holds 0.00 TUSD on Local test network (anvil); this payment needs 12.34 TUSD. It holds enough tUSDT: pay in tUSDT instead.",
+      );
+      await shot(page, `31-${label}-insufficient-offers-usdt`);
+      if (label === "phone") {
+        // By keyboard: the radio group moves with the arrow keys.
+        await frame.getByRole("radio", { name: /^TUSD/ }).focus();
+        await page.keyboard.press("ArrowRight");
+      } else {
+        await frame.click("#problem-actions button:has-text('Pay in tUSDT')");
+      }
+      await frame.waitForFunction(() => document.querySelector("#balance")?.textContent === "50.00 tUSDT");
+      expect(await frame.isVisible("#problem")).toBe(false);
+      expect(await choice(frame)).toEqual(["TUSD|Balance 0.00|", "tUSDT|Balance 50.00|chosen"]);
+      expect(await frame.textContent("#pay-btn")).toBe("Pay 12.34 tUSDT");
+      // The gasless offer is for TestUSD: tUSDT is paid by a transfer, and the line says so although this wallet can sign.
+      expect(await frame.textContent("#pay-equals")).toBe("You send 12.34 tUSDT = 12.34 USD, the price.");
+      const sessionId = await latestSessionId();
+      const net = (await stack.svc.call("GET", `/payment-sessions/${sessionId}`, { auth: stack.key })).body.networks[0];
+      expect(await frame.getAttribute("#qr-link", "href")).toBe(`ethereum:${USDT}@31337/transfer?address=${net.depositAddress}&uint256=12340000`);
+      await shot(page, `32-${label}-usdt-chosen`);
+
+      const before = { usdt: await balanceOf(USDT, net.settlementAddress), tusd: await balanceOf(anvil().token, net.settlementAddress) };
+      await frame.click("#pay-btn");
+      await frame.waitForSelector("#progress:not([hidden])");
+      // The token stays what is being paid: the choice is off.
+      expect(await frame.$$eval("#token-list input", (inputs) => inputs.map((i) => i.matches(":disabled")))).toEqual([true, true]);
+      await shot(page, `33-${label}-usdt-paying`);
+      await finalTitle(frame, "Payment complete", 30_000);
+      await shot(page, `34-${label}-usdt-paid`);
+
+      const calls = wallet!.calls;
+      expect(calls.map((c) => c.method)).not.toContain("eth_signTypedData_v4");
+      const sent = calls.filter((c) => c.method === "eth_sendTransaction").map((c) => (c.params as [{ to: string }])[0].to.toLowerCase());
+      expect(sent).toEqual([USDT.toLowerCase()]);
+      expect((await stack.status(sessionId)).status).toBe("SUCCEEDED");
+      expect((await balanceOf(USDT, net.settlementAddress)) - before.usdt).toBe(12_340_000n);
+      expect((await balanceOf(anvil().token, net.settlementAddress)) - before.tusd).toBe(0n);
+      expect(await balanceOf(USDT, wallet!.address)).toBe(50_000_000n - 12_340_000n);
+      await frame.click("#done-btn");
+      expect(await shopResult(page)).toMatchObject({ outcome: "succeeded", status: "SUCCEEDED" });
+    }, 60_000);
+  }
+
+  test("\"Get test tokens\" fills the chosen token: tUSDT picked, 100.00 tUSDT (and gas coin) minted to the wallet, TUSD untouched", async () => {
+    const { page, wallet } = await newPage();
+    const frame = await openFromShop(page);
+    await frame.click("button.wallet");
+    await frame.waitForFunction(() => document.querySelectorAll("#token-list .held:not(:empty)").length === 2);
+    await frame.getByRole("radio", { name: /^tUSDT/ }).check();
+    expect(await frame.textContent("#balance")).toBe("0.00 tUSDT");
+    await frame.click("#faucet-btn");
+    await frame.waitForSelector("#notice:not([hidden])");
+    expect(await frame.textContent("#notice")).toBe("Test tokens sent: 100.00 tUSDT to your wallet.");
+    expect(await frame.textContent("#balance")).toBe("100.00 tUSDT");
+    expect(await choice(frame)).toEqual(["TUSD|Balance 0.00|", "tUSDT|Balance 100.00|chosen"]);
+    expect(await balanceOf(USDT, wallet!.address)).toBe(100_000_000n);
+    expect(await balanceOf(anvil().token, wallet!.address)).toBe(0n);
+    expect(await anvil().publicClient.getBalance({ address: wallet!.address })).toBeGreaterThan(0n);
+    await shot(page, "35-faucet-usdt");
+    await page.keyboard.press("Escape");
+    await shopResult(page);
+  }, 30_000);
+
+  test("a network with one stablecoin: no token choice, the page as before", async () => {
+    // A second service on the same anvil whose local network takes TestUSD only (nothing is paid here: no indexer, runner or sweeper).
+    let one: TestService | undefined;
+    try {
+      one = await startTestService({ SERVICE_WEBHOOK_WORKER: "false", SERVICE_RPC_URL_LOCAL: anvil().chain.rpcUrl, SERVICE_STABLECOINS_LOCAL: "TUSD" });
+      const m = await one.merchant("One token");
+      const s = (await one.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "12.34", currency: "USD" } })).body;
+      expect(s.networks[0].tokens.map((t: { tokenSymbol: string }) => t.tokenSymbol)).toEqual(["TUSD"]);
+      const { page } = await newPage({ width: 375, height: 740 });
+      await page.goto(`${one.url}/checkout/v1/#paymentSessionId=${s.paymentSessionId}&paymentSessionToken=${s.paymentSessionToken}&merchantId=${s.merchantId}`);
+      await page.waitForSelector("button.wallet");
+      expect(await page.isVisible("#tokens")).toBe(false);
+      expect(await page.getByRole("radio").count()).toBe(0);
+      await page.click("button.wallet");
+      await page.waitForFunction(() => document.querySelector("#balance")?.textContent === "0.00 TUSD");
+      expect(await page.isVisible("#tokens")).toBe(false);
+      expect(await page.textContent("#pay-btn")).toBe("Pay 12.34 TUSD");
+      expect(await page.textContent("#qr-amount")).toBe("12.34 TUSD");
+      await shot(page, "36-one-token");
+    } finally {
+      await one?.close();
+    }
+  }, 30_000);
 });
 
 /** The session of the shop's newest order. */

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { PAYER_FAUCET_BURST } from "./payer-sandbox.ts";
+import { predictedTestUsdtAddress } from "../../../shared/contracts/deploy.ts";
 
 let svc: TestService;
 let keys: Awaited<ReturnType<TestService["merchant"]>>;
@@ -33,6 +34,34 @@ describe("payer sandbox helpers", () => {
     expect(await bad({ address: "0x123" })).toMatchObject({ code: "parameter_invalid", param: "address" });
     expect(await bad({ address: "0x70997970c51812dc3a010c7d01b50e0d17dc79C8" })).toMatchObject({ code: "address_checksum_invalid" });
     expect(await bad({ address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", chainId: 1 })).toMatchObject({ code: "parameter_invalid", param: "chainId" });
+  });
+
+  test("tokenAddress: one of the session's stablecoins on that network is taken (the main one by default); any other is a 400 naming it, nothing minted", async () => {
+    const s = await session(keys.sandboxKey);
+    const t = s.paymentSessionToken;
+    const tokens = s.networks[0].tokens as { tokenAddress: string; tokenSymbol: string }[];
+    expect(tokens.map((x) => x.tokenSymbol)).toEqual(["TUSD", "tUSDT"]);
+    const payer = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    const faucet = (body: Record<string, unknown>) => svc.call("POST", "/api/sandbox/faucet", { auth: t, body: { address: payer, ...body } });
+
+    // Refused before anything is minted or counted: not an address, a wrong checksum, a token the session does not take.
+    const bad = async (tokenAddress: unknown) => {
+      const r = await faucet({ tokenAddress });
+      return { status: r.status, ...r.body.error };
+    };
+    expect(await bad("0x123")).toMatchObject({ status: 400, code: "parameter_invalid", param: "tokenAddress" });
+    expect(await bad(42)).toMatchObject({ status: 400, code: "parameter_invalid", param: "tokenAddress" });
+    expect(await bad("0xb18f89e5e0eca73d3da7a8e327f5ead35955a8F9")).toMatchObject({ status: 400, code: "address_checksum_invalid", param: "tokenAddress" });
+    const other = await bad("0x2222222222222222222222222222222222222222");
+    expect(other).toMatchObject({ status: 400, code: "parameter_invalid", param: "tokenAddress" });
+    expect(other.message).toContain(`tUSDT ${predictedTestUsdtAddress()}`);
+
+    // Taken (in any case): it goes on to the chain, which does not answer here (503), and counts one use each.
+    expect((await faucet({ tokenAddress: predictedTestUsdtAddress() })).body.error.code).toBe("network_unavailable");
+    expect((await faucet({ tokenAddress: predictedTestUsdtAddress().toLowerCase(), chainId: 31337 })).body.error.code).toBe("network_unavailable");
+    expect((await faucet({ tokenAddress: tokens[0]!.tokenAddress })).body.error.code).toBe("network_unavailable");
+    // Three uses so far, the refusals not among them: the next is limited.
+    expect((await faucet({})).body.error.code).toBe("rate_limited");
   });
 
   test(`rate-limited per session: ${PAYER_FAUCET_BURST} calls, then 429 with Retry-After; another session has its own`, async () => {

@@ -1,8 +1,9 @@
 /**
  * Sandbox helpers of the payer's checkout (session token of a sandbox session only; with a
  * production token they do not exist: 404):
- *   POST /api/sandbox/faucet   test tokens (and, on the local networks, a little gas coin) to
- *                              the payer's wallet, so a browser wallet can pay a sandbox session
+ *   POST /api/sandbox/faucet   test tokens — the one the payer picked of the session's, TestUSD or
+ *                              TestUSDT — (and, on the local networks, a little gas coin) to the
+ *                              payer's wallet, so a browser wallet can pay a sandbox session
  *   POST /api/sandbox/pay      pay the session from the sandbox test wallet (the faucet), so
  *                              anyone can walk the flow without a browser wallet
  * Both move real test tokens on the test network, so they are rate-limited per session on
@@ -14,7 +15,8 @@ import { getAddress, parseEther, type Address } from "viem";
 import { ApiError } from "../errors.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { depositsOfSession } from "../sessions/repository.ts";
-import { hasFaucet } from "../sandbox/faucet.ts";
+import { faucetMints, hasFaucet } from "../sandbox/faucet.ts";
+import { tokenViews } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken, type SessionTokenAuth } from "./auth.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -74,28 +76,45 @@ export function payerSandboxRoutes(services: Services) {
     return { net, deposit };
   }
 
+  /**
+   * The stablecoin to mint: the one asked for, which must be one the session accepts on that
+   * network, else the main one; with the session's amount in its own base units.
+   */
+  function faucetToken(net: NetworkConfig, deposit: Awaited<ReturnType<typeof sessionNetwork>>["deposit"], asked: Address | undefined) {
+    const tokens = tokenViews(deposit);
+    const token = asked === undefined ? tokens[0] : tokens.find((t) => t.tokenAddress.toLowerCase() === asked.toLowerCase());
+    if (!token) {
+      const accepted = tokens.map((t) => `${t.tokenSymbol} ${t.tokenAddress}`).join(", ");
+      throw new ApiError("parameter_invalid", `tokenAddress must be one of the session's stablecoins on ${net.name}: ${accepted}.`, "tokenAddress");
+    }
+    if (!faucetMints(net, token.tokenAddress)) throw new ApiError("faucet_unavailable", `${token.tokenSymbol} on ${net.name} is not ours to mint.`, "tokenAddress");
+    return token;
+  }
+
   return new Elysia()
     .post(
       "/api/sandbox/faucet",
       async ({ request }) => {
         const auth = await sandboxPayer(request);
-        const body = validateBody<{ address: string; chainId?: number }>(PayerFaucetBody, await readJsonBody(request));
+        const body = validateBody<{ address: string; chainId?: number; tokenAddress?: string }>(PayerFaucetBody, await readJsonBody(request));
         const to = addressParam(body.address, "address");
+        const asked = body.tokenAddress === undefined ? undefined : addressParam(body.tokenAddress, "tokenAddress");
         const { net, deposit } = await sessionNetwork(auth, body.chainId);
-        const floor = FAUCET_MIN_UNITS * 10n ** BigInt(net.stablecoin.decimals);
-        const required = BigInt(deposit.requiredBaseUnits);
+        const token = faucetToken(net, deposit, asked);
+        const floor = FAUCET_MIN_UNITS * 10n ** BigInt(token.decimals);
+        const required = BigInt(token.amountBaseUnits);
         const amount = required > floor ? required : floor;
         takeOne(auth);
         const gas = await onChain(net, () => services.faucet.topUpGas(net, to, GAS_TOP_UP));
-        const txHash = await onChain(net, () => services.faucet.mint(net, to, amount));
-        return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString(), gasTopUpWei: gas.toString() };
+        const txHash = await onChain(net, () => services.faucet.mint(net, to, amount, getAddress(token.tokenAddress)));
+        return { chainId: net.chainId, tokenAddress: token.tokenAddress, txHash, amountBaseUnits: amount.toString(), gasTopUpWei: gas.toString() };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Get test tokens (sandbox checkout)",
           description:
-            "Mints the test stablecoin to the payer's `address` on one of the session's sandbox networks (the session's amount, at least 100.00), and on the local networks tops its gas coin up to 0.1. Sandbox sessions only; limited to 3 calls per session, then one every 20 s (429 `rate_limited`).",
+            "Mints a test stablecoin to the payer's `address` on one of the session's sandbox networks — `tokenAddress`, one the session accepts there (TestUSD or TestUSDT), default the main one — the session's amount in that token, at least 100.00, and on the local networks tops its gas coin up to 0.1. Sandbox sessions only; limited to 3 calls per session, then one every 20 s (429 `rate_limited`).",
           auth: "sessionToken",
           body: PayerFaucetBody,
           ok: { status: 200, schema: PayerSandboxTransfer, description: "Minted (the transaction is mined)." },

@@ -58,6 +58,13 @@ export const PayerFaucetBody = t.Object(
   {
     address: t.String({ maxLength: 64, description: "The payer's wallet address.", examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"] }),
     chainId: t.Optional(JsonInteger({ description: "One of the session's networks with a faucet (default: the first)." })),
+    tokenAddress: t.Optional(
+      t.String({
+        maxLength: 64,
+        description: "The stablecoin to mint: one the session accepts on that network (`networks[].tokens`), default the main one.",
+        examples: ["0xb18f89E5E0ECA73D3da7a8E327F5EAd35955a8f9"],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -69,7 +76,8 @@ export const PayerPayBody = t.Object(
 
 export const PayerSandboxTransfer = t.Object({
   chainId: JsonInteger(),
+  tokenAddress: t.Optional(t.String({ description: "The faucet: the stablecoin minted (EIP-55)." })),
   txHash: t.String(),
-  amountBaseUnits: t.String({ description: "Test stablecoin sent, in base units." }),
+  amountBaseUnits: t.String({ description: "Test stablecoin sent, in that token's base units." }),
   gasTopUpWei: t.Optional(t.String({ description: "Native coin given for gas (local networks only), in wei; \"0\" when the address had enough." })),
 });

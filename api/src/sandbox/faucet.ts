@@ -1,16 +1,22 @@
 /**
- * The sandbox faucet: TestUSD minted by the public dev faucet account (TestUSD's minter) on
- * the local test networks, and payments sent from it like a payer's wallet would. Only
- * networks whose stablecoin is TestUSD can have a faucet (Circle's test USDC on the public
- * test networks has its own faucet). Sends are serialized per chain in this process so the
+ * The sandbox faucet: TestUSD (and TestUSDT) minted by the public dev faucet account (both
+ * tokens' minter) on the local test networks, and payments sent from it like a payer's wallet
+ * would. Only networks whose stablecoin is TestUSD can have a faucet (Circle's test USDC on the
+ * public test networks has its own faucet). Sends are serialized per chain in this process so the
  * faucet account's nonces never collide.
  */
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type Hash, type PublicClient } from "viem";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { devFaucetAccount, mintTestUsd, predictedTokenAddress } from "../../../shared/contracts/deploy.ts";
+import { devFaucetAccount, mintTestUsd, predictedTestUsdtAddress, predictedTokenAddress } from "../../../shared/contracts/deploy.ts";
 
 export function hasFaucet(net: NetworkConfig): boolean {
   return net.stablecoin.address.toLowerCase() === predictedTokenAddress().toLowerCase();
+}
+
+/** Whether the faucet can mint `token` on `net`: a network with a faucet, and one of our two test tokens (anything else is not ours to mint). */
+export function faucetMints(net: NetworkConfig, token: string): boolean {
+  const t = token.toLowerCase();
+  return hasFaucet(net) && (t === predictedTokenAddress().toLowerCase() || t === predictedTestUsdtAddress().toLowerCase());
 }
 
 export class Faucet {
@@ -39,11 +45,11 @@ export class Faucet {
     return next;
   }
 
-  /** Mints `amount` base units of TestUSD to `to`. */
-  mint(net: NetworkConfig, to: Address, amount: bigint): Promise<Hash> {
+  /** Mints `amount` base units of `token` (default: the network's TestUSD; see faucetMints) to `to`. */
+  mint(net: NetworkConfig, to: Address, amount: bigint, token: Address = net.stablecoin.address): Promise<Hash> {
     return this.serial(net.chainId, async () => {
       const { publicClient, walletClient } = this.client(net);
-      const receipt = await mintTestUsd({ publicClient, walletClient, to, amount, token: net.stablecoin.address });
+      const receipt = await mintTestUsd({ publicClient, walletClient, to, amount, token });
       return receipt.transactionHash;
     });
   }

@@ -90,11 +90,11 @@ export function networkView(d: DepositLike, withSettlement = false): NetworkView
 }
 
 /**
- * The accepted stablecoins of a deposit, each with the amount in its own base units: the required
+ * The accepted stablecoins of a deposit, main one first, each with the amount in its own base units: the required
  * amount is in the session's unit (the most decimals among them), so each token's is that divided
  * by 10^(unit − its decimals) — exact, since amounts are whole cents and tokens have ≥ 2 decimals.
  */
-function tokenViews(d: DepositLike): NetworkTokenView[] {
+export function tokenViews(d: DepositLike): NetworkTokenView[] {
   const required = BigInt(d.requiredBaseUnits);
   const tokens = d.tokens && d.tokens.length > 0 ? d.tokens : [{ address: d.tokenAddress, symbol: symbolOf(d.chainId, d.tokenAddress), decimals: d.decimals }];
   return tokens.map((t) => ({

@@ -65,8 +65,9 @@ export class SessionApi {
     return (await (await this.call("POST", "/api/payment-sessions/cancel", {})).json()) as PayerSession;
   }
 
-  async faucet(address: string, chainId: number): Promise<{ amountBaseUnits: string; txHash: string }> {
-    return (await (await this.call("POST", "/api/sandbox/faucet", { address, chainId })).json()) as { amountBaseUnits: string; txHash: string };
+  /** Test tokens of `tokenAddress` (one the session accepts on `chainId`); `amountBaseUnits` in that token's own base units. */
+  async faucet(address: string, chainId: number, tokenAddress: string): Promise<{ amountBaseUnits: string; txHash: string }> {
+    return (await (await this.call("POST", "/api/sandbox/faucet", { address, chainId, tokenAddress })).json()) as { amountBaseUnits: string; txHash: string };
   }
 
   /** Records a signed authorization: the payment service submits it (the payer pays no network fee). */

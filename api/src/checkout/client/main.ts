@@ -8,7 +8,26 @@
 import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "../../../../sdk/src/protocol.ts";
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
 import { qrSvg } from "./qr.ts";
-import { cannotSignTypedData, finalScreen, formatCountdown, formatFee, formatUnits, gaslessLine, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type WalletProblem } from "./text.ts";
+import {
+  cannotSignTypedData,
+  finalScreen,
+  formatCountdown,
+  formatFee,
+  formatUnits,
+  gaslessLine,
+  insufficientTokenMessage,
+  networkChoiceText,
+  paymentUri,
+  progressSteps,
+  receivedSymbol,
+  sendsLine,
+  shortAddress,
+  tokenAmountText,
+  tokenBalanceText,
+  walletProblem,
+  type WalletProblem,
+} from "./text.ts";
+import { chosenToken, coveringToken, sameAddress, signsFor, type TokenOption } from "./tokens.ts";
 import { discoverWallets, Wallet, type WalletChoice } from "./wallet.ts";
 
 const POLL_OPEN_MS = 500;
@@ -28,10 +47,16 @@ let sentTxHash: string | undefined;
 let authorizedOn: number | undefined;
 /** The connected wallet cannot sign typed data: it pays by transfer (and the page says so). */
 let typedDataUnsupported = false;
-/** Where the payer pays by signing: offered there, and the wallet can sign. */
-const signsOn = (n: PayerNetwork) => !!n.gasless && !typedDataUnsupported;
+/** The payer pays by signing: offered there for the chosen token (the main one), and the wallet can sign. */
+const signsOn = (n: PayerNetwork, t: TokenOption) => signsFor(n, t) && !typedDataUnsupported;
+/** The token the payer picked, per network (absent: the network's main one). */
+const tokenChoice = new Map<number, string>();
+/** The connected account's balances, by `chainId:token` (lowercase); cleared when the account or its network changes. */
+const balances = new Map<string, bigint>();
+const balanceKey = (c: number, t: TokenOption) => `${c}:${t.tokenAddress.toLowerCase()}`;
 let busy = false;
 let renderedNetworks = "";
+let renderedTokens = "";
 let renderedQr = "";
 
 /** Every message of FromCheckout, without the protocol tag this function adds. */
@@ -70,7 +95,8 @@ function close() {
 // ---------- helpers of the view ----------
 
 const network = (): PayerNetwork | undefined => view?.networks.find((n) => n.chainId === chainId) ?? view?.networks[0];
-const tokenAmount = (n: PayerNetwork) => `${formatUnits(BigInt(n.amountBaseUnits), n.decimals)} ${n.tokenSymbol}`;
+/** The stablecoin the payer pays in on `n`: the one picked, else the main one. */
+const token = (n: PayerNetwork): TokenOption => chosenToken(n, tokenChoice.get(n.chainId));
 const isOpen = () => view?.status === "PENDING";
 /** A transfer is on its way or seen: no second way to pay, no faucet, no cancel until it settles. */
 const paymentUnderWay = () => !!sentTxHash || authorizedOn !== undefined || (view?.payments.length ?? 0) > 0;
@@ -95,7 +121,9 @@ function render() {
   $("env-badge").hidden = view.environment !== "sandbox";
   const paid = received();
   const paidNet = paid && view.networks.find((n) => n.chainId === paid.chainId);
-  const fmt = (v: bigint) => (paidNet ? `${formatUnits(v, paidNet.decimals)} ${paidNet.tokenSymbol}` : "");
+  // Payments count in the network's unit (its `decimals`), whichever token they were in.
+  const unit = paidNet ? receivedSymbol(view.payments.filter((p) => p.chainId === paidNet.chainId), paidNet.tokens, view.currency) : "";
+  const fmt = (v: bigint) => (paidNet ? `${formatUnits(v, paidNet.decimals)} ${unit}` : "");
   const over = paid && paidNet && paid.total > BigInt(paidNet.amountBaseUnits) ? paid.total - BigInt(paidNet.amountBaseUnits) : undefined;
   const screen = finalScreen(view.status, view.statusReason, {
     merchantName: view.merchantName,
@@ -119,6 +147,7 @@ function render() {
   placeProgress($("problem"));
   renderProgress();
   renderNetworks();
+  renderTokens();
   renderCountdown();
   renderQr();
   renderWallet();
@@ -156,10 +185,53 @@ function renderNetworks() {
     input.checked = n.chainId === chainId;
     input.addEventListener("change", () => void chooseNetwork(n.chainId));
     const text = document.createElement("span");
-    text.textContent = `${n.network} · ${tokenAmount(n)}`;
+    text.textContent = networkChoiceText(n);
     label.append(input, text);
     list.append(label);
   }
+}
+
+/**
+ * The token choice, where the network accepts more than one: a radio group (arrow keys move
+ * the choice, the legend names it for screen readers) drawn as a segmented control, each option
+ * its symbol and, once a wallet is connected, the wallet's balance of it — a payer who holds
+ * only USDT sees it at once. Rebuilt only when the network or its tokens change.
+ */
+function renderTokens() {
+  const n = network();
+  const tokens = n?.tokens ?? [];
+  $("tokens").hidden = tokens.length < 2;
+  if (!n || tokens.length < 2) return;
+  const list = $("token-list");
+  const key = `${n.chainId}:${tokens.map((t) => t.tokenAddress).join(",")}`;
+  if (key !== renderedTokens) {
+    renderedTokens = key;
+    list.replaceChildren(
+      ...tokens.map((t) => {
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = "token";
+        input.value = t.tokenAddress;
+        input.addEventListener("change", () => chooseToken(t.tokenAddress));
+        const symbol = document.createElement("span");
+        symbol.className = "symbol";
+        symbol.textContent = t.tokenSymbol;
+        const held = document.createElement("span");
+        held.className = "held";
+        label.append(input, symbol, held);
+        return label;
+      }),
+    );
+  }
+  const chosen = token(n);
+  // No other token once a payment is on its way: what is shown stays what is being paid.
+  ($("tokens") as HTMLFieldSetElement).disabled = paymentUnderWay();
+  list.querySelectorAll("label").forEach((label, i) => {
+    const t = tokens[i]!;
+    label.querySelector("input")!.checked = sameAddress(t.tokenAddress, chosen.tokenAddress);
+    label.querySelector(".held")!.textContent = wallet ? tokenBalanceText(t, balances.get(balanceKey(n.chainId, t))) : "";
+  });
 }
 
 function renderCountdown() {
@@ -175,15 +247,16 @@ function renderCountdown() {
 function renderQr() {
   const n = network();
   if (!n) return;
-  const uri = paymentUri(n);
+  const t = token(n);
+  const uri = paymentUri({ tokenAddress: t.tokenAddress, chainId: n.chainId, depositAddress: n.depositAddress, amountBaseUnits: t.amountBaseUnits });
   if (uri === renderedQr) return;
   renderedQr = uri;
-  $("qr").replaceChildren(qrSvg(uri, `QR code: pay ${tokenAmount(n)} on ${n.network}`));
-  $("qr-amount").textContent = tokenAmount(n);
-  $("qr-amount").dataset.value = formatUnits(BigInt(n.amountBaseUnits), n.decimals);
+  $("qr").replaceChildren(qrSvg(uri, `QR code: pay ${tokenAmountText(t)} on ${n.network}`));
+  $("qr-amount").textContent = tokenAmountText(t);
+  $("qr-amount").dataset.value = formatUnits(BigInt(t.amountBaseUnits), t.decimals);
   $("qr-address").textContent = n.depositAddress;
-  $("qr-token").textContent = `${n.tokenSymbol} ${n.tokenAddress}`;
-  $("qr-token").dataset.value = n.tokenAddress;
+  $("qr-token").textContent = `${t.tokenSymbol} ${t.tokenAddress}`;
+  $("qr-token").dataset.value = t.tokenAddress;
   $("qr-network").textContent = `${n.network} (chain id ${n.chainId})`;
   ($("qr-link") as HTMLAnchorElement).href = uri;
 }
@@ -214,10 +287,17 @@ function renderWallet() {
   }
   if (n) $("pay-network").textContent = n.network;
   if (wallet && n && view) {
+    const t = token(n);
     $("account").textContent = shortAddress(wallet.account);
     $("account").title = wallet.account;
-    $("pay-btn").textContent = `Pay ${tokenAmount(n)}`;
-    $("pay-equals").textContent = signsOn(n) ? gaslessLine(tokenAmount(n), `${view.amount} ${view.currency}`) : sendsLine(tokenAmount(n), `${view.amount} ${view.currency}`);
+    const held = balances.get(balanceKey(n.chainId, t));
+    if (held !== undefined) {
+      $("balance").textContent = `${formatUnits(held, t.decimals)} ${t.tokenSymbol}`;
+      $("balance").dataset.baseUnits = held.toString();
+    }
+    $("pay-btn").textContent = `Pay ${tokenAmountText(t)}`;
+    const price = `${view.amount} ${view.currency}`;
+    $("pay-equals").textContent = signsOn(n, t) ? gaslessLine(tokenAmountText(t), price) : sendsLine(tokenAmountText(t), price);
     $("pay-btn").toggleAttribute("disabled", busy || expired() || paymentUnderWay());
   }
 }
@@ -293,6 +373,16 @@ async function withBusy(work: () => Promise<void>) {
   }
 }
 
+/** The payer picks another token: amounts, balance, QR code and the way to pay follow it (same network: nothing to ask the wallet). */
+function chooseToken(address: string) {
+  const n = network();
+  if (!n || sameAddress(token(n).tokenAddress, address)) return;
+  tokenChoice.set(n.chainId, address);
+  clearProblem();
+  notice(undefined);
+  render();
+}
+
 async function chooseNetwork(id: number) {
   chainId = id;
   clearProblem();
@@ -306,6 +396,7 @@ async function connect(choice: WalletChoice) {
     try {
       wallet = await Wallet.connect(choice.provider);
       typedDataUnsupported = false;
+      balances.clear(); // another account's, if any: read afresh below
     } catch (err) {
       showProblem(walletProblem(err), [{ label: "Try again", run: () => void connect(choice) }]);
       return;
@@ -317,6 +408,7 @@ async function connect(choice: WalletChoice) {
         showProblem({ kind: "disconnected", message: "Your wallet disconnected. Connect it again to go on, or pay with the QR code." }, []);
       } else if (wallet) {
         wallet = new Wallet(provider, accounts[0] as `0x${string}`);
+        balances.clear();
         void refreshBalance();
       }
       render();
@@ -350,18 +442,25 @@ async function switchAndRefresh(): Promise<boolean> {
   return true;
 }
 
+/** The wallet's balance of every token the network accepts (the choice shows each), then the chosen one's in the facts. */
 async function refreshBalance() {
   const n = network();
   if (!wallet || !n) return;
+  const w = wallet;
+  const tokens = n.tokens.length > 0 ? n.tokens : [token(n)];
   try {
-    if ((await wallet.chainId()) !== n.chainId) {
+    if ((await w.chainId()) !== n.chainId) {
+      balances.clear();
       $("balance").textContent = `(wallet on another network)`;
+      render();
       return;
     }
-    const bal = await wallet.tokenBalance(n.tokenAddress);
-    $("balance").textContent = `${formatUnits(bal, n.decimals)} ${n.tokenSymbol}`;
-    $("balance").dataset.baseUnits = bal.toString();
+    const held = await Promise.all(tokens.map((t) => w.tokenBalance(t.tokenAddress)));
+    if (wallet !== w) return; // the account changed meanwhile: its own refresh follows
+    tokens.forEach((t, i) => balances.set(balanceKey(n.chainId, t), held[i]!));
+    render();
   } catch (err) {
+    balances.clear();
     $("balance").textContent = "—";
     showProblem(walletProblem(err, { networkName: n.network }), []);
   }
@@ -382,23 +481,25 @@ async function pay() {
       return;
     }
     if (!(await switchAndRefresh())) return;
-    const amount = BigInt(n.amountBaseUnits);
+    const t = token(n);
+    const amount = BigInt(t.amountBaseUnits);
     let prepared: Awaited<ReturnType<Wallet["prepareTransfer"]>>;
     try {
-      const balance = await wallet!.tokenBalance(n.tokenAddress);
+      const balance = await wallet!.tokenBalance(t.tokenAddress);
       if (balance < amount) {
+        // switchAndRefresh has just read every token's balance: one that covers the amount is offered.
+        const instead = coveringToken(n.tokens, t, (o) => balances.get(balanceKey(n.chainId, o)));
         showProblem(
-          {
-            kind: "insufficient_token",
-            message: `Your wallet holds ${formatUnits(balance, n.decimals)} ${n.tokenSymbol} on ${n.network}; this payment needs ${tokenAmount(n)}. Add ${n.tokenSymbol} to this wallet, or pay from another wallet with the QR code.`,
-          },
-          sandboxActions(),
+          { kind: "insufficient_token", message: insufficientTokenMessage({ held: balance, token: t, networkName: n.network, instead }) },
+          instead ? [{ label: `Pay in ${instead.tokenSymbol}`, run: () => chooseToken(instead.tokenAddress) }, ...sandboxActions()] : sandboxActions(),
         );
         return;
       }
-      // Where the payment service offers it: one signature, no gas coin needed (payByAuthorization).
-      if (signsOn(n) && (await payByAuthorization(n))) return;
-      prepared = await wallet!.prepareTransfer(n.tokenAddress, n.depositAddress, amount);
+      // Where the payment service offers it for this token: one signature, no gas coin needed (payByAuthorization).
+      if (signsOn(n, t) && (await payByAuthorization(n))) return;
+      // Any other token by a plain transfer; sent as is, never simulated against an ABI that
+      // expects a bool back (USDT's transfer returns nothing). The gas estimate is the dry run.
+      prepared = await wallet!.prepareTransfer(t.tokenAddress, n.depositAddress, amount);
       const native = await wallet!.nativeBalance();
       if (native < prepared.maxFeeWei) {
         showProblem(
@@ -476,17 +577,18 @@ async function watchReceipt(w: Wallet, hash: string) {
 async function getTestTokens() {
   const n = network();
   if (!api || !n) return;
+  const t = token(n);
   if (!wallet) {
     showProblem({ kind: "no_wallet", message: "Connect a wallet first: the test tokens go to its address." }, []);
     return;
   }
   await withBusy(async () => {
     try {
-      const r = await api!.faucet(wallet!.account, n.chainId);
+      const r = await api!.faucet(wallet!.account, n.chainId, t.tokenAddress);
       clearProblem();
       // The new balance first, then the notice: the payer never reads "sent" beside the old balance.
       await refreshBalance();
-      notice(`Test tokens sent: ${formatUnits(BigInt(r.amountBaseUnits), n.decimals)} ${n.tokenSymbol} to your wallet.`);
+      notice(`Test tokens sent: ${formatUnits(BigInt(r.amountBaseUnits), t.decimals)} ${t.tokenSymbol} to your wallet.`);
     } catch (err) {
       showProblem({ kind: "faucet", message: err instanceof ApiFailure ? err.message : String(err) }, []);
     }

@@ -1,5 +1,24 @@
 import { describe, expect, test } from "bun:test";
-import { cannotSignTypedData, finalScreen, formatCountdown, formatFee, formatUnits, gaslessLine, paymentUri, progressSteps, sendsLine, shortAddress, walletProblem, type Status } from "./text.ts";
+import {
+  cannotSignTypedData,
+  finalScreen,
+  formatCountdown,
+  formatFee,
+  formatUnits,
+  gaslessLine,
+  insufficientTokenMessage,
+  networkChoiceText,
+  paymentUri,
+  progressSteps,
+  receivedSymbol,
+  sendsLine,
+  shortAddress,
+  tokenAmountText,
+  tokenBalanceText,
+  walletProblem,
+  type Status,
+} from "./text.ts";
+import { chosenToken, coveringToken, signsFor, type TokenOption } from "./tokens.ts";
 import { qrPath } from "./qr.ts";
 
 describe("amounts and time", () => {
@@ -36,6 +55,68 @@ describe("amounts and time", () => {
 
   test("EIP-681 URI: transfer on the token contract of the chain", () => {
     expect(paymentUri({ tokenAddress: "0xT", chainId: 8453, depositAddress: "0xD", amountBaseUnits: "12340000" })).toBe("ethereum:0xT@8453/transfer?address=0xD&uint256=12340000");
+  });
+});
+
+describe("the token choice", () => {
+  // A network taking USDC (6 decimals, EIP-3009: the gasless offer is for it) and a DAI-like token with 18.
+  const USDC: TokenOption = { tokenAddress: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", tokenSymbol: "USDC", decimals: 6, amountBaseUnits: "12340000" };
+  const DAI: TokenOption = { tokenAddress: "0x50c5725949A6F0c72E6C4a641F24049A917DB0Cb", tokenSymbol: "DAI", decimals: 18, amountBaseUnits: "12340000000000000000" };
+  // The network's own fields are the main token's address and symbol in the session's unit (the most decimals).
+  const net = { ...USDC, decimals: 18, amountBaseUnits: DAI.amountBaseUnits, network: "Base", tokens: [USDC, DAI], gasless: { domain: { verifyingContract: USDC.tokenAddress.toLowerCase() } } };
+
+  test("the main token unless another accepted one is picked; a pick the network does not take falls back to the main one", () => {
+    expect(chosenToken(net, undefined)).toBe(USDC);
+    expect(chosenToken(net, DAI.tokenAddress.toLowerCase())).toBe(DAI);
+    expect(chosenToken(net, "0x2222222222222222222222222222222222222222")).toBe(USDC);
+    // A view without `tokens`: the network's own fields.
+    const { tokens: _t, ...bare } = net;
+    expect(chosenToken(bare, DAI.tokenAddress).tokenSymbol).toBe("USDC");
+  });
+
+  test("amounts in each token's own base units and decimals", () => {
+    expect(tokenAmountText(USDC)).toBe("12.34 USDC");
+    expect(tokenAmountText(DAI)).toBe("12.34 DAI");
+    expect(networkChoiceText(net)).toBe("Base · 12.34 USDC or DAI");
+    expect(networkChoiceText({ network: "Base", tokens: [USDC] })).toBe("Base · 12.34 USDC");
+    expect(sendsLine(tokenAmountText(DAI), "12.34 USD")).toBe("You send 12.34 DAI = 12.34 USD, the price.");
+    expect(tokenBalanceText(DAI, 5n * 10n ** 18n)).toBe("Balance 5.00");
+    expect(tokenBalanceText(USDC, undefined)).toBe("");
+  });
+
+  test("pay by signature only in the token the gasless offer is for; any other by transfer", () => {
+    expect(signsFor(net, USDC)).toBe(true);
+    expect(signsFor(net, DAI)).toBe(false);
+    expect(signsFor({ gasless: null }, USDC)).toBe(false);
+  });
+
+  test("the QR code's URI is for the chosen token and its own amount", () => {
+    const t = chosenToken(net, DAI.tokenAddress);
+    expect(paymentUri({ tokenAddress: t.tokenAddress, chainId: 8453, depositAddress: "0xD", amountBaseUnits: t.amountBaseUnits })).toBe(
+      `ethereum:${DAI.tokenAddress}@8453/transfer?address=0xD&uint256=12340000000000000000`,
+    );
+  });
+
+  test("not enough of the chosen token: another the wallet holds enough of is named as the way on", () => {
+    const held = new Map<string, bigint>([[USDC.tokenAddress, 0n], [DAI.tokenAddress, 20n * 10n ** 18n]]);
+    const instead = coveringToken(net.tokens, USDC, (t) => held.get(t.tokenAddress));
+    expect(instead).toBe(DAI);
+    expect(insufficientTokenMessage({ held: 0n, token: USDC, networkName: "Base", instead })).toBe(
+      "Your wallet holds 0.00 USDC on Base; this payment needs 12.34 USDC. It holds enough DAI: pay in DAI instead.",
+    );
+    // Not enough of any, or a balance not read: no such offer, and the usual way on.
+    expect(coveringToken(net.tokens, USDC, (t) => (t === DAI ? 12n * 10n ** 18n : 0n))).toBeUndefined();
+    expect(coveringToken(net.tokens, USDC, () => undefined)).toBeUndefined();
+    expect(coveringToken(net.tokens, DAI, (t) => held.get(t.tokenAddress))).toBeUndefined(); // never the chosen one itself
+    expect(insufficientTokenMessage({ held: 1_000_000n, token: USDC, networkName: "Base" })).toBe(
+      "Your wallet holds 1.00 USDC on Base; this payment needs 12.34 USDC. Add USDC to this wallet, or pay from another wallet with the QR code.",
+    );
+  });
+
+  test("what arrived is named in its token when all in one, else in the currency (several add up at par)", () => {
+    expect(receivedSymbol([{ token: DAI.tokenAddress.toLowerCase() }], net.tokens, "USD")).toBe("DAI");
+    expect(receivedSymbol([{ token: USDC.tokenAddress }, { token: DAI.tokenAddress }], net.tokens, "USD")).toBe("USD");
+    expect(receivedSymbol([{ token: null }], net.tokens, "USD")).toBe("USD");
   });
 });
 

@@ -4,6 +4,7 @@
  * for every wallet failure. Unit-tested apart from the page (text.test.ts).
  */
 import type { SessionStatus as Status } from "../../../../shared/status.ts";
+import { sameAddress, type TokenOption } from "./tokens.ts";
 
 export type { Status };
 
@@ -47,6 +48,45 @@ export function shortAddress(address: string): string {
  */
 export function sendsLine(tokenAmountText: string, priceText: string): string {
   return `You send ${tokenAmountText} = ${priceText}, the price.`;
+}
+
+/** "12.34 tUSDT": a token's amount of the session, in its own base units and decimals. */
+export function tokenAmountText(t: TokenOption): string {
+  return `${formatUnits(BigInt(t.amountBaseUnits), t.decimals)} ${t.tokenSymbol}`;
+}
+
+/** A network in the network choice: its name and what it takes ("Base · 12.34 USDC or USDT"; all at par, so one amount). */
+export function networkChoiceText(n: { network: string; tokens: readonly TokenOption[] }): string {
+  const [main, ...others] = n.tokens;
+  if (!main) return n.network;
+  return `${n.network} · ${tokenAmountText(main)}${others.map((t) => ` or ${t.tokenSymbol}`).join("")}`;
+}
+
+/** Under a token in the token choice: the wallet's balance of it ("Balance 50.00"), "" until known. */
+export function tokenBalanceText(t: TokenOption, balance: bigint | undefined): string {
+  return balance === undefined ? "" : `Balance ${formatUnits(balance, t.decimals)}`;
+}
+
+/**
+ * The wallet holds too little of the chosen token: what it holds, what is needed, and the way
+ * on — another accepted token it holds enough of (`instead`), else adding some or another wallet.
+ */
+export function insufficientTokenMessage(v: { held: bigint; token: TokenOption; networkName: string; instead?: TokenOption }): string {
+  const t = v.token;
+  const start = `Your wallet holds ${formatUnits(v.held, t.decimals)} ${t.tokenSymbol} on ${v.networkName}; this payment needs ${tokenAmountText(t)}.`;
+  if (v.instead) return `${start} It holds enough ${v.instead.tokenSymbol}: pay in ${v.instead.tokenSymbol} instead.`;
+  return `${start} Add ${t.tokenSymbol} to this wallet, or pay from another wallet with the QR code.`;
+}
+
+/**
+ * The unit of what arrived, for under- and over-payment texts (amounts in the network's unit): the
+ * token's symbol when every payment was in the same accepted token, else `currency` — several
+ * tokens add up at par, so the sum is in the session's currency.
+ */
+export function receivedSymbol(payments: readonly { token: string | null }[], tokens: readonly TokenOption[], currency: string): string {
+  const first = payments[0]?.token;
+  if (!first || payments.some((p) => !p.token || !sameAddress(p.token, first))) return currency;
+  return tokens.find((t) => sameAddress(t.tokenAddress, first))?.tokenSymbol ?? currency;
 }
 
 /**
