@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress } from "viem";
 import { startTestService, TEST_PRODUCTION_SETTLEMENT, type TestService } from "../../../testing/service.ts";
-import { predictDepositAddress, predictedTokenAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
+import { predictDepositAddress, predictedTestUsdtAddress, predictedTokenAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT } from "../config.ts";
 
 let svc: TestService;
@@ -79,6 +79,11 @@ describe("deposit addresses", () => {
         ),
         amountBaseUnits: "12340000",
         confirmations: 1,
+        // Every stablecoin the local network accepts, each with the amount in its own base units.
+        tokens: [
+          { tokenAddress: getAddress(predictedTokenAddress()), tokenSymbol: "TUSD", decimals: 6, amountBaseUnits: "12340000" },
+          { tokenAddress: getAddress(predictedTestUsdtAddress()), tokenSymbol: "tUSDT", decimals: 6, amountBaseUnits: "12340000" },
+        ],
         settlementAddress: getAddress(DEFAULT_SANDBOX_SETTLEMENT),
       },
     ]);
