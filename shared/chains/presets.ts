@@ -263,6 +263,11 @@ export function presetByChainId(chainId: number): ChainPreset | undefined {
   return Object.values(PRESETS).find((p) => p.chainId === chainId);
 }
 
+/** The preset stablecoin at `token` (any case) on a chain, if it is one. */
+export function presetStablecoin(chainId: number, token: string): StablecoinPreset | undefined {
+  return presetByChainId(chainId)?.stablecoins.find((c) => c.address?.toLowerCase() === token.toLowerCase());
+}
+
 /** `base-sepolia` → `BASE_SEPOLIA`: the suffix of every per-network env var. */
 export function envSuffix(key: string): string {
   return key.toUpperCase().replace(/-/g, "_");

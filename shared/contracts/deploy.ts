@@ -143,35 +143,35 @@ export async function ensureDeployed(
   return { token, factory, batch, usdt, deployed };
 }
 
+/** The service's own contracts, each with its init code and fixed address: what a main network needs. */
+function serviceContracts(): { name: "factory" | "batch"; contract: string; initCode: Hex; address: Address }[] {
+  return [
+    { name: "factory", contract: "DepositFactory", initCode: depositFactoryInitCode(), address: predictedFactoryAddress() },
+    { name: "batch", contract: "AuthorizationBatch", initCode: authorizationBatchInitCode(), address: predictedAuthorizationBatchAddress() },
+  ];
+}
+
 /**
- * Production chains need only the service's own contracts (TestUSD and TestUSDT are
- * sandbox-only): the deposit factory (sweeps) and AuthorizationBatch (several payers'
- * authorizations in one transaction). Deploys whichever is missing; `receipts`: the transactions this call sent.
+ * Production chains need only the service's own contracts (TestUSD is sandbox-only): the
+ * deposit factory (sweeps) and AuthorizationBatch (several payers' authorizations in one
+ * transaction). Deploys whichever is missing; `receipts`: the transactions this call sent.
  */
 export async function ensureServiceContractsDeployed(
   clients: ChainClients,
 ): Promise<{ factory: Address; batch: Address; deployed: ("factory" | "batch")[]; receipts: TransactionReceipt[] }> {
-  const factory = predictedFactoryAddress();
-  const batch = predictedAuthorizationBatchAddress();
   const deployed: ("factory" | "batch")[] = [];
   const receipts: TransactionReceipt[] = [];
-  for (const [what, initCode, address, name] of [
-    ["factory", depositFactoryInitCode(), factory, "DepositFactory"],
-    ["batch", authorizationBatchInitCode(), batch, "AuthorizationBatch"],
-  ] as const) {
-    const { sent, receipt } = await deployOnce(clients, initCode, address, name);
-    if (sent) deployed.push(what);
+  for (const c of serviceContracts()) {
+    const { sent, receipt } = await deployOnce(clients, c.initCode, c.address, c.contract);
+    if (sent) deployed.push(c.name);
     if (sent && receipt) receipts.push(receipt);
   }
-  return { factory, batch, deployed, receipts };
+  return { factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed, receipts };
 }
 
 /** The deployment transactions of the service's contracts (for a cost estimate before sending them). */
 export function serviceContractDeployTransactions(): { name: "factory" | "batch"; address: Address; to: Address; data: Hex }[] {
-  return [
-    { name: "factory", address: predictedFactoryAddress(), to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, depositFactoryInitCode()]) },
-    { name: "batch", address: predictedAuthorizationBatchAddress(), to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, authorizationBatchInitCode()]) },
-  ];
+  return serviceContracts().map((c) => ({ name: c.name, address: c.address, to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, c.initCode]) }));
 }
 
 /** The sandbox faucet account (TestUSD's and TestUSDT's minter); see DEV_FAUCET_ADDRESS. */

@@ -4,7 +4,7 @@
  * network and token. Money stays a bigint of token base units from the database to the page;
  * only the chart's geometry (chart.ts) turns it into numbers, for pixels.
  */
-import { presetByChainId } from "../../../shared/chains/presets.ts";
+import { presetStablecoin } from "../../../shared/chains/presets.ts";
 import { isSessionStatus, SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts";
 import type { DayGroup } from "../db/schema.ts";
 import { networkName } from "./format.ts";
@@ -73,7 +73,7 @@ export interface HomeFigures {
 
 /** The token's symbol when it is one of the network's known stablecoins, else a shortened address. */
 export function tokenLabel(chainId: number, token: string): string {
-  const coin = presetByChainId(chainId)?.stablecoins.find((c) => c.address?.toLowerCase() === token.toLowerCase());
+  const coin = presetStablecoin(chainId, token);
   if (coin) return coin.symbol;
   return `token ${token.slice(0, 6)}…${token.slice(-4)}`;
 }

@@ -82,7 +82,7 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
       update app.session_funds set reverted_at = now(), event_id = coalesce(event_id, ${eventId ?? null})
        where session_id = ${session.id} and chain_id = ${k.chain_id} and direction = ${k.direction} and tx_hash = ${k.tx_hash} and log_index = ${k.log_index}`);
   }
-  const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${k.tx_hash.toLowerCase()}:${k.log_index}`));
+  const seen = reportedKeys(known);
   const fresh = [
     ...m.incoming.map((t) => ({
       direction: "in" as const,
@@ -96,7 +96,7 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
       token: t.token,
     })),
     ...m.outgoing.map((o) => ({ direction: "out" as const, chainId: o.chainId, txHash: o.txHash, logIndex: -1, amount: o.amount, blockTimestamp: undefined, method: undefined, payer: undefined, token: undefined })),
-  ].filter((x) => !seen.has(`${x.chainId}:${x.direction}:${x.txHash.toLowerCase()}:${x.logIndex}`));
+  ].filter((x) => !seen.has(movementKey(x.chainId, x.direction, x.txHash, x.logIndex)));
   for (const f of fresh) {
     const t = m.transition;
     const explained =
@@ -115,29 +115,55 @@ export function reportMoneyMovements(writes: Pipeline, tx: TransactionSql, sessi
         tx,
         session,
         f.direction === "in"
-          ? {
-              reason: "funds_received",
-              detail: {
-                chainId: f.chainId,
-                txHash: f.txHash,
-                logIndex: f.logIndex,
-                amountBaseUnits: f.amount.toString(),
-                blockTimestamp: f.blockTimestamp.toISOString(),
-                onTime: f.blockTimestamp <= m.expiresAt,
-                method: f.method ?? "transfer",
-                ...(f.payer ? { payer: checksummed(f.payer) } : {}),
-                ...(f.token ? { token: checksummed(f.token) } : {}),
-              },
-            }
+          ? { reason: "funds_received", detail: receivedDetail(f, m.expiresAt) }
           : { reason: "funds_settled", detail: { chainId: f.chainId, txHash: f.txHash, amountBaseUnits: f.amount.toString() } },
       );
     }
-    writes.send(tx`
-      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, token_address, block_timestamp, event_id)
-      values (${session.id}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric, ${f.token ?? null},
-              ${f.blockTimestamp?.toISOString() ?? null}::timestamptz, ${eventId ?? null})
-      on conflict do nothing`);
+    recordLedgerRow(writes, tx, session.id, f, eventId);
   }
+}
+
+/** A movement as the ledger holds it (app.session_funds): `amount` in the session's unit, or a stray token's own base units. */
+interface LedgerMovement {
+  direction: "in" | "out";
+  chainId: number;
+  txHash: string;
+  /** -1 for money out (one row per transaction). */
+  logIndex: number;
+  amount: bigint;
+  blockTimestamp?: Date;
+  method?: "transfer" | "authorization";
+  payer?: string;
+  token?: string;
+}
+
+const movementKey = (chainId: number, direction: string, txHash: string, logIndex: number) => `${chainId}:${direction}:${txHash.toLowerCase()}:${logIndex}`;
+
+/** The ledger's movements already reported, by movementKey. */
+const reportedKeys = (known: readonly ReportedMovement[]) => new Set(known.map((k) => movementKey(k.chain_id, k.direction, k.tx_hash, k.log_index)));
+
+/** A `funds_received` event's detail for money in (its statusReason is added by recordMoneyEvent). */
+function receivedDetail(f: LedgerMovement & { blockTimestamp: Date }, expiresAt: Date) {
+  return {
+    chainId: f.chainId,
+    txHash: f.txHash,
+    logIndex: f.logIndex,
+    amountBaseUnits: f.amount.toString(),
+    blockTimestamp: f.blockTimestamp.toISOString(),
+    onTime: f.blockTimestamp <= expiresAt,
+    method: f.method ?? "transfer",
+    ...(f.payer ? { payer: checksummed(f.payer) } : {}),
+    ...(f.token ? { token: checksummed(f.token) } : {}),
+  };
+}
+
+/** Queues the ledger row of a movement, with the event that reported it (a replay of the same step writes nothing). */
+function recordLedgerRow(writes: Pipeline, tx: TransactionSql, sessionId: string, f: LedgerMovement, eventId: string | undefined): void {
+  writes.send(tx`
+    insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, token_address, block_timestamp, event_id)
+    values (${sessionId}, ${f.chainId}, ${f.direction}, ${f.txHash.toLowerCase()}, ${f.logIndex}, ${f.amount.toString()}::numeric, ${f.token ?? null},
+            ${f.blockTimestamp?.toISOString() ?? null}::timestamptz, ${eventId ?? null})
+    on conflict do nothing`);
 }
 
 /**
@@ -156,29 +182,13 @@ export function reportStrayFunds(
   depth: (chainId: number) => number,
   expiresAt: Date,
 ): Transfer[] {
-  const seen = new Set(known.map((k) => `${k.chain_id}:${k.direction}:${k.tx_hash.toLowerCase()}:${k.log_index}`));
-  const fresh = strays.filter((t) => t.token && t.confirmations >= depth(t.chainId) && !seen.has(`${t.chainId}:in:${t.txHash.toLowerCase()}:${t.logIndex}`));
+  const seen = reportedKeys(known);
+  const fresh = strays.filter((t) => t.token && t.confirmations >= depth(t.chainId) && !seen.has(movementKey(t.chainId, "in", t.txHash, t.logIndex)));
   for (const t of fresh) {
-    const eventId = recordMoneyEvent(writes, tx, session, {
-      reason: "funds_received",
-      detail: {
-        chainId: t.chainId,
-        txHash: t.txHash,
-        logIndex: t.logIndex,
-        amountBaseUnits: t.value.toString(),
-        blockTimestamp: t.blockTimestamp.toISOString(),
-        onTime: t.blockTimestamp <= expiresAt,
-        method: "transfer",
-        ...(t.from ? { payer: checksummed(t.from) } : {}),
-        token: checksummed(t.token!),
-        accepted: false,
-      },
-    });
-    writes.send(tx`
-      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, token_address, block_timestamp, event_id)
-      values (${session.id}, ${t.chainId}, 'in', ${t.txHash.toLowerCase()}, ${t.logIndex}, ${t.value.toString()}::numeric, ${t.token!},
-              ${t.blockTimestamp.toISOString()}::timestamptz, ${eventId})
-      on conflict do nothing`);
+    const f: LedgerMovement = { direction: "in", chainId: t.chainId, txHash: t.txHash, logIndex: t.logIndex, amount: t.value, blockTimestamp: t.blockTimestamp, method: "transfer", token: t.token };
+    if (t.from) f.payer = t.from;
+    const eventId = recordMoneyEvent(writes, tx, session, { reason: "funds_received", detail: { ...receivedDetail({ ...f, blockTimestamp: t.blockTimestamp }, expiresAt), accepted: false } });
+    recordLedgerRow(writes, tx, session.id, f, eventId);
   }
   return fresh;
 }

@@ -60,20 +60,27 @@ const CONFIRMATIONS = "greatest(coalesce(h.block_number, t.block_number) - t.blo
  * A deposit `d`'s accepted stablecoins as rows `k(address, decimals)`: session_deposits.tokens, or
  * for a session created before several tokens, its one token in the deposit's unit.
  */
-const ACCEPTED_TOKENS = `cross join lateral jsonb_to_recordset(case when jsonb_array_length(d.tokens) > 0 then d.tokens
+const ACCEPTED_TOKEN_ROWS = `jsonb_to_recordset(case when jsonb_array_length(d.tokens) > 0 then d.tokens
            else jsonb_build_array(jsonb_build_object('address', d.token_address, 'decimals', d.decimals)) end) as k(address text, decimals int)`;
+const ACCEPTED_TOKENS = `cross join lateral ${ACCEPTED_TOKEN_ROWS}`;
 
 /**
  * A transfer's value in the session's unit on its network (session_deposits.decimals, the most
- * decimals among its tokens): every accepted stablecoin counts at par, and sums across tokens of
- * different decimals stay exact integers.
+ * decimals among its tokens), as the column `name`: every accepted stablecoin counts at par, and
+ * sums across tokens of different decimals stay exact integers.
  */
-const VALUE_IN_UNIT = "(t.value * 10::numeric ^ (d.decimals - k.decimals))::numeric(78, 0)::text as value";
+const valueInUnit = (name: string) => `(t.value * 10::numeric ^ (d.decimals - k.decimals))::numeric(78, 0)::text as ${name}`;
+
+/** A transfer's value in its own token's base units (a token the session does not accept has no unit of the session's). */
+const RAW_VALUE = "t.value::text as value";
+
+/** readIndexed's columns of a transfer `t` and its head `h`, its value as `value` (valueInUnit or RAW_VALUE). */
+const transferColumns = (value: string) => `t.chain_id, t.tx_hash, t.log_index, ${value}, t.block_timestamp::text as block_timestamp, t."from", t."to", t.token, ${CONFIRMATIONS}`;
 
 /**
  * The session's ($1) indexed transfers of value of its accepted stablecoins, into its deposit
  * addresses (`'in'`) and out of them (`'out'`) as the column `label`, each with `columns` of the
- * transfer `t` (its value: VALUE_IN_UNIT) and its head `h`.
+ * transfer `t` (its value: valueInUnit) and its head `h`.
  */
 function sessionTransfersSql(label: string, columns: string): string {
   return `select 'in' as ${label}, ${columns}
@@ -118,7 +125,7 @@ function sessionStraySql(label: string, columns: string): string {
          join ${INDEXER_SCHEMA}.transfers t on t.chain_id = d.chain_id and t."to" = d.address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0
-          and not exists (select 1 ${ACCEPTED_TOKENS.replace("cross join lateral", "from")} where k.address = t.token)`;
+          and not exists (select 1 from ${ACCEPTED_TOKEN_ROWS} where k.address = t.token)`;
 }
 
 /** What readIndexed finds of a session. */
@@ -152,7 +159,6 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
     if (!meta?.transfers || !meta.meta || !meta.heads || !meta.authorized) return meta?.launched ? "not_ready" : { transfers: [], outflows: [], authorized: [], strays: [] };
     tablesSeen = true;
   }
-  const transferColumns = `t.chain_id, t.tx_hash, t.log_index, ${VALUE_IN_UNIT}, t.block_timestamp::text as block_timestamp, t."from", t."to", t.token, ${CONFIRMATIONS}`;
   let rows;
   try {
     rows = await tx.unsafe(
@@ -161,11 +167,11 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
               bool_and((value->>'is_ready')::int = 1)::text as value, null::text as block_timestamp, null::text as "from", null::text as "to", null::text as token, null::int as confirmations
          from ${INDEXER_SCHEMA}._ponder_meta where value ? 'is_ready'
        union all
-       ${sessionTransfersSql("dir", transferColumns)}
+       ${sessionTransfersSql("dir", transferColumns(valueInUnit("value")))}
        union all
-       ${sessionAuthorizedSql("dir", transferColumns)}
+       ${sessionAuthorizedSql("dir", transferColumns(valueInUnit("value")))}
        union all
-       ${sessionStraySql("dir", transferColumns.replace(VALUE_IN_UNIT, "t.value::text as value"))}`,
+       ${sessionStraySql("dir", transferColumns(RAW_VALUE))}`,
       [sessionId, authorizationNonce(sessionId)],
     );
   } catch (e) {
@@ -429,7 +435,7 @@ export function methodOfLedgerRow(alias: string, indexerPresent: boolean): strin
  */
 export async function readIndexedMoves(sql: Sql, sessionId: string): Promise<IndexedMove[]> {
   if (!(await indexerTablesPresent(sql))) return [];
-  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.token, ${VALUE_IN_UNIT.replace(" as value", " as amount")}, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
+  const cols = `t.chain_id, t.tx_hash, t.log_index, t."from", t."to", t.token, ${valueInUnit("amount")}, t.block_timestamp::text as ts, t.block_number, ${CONFIRMATIONS}`;
   try {
     // A missing table here (a rebuild began since the look above) is nothing to show, not a failure.
     const rows = await sql.unsafe(

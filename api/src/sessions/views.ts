@@ -8,7 +8,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import type { SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import type { ReasonAndDetail } from "./event-detail.ts";
 import type { AcceptedToken, paymentSessions, sessionDeposits, sessionEvents } from "../db/schema.ts";
-import { presetByChainId } from "../../../shared/chains/presets.ts";
+import { presetByChainId, presetStablecoin } from "../../../shared/chains/presets.ts";
 import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 
 /**
@@ -105,8 +105,7 @@ export function tokenViews(d: DepositLike): NetworkTokenView[] {
   }));
 }
 
-const symbolOf = (chainId: number, token: string) =>
-  presetByChainId(chainId)?.stablecoins.find((c) => c.address?.toLowerCase() === token.toLowerCase())?.symbol ?? "USD stablecoin";
+const symbolOf = (chainId: number, token: string) => presetStablecoin(chainId, token)?.symbol ?? "USD stablecoin";
 
 /**
  * One event of the session: a status change's reason, or a money event's (`funds_received`,

@@ -69,6 +69,16 @@ export async function authorizationsOf(sql: Sql | TransactionSql, txId: string):
   return rows.map(recordedAuthorization);
 }
 
+/** Whether the chain says the authorization's nonce is used (by anyone: our transaction, a stranger's, or the payer's cancel). */
+export function usedOnChain(c: SweepChain, auth: RecordedAuthorization): Promise<boolean> {
+  return c.client.readContract({
+    address: getAddress(auth.tokenAddress),
+    abi: eip3009Abi,
+    functionName: "authorizationState",
+    args: [getAddress(auth.fromAddress), auth.nonce],
+  });
+}
+
 type Outcome = { sessionId: string; status: "mined" | "failed" | "recorded"; failure?: Refusal };
 
 /** A mined (and confirmed) authorization transaction: each authorization's outcome, with the transaction's, in one database transaction. */
@@ -78,13 +88,7 @@ export async function recordAuthorizationMined(c: SweepChain, txId: string, rece
   const outcomes: Outcome[] = await Promise.all(
     auths.map(async (auth): Promise<Outcome> => {
       if (receiptPaid(receipt, auth)) return { sessionId: auth.sessionId, status: "mined" };
-      const used = await c.client.readContract({
-        address: getAddress(auth.tokenAddress),
-        abi: eip3009Abi,
-        functionName: "authorizationState",
-        args: [getAddress(auth.fromAddress), auth.nonce],
-      });
-      if (used) return { sessionId: auth.sessionId, status: "failed", failure: USED_ELSEWHERE };
+      if (await usedOnChain(c, auth)) return { sessionId: auth.sessionId, status: "failed", failure: USED_ELSEWHERE };
       if (batched) {
         const detail =
           receipt.status === "success"

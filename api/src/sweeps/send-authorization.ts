@@ -20,9 +20,8 @@
  *
  * It never changes a session's status: the payment is the indexer's to see, like any other.
  */
-import { BaseError, getAddress, type Address } from "viem";
+import { BaseError, type Address } from "viem";
 import { gaslessMaxFeeWei } from "../../../shared/chains/config.ts";
-import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import {
   authorizationCall,
@@ -41,7 +40,7 @@ import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts"
 import { sessionOverBudget } from "./guard.ts";
 import { withGasMargin } from "./plan.ts";
 import { overSpent } from "./send.ts";
-import { RECORDED_COLUMNS, recordedAuthorization } from "./authorization-outcome.ts";
+import { RECORDED_COLUMNS, recordedAuthorization, usedOnChain } from "./authorization-outcome.ts";
 import type { TransactionSql } from "postgres";
 
 /** Waits before a record is looked at again, by why it waits. */
@@ -187,13 +186,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
 
 /** One authorization's own call, simulated: its gas, or why it must not be sent (refused, or dearer than one payment's budget). */
 async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas: bigint } | { refusal: Refusal }> {
-  const used = await c.client.readContract({
-    address: getAddress(auth.tokenAddress),
-    abi: eip3009Abi,
-    functionName: "authorizationState",
-    args: [getAddress(auth.fromAddress), auth.nonce],
-  });
-  if (used) return { refusal: USED_ELSEWHERE };
+  if (await usedOnChain(c, auth)) return { refusal: USED_ELSEWHERE };
   const call = authorizationCall(auth);
   try {
     const gas = await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data });
