@@ -21,7 +21,7 @@ import postgres from "postgres";
 import { ConfigError, loadConfig, type Config } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.ts";
-import { migrate } from "../db/migrate.ts";
+import { DatabaseAhead, migrate } from "../db/migrate.ts";
 import { createApiKey, createMerchant, findMerchant, listApiKeys, revokeApiKey } from "../credentials/store.ts";
 import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
@@ -102,7 +102,7 @@ const merchantId = async () => {
 };
 
 try {
-  const applied = await migrate(database.sql);
+  const applied = await migrate(database.sql).catch((e) => (e instanceof DatabaseAhead ? die(`refusing to start: ${e.message}`) : Promise.reject(e)));
   const db = database.db;
   switch (command) {
     case "migrate": {

@@ -51,7 +51,7 @@ export class IndexerSeat {
   private readonly tickMs: number;
   private readonly ttlMs: number;
   private readonly fenceMs: number;
-  state: IndexerState = "standby";
+  state: IndexerState | undefined;
 
   constructor(private readonly opts: IndexerSeatOptions) {
     this.tickMs = opts.timing?.tickMs ?? TICK_MS;
@@ -66,14 +66,15 @@ export class IndexerSeat {
 
   /** Takes the seat if it is free (and then waits for Ponder to listen), else waits as a standby. */
   async start(): Promise<void> {
-    this.setState("standby");
     await this.tick();
-    await this.starting;
+    if (!this.holding) this.setState("standby");
+    // Renewals go on while Ponder starts (that takes seconds: longer than FENCE_MS at worst).
     this.timer = setInterval(() => void this.tick(), this.tickMs);
+    await this.starting;
   }
 
   private setState(state: IndexerState): void {
-    if (state === this.state && this.timer) return;
+    if (state === this.state) return;
     this.state = state;
     this.opts.onState?.(state);
   }

@@ -1,0 +1,141 @@
+/**
+ * Two indexer nodes (`bun run indexer`) on one database, as an operator runs them on two hosts:
+ * one indexes, the other waits; the first killed outright, the second takes over and resumes
+ * where the index stood, nothing indexed twice; a node that loses its lease stops writing; a
+ * Ponder whose node died does not outlive it.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import postgres from "postgres";
+import { privateKeyToAccount, generatePrivateKey } from "viem/accounts";
+import { createTestDatabase } from "../../../testing/database.ts";
+import { chainEnv, isolatedEnv, startTestChain, type TestChain } from "../../../testing/indexer-stack.ts";
+import { freePort } from "../../../testing/ports.ts";
+import { eventually } from "../../../testing/eventually.ts";
+import { migrate } from "../db/migrate.ts";
+
+const ROOT = resolve(import.meta.dir, "../../..");
+let chain: TestChain;
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let sql: postgres.Sql;
+const dir = mkdtempSync(join(tmpdir(), "paysession-seat-"));
+const nodes: ReturnType<typeof Bun.spawn>[] = [];
+
+beforeAll(async () => {
+  chain = await startTestChain("local");
+  db = await createTestDatabase();
+  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  await migrate(sql);
+});
+afterAll(async () => {
+  for (const n of nodes) {
+    try {
+      process.kill(-n.pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  await sql.end();
+  await db.drop();
+  await chain.chain.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function startNode(name: string, extra: Record<string, string> = {}) {
+  const env = isolatedEnv({
+    ...chainEnv([chain]),
+    DATABASE_URL: db.url,
+    SERVICE_INDEX_MODE: "full",
+    SERVICE_INDEXER_POLLING_MS: "100",
+    SERVICE_WS_URL_LOCAL: "off",
+    SERVICE_INDEXER_PORT: String(await freePort()),
+    SERVICE_DATA_DIR: join(dir, name),
+    ...extra,
+  });
+  const proc = Bun.spawn(["bun", "api/src/nodes/indexer-main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env } as Record<string, string>,
+    stdout: process.env.SEAT_TEST_LOGS ? "inherit" : "ignore",
+    stderr: process.env.SEAT_TEST_LOGS ? "inherit" : "ignore",
+    detached: true,
+  });
+  nodes.push(proc);
+  return proc;
+}
+
+async function holder(): Promise<{ node: string; pid: number; valid: boolean } | undefined> {
+  const [row] = await sql`select l.holder as node, n.pid, l.expires_at > now() as valid from app.leases l join app.nodes n on n.id = l.holder where l.name = 'indexer'`;
+  return row ? { node: String(row.node), pid: Number(row.pid), valid: Boolean(row.valid) } : undefined;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const childrenOf = (pid: number) =>
+  Bun.spawnSync(["pgrep", "-P", String(pid)]).stdout.toString().split("\n").filter(Boolean).map(Number);
+
+async function payAndWaitIndexed(timeoutMs: number): Promise<{ txHash: string; ms: number }> {
+  const t0 = Date.now();
+  const to = privateKeyToAccount(generatePrivateKey()).address;
+  const { transactionHash } = await chain.mint(to, 1_000_000n);
+  await eventually(
+    async () => (await sql`select 1 from indexer.transfers where tx_hash = ${transactionHash}`.catch(() => [])).length === 1,
+    `transfer ${transactionHash} indexed`,
+    timeoutMs,
+  );
+  return { txHash: transactionHash, ms: Date.now() - t0 };
+}
+
+test("one indexes, one waits; killed outright, the standby takes over within 30 s and nothing is indexed twice", async () => {
+  const a = await startNode("a");
+  const first = await eventually(async () => (await holder())?.pid === a.pid && (await holder()), "node a holding the lease", 60_000);
+  const b = await startNode("b", { SERVICE_INDEXER: "standby" });
+  await eventually(async () => (await sql`select 1 from app.nodes where pid = ${b.pid} and indexer = 'standby'`).length === 1, "node b registered as standby", 60_000);
+  const before = await payAndWaitIndexed(30_000);
+
+  // a's node process dies at once (not its process group): its Ponder must not outlive it.
+  const ponderOfA = childrenOf(a.pid);
+  expect(ponderOfA.length).toBeGreaterThan(0);
+  const killedAt = Date.now();
+  process.kill(a.pid, "SIGKILL");
+  await eventually(() => ponderOfA.every((pid) => !alive(pid)), "a's orphaned Ponder gone", 5000);
+
+  // b takes the lease over and indexes a payment made after the kill.
+  const paid = await payAndWaitIndexed(45_000);
+  const takeoverMs = Date.now() - killedAt;
+  console.log(JSON.stringify({ takeoverSeconds: takeoverMs / 1000, indexedAfterPaymentSeconds: paid.ms / 1000 }));
+  expect(takeoverMs).toBeLessThan(30_000);
+  const now = await holder();
+  expect(now?.pid).toBe(b.pid);
+  expect(now?.node).not.toBe(first && first.node);
+  // Resumed, not rebuilt twice over: the first transfer is there once.
+  const rows = await sql`select count(*)::int as n from indexer.transfers where tx_hash = ${before.txHash}`;
+  expect(rows[0]!.n).toBe(1);
+}, 150_000);
+
+test("a node that loses its lease stops its Ponder at once; it takes the seat again when it is free", async () => {
+  const h = (await holder())!;
+  const ponder = childrenOf(h.pid);
+  expect(ponder.length).toBeGreaterThan(0);
+  // Another node has it now (as if ours had let it expire while cut off).
+  await sql`update app.leases set holder = 'node_thief', expires_at = now() + interval '5 seconds' where name = 'indexer'`;
+  await eventually(() => ponder.every((pid) => !alive(pid)), "the fenced node's Ponder stopped", 5000);
+  await eventually(async () => (await sql`select 1 from app.nodes where pid = ${h.pid} and indexer = 'standby'`).length === 1, "back to standby", 5000);
+  // The thief's lease runs out: ours again, and indexing goes on.
+  await eventually(async () => (await holder())?.pid === h.pid, "the seat taken again", 30_000);
+  await payAndWaitIndexed(45_000);
+}, 120_000);
+
+test("a clean stop releases the lease at once", async () => {
+  const h = (await holder())!;
+  process.kill(h.pid, "SIGTERM");
+  await eventually(async () => (await sql`select 1 from app.leases where name = 'indexer'`).length === 0, "lease released", 20_000);
+  await eventually(() => !alive(h.pid), "node exited", 20_000);
+}, 60_000);

@@ -1,0 +1,92 @@
+/**
+ * Three API processes on one database, a key hammered through them in turn (as a round-robin
+ * load balancer spreads it): the service admits the documented limit once, not three times; a
+ * node stopped or gone silent leaves the registry and the others' shares grow back.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { loadConfig } from "../config.ts";
+import { startService, type RunningService } from "../server.ts";
+import { startTestService, TEST_CHAIN_ENV, type TestService } from "../../../testing/service.ts";
+import { NetworkReadiness } from "../onchain/network-status.ts";
+import { loadChainsConfig } from "../../../shared/chains/config.ts";
+import { eventually } from "../../../testing/eventually.ts";
+
+const PER_SECOND = 20;
+const BURST = 20;
+const LIMITS = { SERVICE_RATE_LIMIT_PER_SECOND: String(PER_SECOND), SERVICE_RATE_LIMIT_BURST: String(BURST), SERVICE_WEBHOOK_WORKER: "false" };
+
+let first: TestService;
+const others: RunningService[] = [];
+let key: string;
+
+async function another(): Promise<RunningService> {
+  const config = loadConfig({ ...TEST_CHAIN_ENV, ...LIMITS, SERVICE_PORT: "0", SERVICE_ENCRYPTION_KEY: first.config.encryptionKey!.toString("base64"), DATABASE_URL: first.databaseUrl });
+  const networks = loadChainsConfig(TEST_CHAIN_ENV).networks;
+  const s = await startService(config, () => {}, { networks, readiness: NetworkReadiness.trusted(networks) });
+  others.push(s);
+  return s;
+}
+
+beforeAll(async () => {
+  first = await startTestService(LIMITS);
+  await another();
+  await another();
+  ({ sandboxKey: key } = await first.merchant());
+});
+afterAll(async () => {
+  for (const s of others) await s.stop().catch(() => {});
+  await first.close();
+});
+
+/** Requests at ~`rate`/s for `ms`, round-robin over `urls`; how many were admitted, and over how long. */
+async function hammer(urls: string[], ms: number, rate = 120): Promise<{ admitted: number; refused: number; seconds: number }> {
+  let admitted = 0;
+  let refused = 0;
+  let i = 0;
+  const t0 = performance.now();
+  const inFlight: Promise<void>[] = [];
+  while (performance.now() - t0 < ms) {
+    const url = urls[i++ % urls.length]!;
+    inFlight.push(
+      fetch(`${url}/payment-sessions?limit=1`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
+        await r.arrayBuffer();
+        if (r.status === 200) admitted++;
+        else if (r.status === 429) refused++;
+        else throw new Error(`unexpected ${r.status}`);
+      }),
+    );
+    await Bun.sleep(1000 / rate);
+  }
+  await Promise.all(inFlight);
+  return { admitted, refused, seconds: (performance.now() - t0) / 1000 };
+}
+
+test("three API processes hold one key at its documented limit (±10 %), not three times it", async () => {
+  const urls = [first.url, ...others.map((s) => s.url)];
+  // Every process has seen the other two beat.
+  await eventually(() => [first, ...others].every((s) => s.services.presence.apiNodes === 3), "every process counting three API nodes");
+  const { admitted, refused, seconds } = await hammer(urls, 4000);
+  const expected = BURST + PER_SECOND * seconds;
+  expect(refused).toBeGreaterThan(0);
+  expect(admitted).toBeGreaterThanOrEqual(Math.floor(expected * 0.9));
+  expect(admitted).toBeLessThanOrEqual(Math.ceil(expected * 1.1));
+}, 30_000);
+
+test("a node that stops, or dies without a word, leaves the registry: the others' shares grow back", async () => {
+  const [b, c] = others as [RunningService, RunningService];
+  await c.stop(); // a clean stop deletes its row at once
+  others.pop();
+  await eventually(() => [first, b].every((s) => s.services.presence.apiNodes === 2), "two API nodes counted after a clean stop");
+  // A third API node that then dies without a word (SIGKILL, its host gone): its row stays and ages.
+  const sql = first.services.database.sql;
+  await sql`insert into app.nodes (id, roles, host, pid, version, migration) values ('node_silent', ${sql.array(["api"])}, 'elsewhere', 1, '0', 'x')`;
+  await eventually(() => [first, b].every((s) => s.services.presence.apiNodes === 3), "the newcomer counted");
+  await sql`update app.nodes set heartbeat_at = now() - interval '8 seconds' where id = 'node_silent'`;
+  await eventually(() => [first, b].every((s) => s.services.presence.apiNodes === 2), "the silent node no longer counted");
+  // Two left: together they admit the whole limit again, not two thirds of it.
+  await Bun.sleep(1000 * (BURST / PER_SECOND)); // buckets full again
+  const { admitted, seconds } = await hammer([first.url, b.url], 3000);
+  const expected = BURST + PER_SECOND * seconds;
+  expect(admitted).toBeGreaterThanOrEqual(Math.floor(expected * 0.9));
+  expect(admitted).toBeLessThanOrEqual(Math.ceil(expected * 1.1));
+}, 30_000);
