@@ -89,14 +89,10 @@ indexer = await startIndexerSeat({
   config,
   chains: chains.config,
   databaseUrl: running.databaseUrl,
-  sql: running.services.database.sql,
   nodeId: running.services.presence.info.id,
   env: chainEnv.env,
   log,
   onState: (state) => running.services.presence.setIndexer(state),
-  // An indexer that stops is not caught up by waiting: stop (the lease is released, so a standby
-  // takes over at once), so that a supervisor restarts us.
-  onFailure: (e) => void fail("indexer", e),
 }).catch((e) => fail("indexer start", e));
 
 if (running.sweeper) log(`sweeper   running (batches of ${config.sweeps.batchSize}; SERVICE_SWEEPER=false to run it apart)`);

@@ -14,7 +14,6 @@ import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
 import { ensureDeployed } from "../../shared/contracts/deploy.ts";
 import { localClients } from "../../shared/devchain/clients.ts";
 import { startIndexer, type IndexerProcess } from "../../indexer/process.ts";
-import type { Sql } from "postgres";
 import { IndexerSeat } from "./nodes/indexer-seat.ts";
 import type { IndexerState } from "./nodes/registry.ts";
 
@@ -52,14 +51,10 @@ export async function startIndexerSeat(opts: {
   config: Config;
   chains: ChainsConfig;
   databaseUrl: string;
-  /** The node's own pool, for the lease. */
-  sql: Sql;
   nodeId: string;
   env: Record<string, string | undefined>;
   log: (line: string) => void;
   onState?: (state: IndexerState) => void;
-  /** The indexer failed to start, or exited after it started, while this node held the lease. */
-  onFailure?: (err: unknown) => void;
 }): Promise<IndexerSeat | undefined> {
   const { config, chains, log } = opts;
   if (chains.networks.length === 0) {
@@ -68,14 +63,15 @@ export async function startIndexerSeat(opts: {
   }
   if (!config.indexerEnabled) return undefined;
   const seat = new IndexerSeat({
-    sql: opts.sql,
+    databaseUrl: opts.databaseUrl,
     nodeId: opts.nodeId,
     log,
     onState: (state) => {
       if (state === "standby") log("indexer   standby: another node holds the indexer lease (or none yet); this one takes over if it stops");
       opts.onState?.(state);
     },
-    onFailure: opts.onFailure,
+    // The seat is given up (another node may take it) and tried again after a pause.
+    onFailure: (err) => log(`indexer   FAILED, seat given up (tried again shortly): ${String((err as Error)?.message ?? err)}`),
     startIndexer: async () => {
       const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log, clearStaleLock: true });
       log(`indexer   ${indexer.url}  (SQL ${indexer.url}/sql, GraphQL ${indexer.url}/graphql; ${chains.indexMode} mode; networks: ${chains.networks.map((n) => n.key).join(", ")})`);

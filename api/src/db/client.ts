@@ -30,6 +30,12 @@ export interface PoolOptions {
    * one right plan at any table size: the grouped creates, keyed creates and key lookups.
    */
   plans?: "custom" | "kept";
+  /**
+   * The connections hold session state that must live as long as the pool (a session advisory
+   * lock: nodes/indexer-seat.ts): never recycled. By default postgres.js replaces each
+   * connection after 30 to 60 minutes.
+   */
+  keepConnections?: boolean;
 }
 
 /**
@@ -66,6 +72,7 @@ export function connect(url: string, opts: PoolOptions = {}): Database {
     types: { bigint: postgres.BigInt },
     connect_timeout: (opts.connectTimeoutMs ?? 2000) / 1000,
     keep_alive: 10,
+    ...(opts.keepConnections ? { max_lifetime: 0 } : {}),
     connection: {
       ...(opts.plans === "kept" ? KEPT_PLANS : CUSTOM_PLANS),
       ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: Math.max(statementTimeoutMs, 10_000) } : {}),

@@ -37,26 +37,23 @@ const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${conf
 const database = connect(url, { max: 3, connectTimeoutMs: config.dbConnectTimeoutMs, statementTimeoutMs: config.dbStatementTimeoutMs });
 const presence = await joinAsNode(database.sql, ["indexer"], log);
 
-let stopping = false;
 const seat = await startIndexerSeat({
   config,
   chains: chains.config,
   databaseUrl: url,
-  sql: database.sql,
   nodeId: presence.info.id,
   env: process.env,
   log,
   onState: (state) => presence.setIndexer(state),
-  // The lease is released already: a standby takes over; we exit so that a supervisor restarts us.
-  onFailure: (err) => {
-    if (stopping) return;
-    console.error(`[paysession-indexer] indexer failed: ${String((err as Error)?.message ?? err)}`);
-    void shutDown().then(() => process.exit(1));
-  },
+}).catch(async (err) => {
+  // A first start that fails is a configuration to fix: said once, exit 1.
+  console.error(`[paysession-indexer] indexer start failed: ${String((err as Error)?.message ?? err)}`);
+  await presence.stop();
+  await database.close();
+  process.exit(1);
 });
 
 async function shutDown(): Promise<void> {
-  stopping = true;
   await seat?.stop();
   await presence.stop();
   await database.close();

@@ -120,17 +120,27 @@ test("one indexes, one waits; killed outright, the standby takes over within 30 
   expect(rows[0]!.n).toBe(1);
 }, 150_000);
 
-test("a node that loses its lease stops its Ponder at once; it takes the seat again when it is free", async () => {
+test("a node that loses the seat stops its Ponder at once; a holder gone silent is ended once its lease expires", async () => {
   const h = (await holder())!;
   const ponder = childrenOf(h.pid);
   expect(ponder.length).toBeGreaterThan(0);
-  // Another node has it now (as if ours had let it expire while cut off).
-  await sql`update app.leases set holder = 'node_thief', expires_at = now() + interval '5 seconds' where name = 'indexer'`;
-  await eventually(() => ponder.every((pid) => !alive(pid)), "the fenced node's Ponder stopped", 5000);
-  await eventually(async () => (await sql`select 1 from app.nodes where pid = ${h.pid} and indexer = 'standby'`).length === 1, "back to standby", 5000);
-  // The thief's lease runs out: ours again, and indexing goes on.
-  await eventually(async () => (await holder())?.pid === h.pid, "the seat taken again", 30_000);
-  await payAndWaitIndexed(45_000);
+  // Another node takes the seat, as if ours had been cut off past its lease: it takes the lease,
+  // then the lock (which ours lets go when it sees the lease is not its own any more)…
+  const thief = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql`update app.leases set holder = 'node_thief', expires_at = now() + interval '4 seconds' where name = 'indexer'`;
+    const [{ pid: thiefPid }] = (await thief`select pg_backend_pid() as pid`) as unknown as [{ pid: number }];
+    const locked = thief`select pg_advisory_lock(7301552020::bigint)`.then(() => Date.now());
+    await eventually(() => ponder.every((pid) => !alive(pid)), "the fenced node's Ponder stopped", 5000);
+    await eventually(async () => (await sql`select 1 from app.nodes where pid = ${h.pid} and indexer = 'standby'`).length === 1, "back to standby", 5000);
+    await locked;
+    // …then goes silent (its connection stays open, its lease runs out): ours ends that session and takes the seat.
+    await eventually(async () => (await holder())?.pid === h.pid, "the seat taken again", 30_000);
+    expect((await sql`select 1 from pg_stat_activity where pid = ${thiefPid}`).length).toBe(0);
+    await payAndWaitIndexed(45_000);
+  } finally {
+    await thief.end({ timeout: 1 }).catch(() => {});
+  }
 }, 120_000);
 
 test("a clean stop releases the lease at once", async () => {

@@ -13,14 +13,17 @@ export const INDEXER_LEASE = "indexer";
 const Acquired = rowShape("lease acquired", { holder: col.text, previous: col.nullable(col.text), previous_expired_ms: col.nullable(col.float) });
 
 /**
- * Takes the lease if nobody holds it or its holder let it expire (or renews it if we hold it).
- * Says who held it before when it changed hands, and how long ago that one's lease had expired.
+ * Takes the lease if nobody holds it or its holder let it expire (or renews it if we hold it);
+ * `force`: whoever holds it (the caller knows the holder is gone: indexer-seat.ts holds the
+ * seat's lock). Says who held it before when it changed hands, and how long ago that one's lease
+ * had expired (negative: it had not).
  */
 export async function acquireLease(
   sql: Sql,
   name: string,
   holder: string,
   ttlMs: number,
+  force = false,
 ): Promise<{ acquired: false } | { acquired: true; previous: string | null; previousExpiredMs: number | null }> {
   const rows = await sql`
     with prev as (select holder, expires_at from app.leases where name = ${name})
@@ -29,7 +32,7 @@ export async function acquireLease(
     on conflict (name) do update
       set holder = excluded.holder, expires_at = excluded.expires_at,
           acquired_at = case when l.holder = excluded.holder then l.acquired_at else now() end
-      where l.holder = excluded.holder or l.expires_at < now()
+      where ${force} or l.holder = excluded.holder or l.expires_at < now()
     returning l.holder,
       (select holder from prev where holder <> ${holder}) as previous,
       (select (extract(epoch from now() - expires_at) * 1000)::float8 from prev where holder <> ${holder}) as previous_expired_ms`;
