@@ -10,7 +10,7 @@
 import { ConfigError, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { parseChainsEnv } from "../../../shared/chains/config.ts";
-import { startIndexerSeat } from "../onchain.ts";
+import { startIndexerSeat } from "./indexer-start.ts";
 import { stopOnSignals } from "../shutdown.ts";
 import { joinAsNode } from "./join.ts";
 
