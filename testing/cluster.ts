@@ -260,6 +260,7 @@ async function main() {
   // ---------------------------------------------------------------- the hammer: one key through the three APIs
   const hammer = apiClient(proxy.url, hammerKey);
   const hammerAnswers = new Map<number, number>();
+  const hammerOdd: string[] = [];
   const inFlight: Promise<void>[] = [];
   const hammerStart = Date.now();
   for (let i = 0; i < HAMMER_SECONDS * HAMMER_OFFERED_PER_SECOND; i++) {
@@ -267,8 +268,11 @@ async function main() {
     if (due > Date.now()) await Bun.sleep(due - Date.now());
     inFlight.push(
       hammer("GET", "/payment-sessions?limit=1")
-        .then((r) => r.status)
-        .catch(() => 0)
+        .then((r) => {
+          if (r.status !== 200 && r.status !== 429 && hammerOdd.length < 5) hammerOdd.push(`${r.status} ${JSON.stringify(r.body)}`);
+          return r.status;
+        })
+        .catch((e) => (hammerOdd.push(String(e)), 0))
         .then((status) => void hammerAnswers.set(status, (hammerAnswers.get(status) ?? 0) + 1)),
     );
   }
@@ -297,7 +301,8 @@ async function main() {
     if (s === undefined || s > TAKEOVER_LIMIT_SECONDS) problems.push(`indexer takeover ${i + 1}: ${s === undefined ? "no block indexed within 60 s" : `${s.toFixed(1)} s`} (limit ${TAKEOVER_LIMIT_SECONDS} s)`);
   });
   if (Math.abs(accepted - expected) > expected * 0.1) problems.push(`the hammer: ${accepted} requests accepted through ${apis.length} APIs, expected ${expected} ± 10 % (burst ${LIMIT.burst} + ${LIMIT.perSecond}/s × ${hammerSeconds.toFixed(1)} s)`);
-  if (answers.has(500)) problems.push(`a 500 answer (${JSON.stringify(Object.fromEntries(answers))})`);
+  if (answers.has(500)) problems.push(`a 500 answer to the traffic (${JSON.stringify(Object.fromEntries(answers))})`);
+  if (hammerOdd.length) problems.push(`the hammer was answered neither 200 nor 429: ${hammerOdd.join("; ")}`);
 
   console.log(
     JSON.stringify({
@@ -331,7 +336,7 @@ const toCancelCount = (sessions: { pay: boolean }[]) => sessions.filter((s) => !
  */
 async function relayerProblems(sql: postgres.Sql, publicClient: ReturnType<typeof localClients>["publicClient"], token: Address, sessions: { id: string; deposit: Address; pay: boolean }[]) {
   const problems: string[] = [];
-  const rows = decodeRows(RelayerTx, await sql`select relayer, nonce::text as nonce, state, tx_hashes from app.sweep_transactions where chain_id = ${CHAIN_ID} and state <> 'dropped' order by relayer, nonce`);
+  const rows = decodeRows(RelayerTx, await sql`select relayer, nonce, state, tx_hashes from app.sweep_transactions where chain_id = ${CHAIN_ID} and state <> 'dropped' order by relayer, nonce`);
   const outOfDeposit = new Map<string, number>();
   for (const relayer of new Set(rows.map((r) => r.relayer))) {
     const mine = rows.filter((r) => r.relayer === relayer);
