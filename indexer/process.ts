@@ -28,6 +28,8 @@ import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from 
 import { installHeadNotify } from "./head-notify.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** Ponder's bin, behind a wrapper that exits with us (ponder-child.ts). */
+const PONDER_CHILD = resolve(ROOT, "indexer/ponder-child.ts");
 const PONDER_BIN = resolve(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js");
 const BUILD_CHANGED = "was previously used by a different Ponder app";
 
@@ -46,6 +48,12 @@ export interface StartIndexerOptions {
   notice?: (line: string) => void;
   /** Skip the RPC start-up checks (chain id, decimals); tests of the checks themselves only. */
   skipChainChecks?: boolean;
+  /**
+   * The caller holds the indexer lease (api/src/nodes/indexer-seat.ts), so a Ponder lock left on
+   * the schema is a dead process's: cleared, so Ponder starts at once instead of waiting out
+   * its 25-s heartbeat expiry.
+   */
+  clearStaleLock?: boolean;
 }
 
 export interface IndexerProcess {
@@ -55,8 +63,12 @@ export interface IndexerProcess {
   /** Resolves once Ponder has finished its backfill and serves /ready with 200. */
   waitUntilReady(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
-  /** stop() was called (an exit after that is no failure). */
+  /** stop() or kill() was called (an exit after that is no failure). */
   readonly stopped: boolean;
+  /** SIGKILL at once, the schema's lock left as it is (fencing: another node may hold it now). */
+  kill(): void;
+  /** Resolves when the child has exited (by itself or stopped). */
+  readonly exited: Promise<number | null>;
   /** The last few hundred log lines, for error messages. */
   recentLogs(): string[];
 }
@@ -72,6 +84,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   let startBlocks: Record<string, string>;
   try {
     await ensureStateTables(sql);
+    if (opts.clearStaleLock) await unlockSchema(sql, schema);
     startBlocks = await resolveStartBlocks(sql, config.networks, async (n) => Number(await publicClientFor(n).getBlockNumber()));
     const fingerprint = createHash("sha256")
       .update(readFileSync(resolve(ROOT, "ponder.schema.ts")))
@@ -126,6 +139,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   const { child, port } = run;
   const url = `http://127.0.0.1:${port}`;
   let stopped = false;
+  const exited = new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once("exit", (code) => r(code))));
   void keepHeadNotifyInstalled(opts.databaseUrl, schema, () => stopped || child.exitCode !== null, onLine);
 
   return {
@@ -135,6 +149,11 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
     },
     pid: child.pid!,
     config,
+    exited,
+    kill() {
+      stopped = true;
+      child.kill("SIGKILL");
+    },
     recentLogs: () => [...logs],
     async waitUntilReady(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
@@ -156,15 +175,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
       // "unlock" never reaches the database and the next start would wait out the 25 s
       // heartbeat expiry. Our child is dead and held the lock, so releasing it is safe.
       const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
-      try {
-        await admin.unsafe(
-          `update "${schema.replace(/"/g, '""')}"._ponder_meta set value = jsonb_set(value, '{is_locked}', to_jsonb(0)) where key = 'app'`,
-        );
-      } catch {
-        // No _ponder_meta yet (stopped before migrating): nothing to unlock.
-      } finally {
-        await admin.end();
-      }
+      await unlockSchema(admin, schema).finally(() => admin.end());
     },
   };
 }
@@ -221,10 +232,14 @@ type SpawnResult = { outcome: "listening"; child: ChildProcess; port: number } |
 
 /** Spawns Ponder and waits until it listens (resolving the port it really took) or exits. */
 function spawnPonder(port: number, schema: string, env: Record<string, string>, onLine: (l: string) => void): Promise<SpawnResult> {
-  const args = [PONDER_BIN, "start", "--root", "indexer", "--schema", schema];
-  args.push("--port", String(port), "--hostname", "127.0.0.1", "--log-format", "json");
+  const args = ["start", "--root", "indexer", "--schema", schema, "--port", String(port), "--hostname", "127.0.0.1", "--log-format", "json"];
+  // Under Node (which cannot run the TypeScript wrapper) Ponder's bin runs bare, without the orphan guard.
   const useNode = env.PONDER_RUNTIME === "node";
-  const child = spawn(useNode ? "node" : bunBinary(), useNode ? args : ["--bun", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(useNode ? "node" : bunBinary(), useNode ? [PONDER_BIN, ...args] : ["--bun", PONDER_CHILD, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   return new Promise((resolvePromise) => {
     let settled = false;
     const settle = (r: SpawnResult) => {
@@ -263,6 +278,16 @@ function spawnPonder(port: number, schema: string, env: Record<string, string>, 
 function bunBinary(): string {
   // Under Bun, execPath is bun itself; from Node fall back to `bun` on PATH.
   return process.versions.bun ? process.execPath : "bun";
+}
+
+/** Marks Ponder's lock on the schema released (its holder is known to be dead). */
+async function unlockSchema(sql: postgres.Sql, schema: string): Promise<void> {
+  try {
+    await sql.unsafe(`update "${schema.replace(/"/g, '""')}"._ponder_meta set value = jsonb_set(value, '{is_locked}', to_jsonb(0)) where key = 'app'`);
+  } catch (e) {
+    // No _ponder_meta yet (never started, or stopped before migrating): nothing to unlock.
+    if ((e as { code?: string })?.code !== "42P01" && (e as { code?: string })?.code !== "3F000") throw e;
+  }
 }
 
 async function dropSchema(sql: postgres.Sql, schema: string): Promise<void> {

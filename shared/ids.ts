@@ -20,6 +20,7 @@ export const ID_PREFIX = {
   webhookAttempt: "wha_",
   dashboardUser: "usr_",
   securityEvent: "sec_",
+  node: "node_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

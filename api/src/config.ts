@@ -38,6 +38,7 @@ export interface Config {
   sandboxSettlementAddress: string;
   /** Port of the local anvil that `bun run dev` starts (when SERVICE_RPC_URL_LOCAL is unset). */
   devChainPort: number;
+  /** SERVICE_INDEXER: true or standby (a candidate for the indexer lease), false. */
   indexerEnabled: boolean;
   indexerPort: number;
   indexerReadyTimeoutMs: number;
@@ -253,7 +254,9 @@ export function loadConfig(env: Env = process.env): Config {
     logRequests: bool("SERVICE_LOG_REQUESTS", false),
     sandboxSettlementAddress: address("SERVICE_SANDBOX_SETTLEMENT_ADDRESS", DEFAULT_SANDBOX_SETTLEMENT),
     devChainPort: int("SERVICE_DEV_CHAIN_PORT", 8545, 1, 65535),
-    indexerEnabled: bool("SERVICE_INDEXER", true),
+    // `standby` names a second indexer node: every node with the indexer on is a candidate, the one
+    // holding the lease indexes and the others wait to take over (nodes/indexer-seat.ts).
+    indexerEnabled: str("SERVICE_INDEXER", "true").toLowerCase() === "standby" || bool("SERVICE_INDEXER", true),
     indexerPort: int("SERVICE_INDEXER_PORT", 42069, 1, 65535),
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
     encryptionKey: undefined,

@@ -9,9 +9,9 @@ import { ensureDemoUser } from "./dashboard/demo-user.ts";
 import { startMerchantExample, type MerchantExample } from "../../examples/merchant/server.ts";
 import { relayerAddressFor, startService, type RunningService } from "./server.ts";
 import { describeStatus, NetworkReadiness, probeNetworks } from "./onchain/network-status.ts";
-import { chainEnvFor, startIndexerBeside, startLocalNetwork } from "./onchain.ts";
+import { chainEnvFor, startIndexerSeat, startLocalNetwork } from "./onchain.ts";
 import type { DevChain } from "../../shared/devchain/index.ts";
-import type { IndexerProcess } from "../../indexer/process.ts";
+import type { IndexerSeat } from "./nodes/indexer-seat.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
 import { relayerKeyProblems } from "./sweeps/relayer.ts";
 import { stopOnSignals } from "./shutdown.ts";
@@ -49,7 +49,7 @@ if (dev && !process.env.SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS) config.webhooks.a
 // with its Postgres, then the indexer (which writes into that Postgres).
 let chain: DevChain | undefined;
 let service: RunningService | undefined;
-let indexer: IndexerProcess | undefined;
+let indexer: IndexerSeat | undefined;
 let shop: MerchantExample | undefined;
 const fail = async (what: string, err: unknown) => {
   console.error(`[paysession] ${what} failed: ${String((err as Error)?.message ?? err)}`);
@@ -79,19 +79,24 @@ readiness.seed(statuses);
 if (!networks.some((n) => n.environment === "sandbox")) {
   log("no sandbox network is enabled: sandbox keys get 503 network_unavailable (run a sandbox server beside this one, see docs/going-live.md, \"Sandbox and production side by side\")");
 }
-const running = await startService(config, log, { networks, readiness }).catch((e) => fail("service start", e));
+const indexerRole = config.indexerEnabled && networks.length > 0;
+const running = await startService(config, log, { networks, readiness, indexerRole }).catch((e) => fail("service start", e));
 service = running;
 log(`API       ${running.url}   (public base: ${config.publicUrl}, sandbox base: ${config.sandboxPublicUrl})`);
 log(`Swagger   ${running.swaggerUrl}`);
 if (config.webhooks.allowPrivateTargets) log("webhooks  sandbox endpoints may target localhost and private addresses (SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS=false to refuse)");
-indexer = await startIndexerBeside({
+indexer = await startIndexerSeat({
   config,
   chains: chains.config,
   databaseUrl: running.databaseUrl,
+  sql: running.services.database.sql,
+  nodeId: running.services.presence.info.id,
   env: chainEnv.env,
   log,
-  // An indexer that stops is not caught up by waiting: stop, so that a supervisor restarts us.
-  onExit: (e) => void fail("indexer", e),
+  onState: (state) => running.services.presence.setIndexer(state),
+  // An indexer that stops is not caught up by waiting: stop (the lease is released, so a standby
+  // takes over at once), so that a supervisor restarts us.
+  onFailure: (e) => void fail("indexer", e),
 }).catch((e) => fail("indexer start", e));
 
 if (running.sweeper) log(`sweeper   running (batches of ${config.sweeps.batchSize}; SERVICE_SWEEPER=false to run it apart)`);
@@ -101,7 +106,7 @@ if (dev) {
   const { credentials, created } = await ensureDemoMerchant(running.services.database.db, file, {
     apiBaseUrl: config.sandboxPublicUrl.toString().replace(/\/$/, ""),
     swaggerUrl: running.swaggerUrl,
-    ...(indexer ? { indexerUrl: indexer.url } : {}),
+    ...(indexer?.process ? { indexerUrl: indexer.process.url } : {}),
     ...(chain ? { rpcUrl: chain.rpcUrl } : {}),
   });
   log(`demo merchant (sandbox)${created ? " created" : ""}:`);

@@ -31,6 +31,9 @@ import { Outage } from "./db/outage.ts";
 import { createGroup } from "./sessions/create/group.ts";
 import { KeyMemo } from "./credentials/key-memo.ts";
 import { apiKeyLookups } from "./credentials/store.ts";
+import { NodePresence } from "./nodes/presence.ts";
+import { thisNode, type NodeRole } from "./nodes/registry.ts";
+import { purgeFullBuckets } from "./http/payer-limit.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
@@ -72,6 +75,8 @@ export interface StartOptions {
   networks?: NetworkConfig[];
   /** Their readiness (main.ts seeds it with the boot's probes); default: probed on demand. */
   readiness?: NetworkReadiness;
+  /** This process also sits at the indexer (main.ts): the registry shows the role. */
+  indexerRole?: boolean;
 }
 
 /** The relayer's address on a network: the configured key's, or on sandbox the dev key's. */
@@ -102,6 +107,7 @@ export async function startService(config: Config, log: (line: string) => void =
   let runnerThread: RunnerThread | undefined;
   let sweeper: Sweeper | undefined;
   let readiness: NetworkReadiness | undefined;
+  let presence: NodePresence | undefined;
   const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
     if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
     sweeper = await startSweeper({
@@ -132,6 +138,16 @@ export async function startService(config: Config, log: (line: string) => void =
     const applied = await migrate(database.sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
     const networks = options.networks ?? [];
+    // In the node registry from here on: the other API processes count this one in their share
+    // of the per-key limit, and `admin nodes` shows it.
+    const roles: NodeRole[] = ["api"];
+    if (config.runner.enabled && networks.length > 0) roles.push("actors");
+    if (config.sweeps.enabled && networks.length > 0) roles.push("sweeper");
+    if (config.webhooks.worker) roles.push("webhooks");
+    if (options.indexerRole) roles.push("indexer");
+    presence = new NodePresence(database.sql, thisNode(roles), log);
+    await presence.start();
+    const nodePresence = presence;
     readiness =
       options.readiness ??
       new NetworkReadiness(networks, { relayerFor: relayerAddressFor(config, networks), refreshMs: config.networkCheckMs, log });
@@ -145,7 +161,8 @@ export async function startService(config: Config, log: (line: string) => void =
       networks,
       readiness,
       faucet: new Faucet(),
-      limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst),
+      limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst, () => nodePresence.apiNodes),
+      presence: nodePresence,
       keyTouchedAt: new Map(),
       apiKeys: apiKeyLookups(groupedDatabase.sql),
       keyMemo: new KeyMemo(),
@@ -198,12 +215,12 @@ export async function startService(config: Config, log: (line: string) => void =
     const url = `http://${config.bindHost}:${server.port}`;
     // Housekeeping only: a skipped run loses nothing, the next one catches up. During a
     // database outage it says so once, not every hour.
-    const purgeOutage = new Outage("idempotency purge", log);
+    const purgeOutage = new Outage("housekeeping purge", log);
     const housekeeping = setInterval(() => {
-      purgeExpiredIdempotencyKeys(database!.sql).then(
+      Promise.all([purgeExpiredIdempotencyKeys(database!.sql), purgeFullBuckets(database!.sql)]).then(
         () => purgeOutage.ok(),
         (e) => {
-          if (purgeOutage.failed(e) === undefined) log(`idempotency purge failed: ${String((e as Error)?.message ?? e)}`);
+          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets) failed: ${String((e as Error)?.message ?? e)}`);
         },
       );
     }, HOUSEKEEPING_EVERY_MS);
@@ -232,6 +249,7 @@ export async function startService(config: Config, log: (line: string) => void =
         await runnerThread?.stop();
         await sweeper?.stop();
         await worker?.stop();
+        await presence?.stop();
         await groupedDatabase?.close();
         await database!.close();
         await embedded?.stop();
@@ -244,6 +262,7 @@ export async function startService(config: Config, log: (line: string) => void =
     await runnerThread?.stop().catch(() => {});
     await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
+    await presence?.stop().catch(() => {});
     await groupedDatabase?.close().catch(() => {});
     await database?.close().catch(() => {});
     await embedded?.stop().catch(() => {});

@@ -9,6 +9,8 @@
  *   user:password --email a@b.c [--password …]       a new password; every signed-in session of the user ends
  *   networks                                         each enabled network: RPC, chain id, head, stablecoin, factory, relayer balance
  *   factory:deploy --chain 8453                      deploys the deposit factory there (once per network; idempotent)
+ *   migrate                                          applies this build's migrations (the first step of a rolling upgrade)
+ *   nodes                                            the service's processes: roles, host, version, started, last beat, the indexer's
  * `networks` and `factory:deploy` use the network variables (SERVICE_RPC_URL_<KEY>, SERVICE_RELAYER_PRIVATE_KEY), not the database.
  * Secrets are printed once, here, and never again. Add --json for machine-readable output.
  * Uses DATABASE_URL, or the embedded Postgres of the data dir (the running one if `bun run dev` is up).
@@ -26,10 +28,13 @@ import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { parseSettlementAddress } from "../sessions/deposits.ts";
 import { setSettlement } from "../sessions/settlements.ts";
 import { networkCommand } from "./networks.ts";
+import { describeNodes } from "./nodes.ts";
+import { listNodes } from "../nodes/registry.ts";
+import { indexerLease } from "../nodes/lease.ts";
 import { changePassword, createUser, findUserByEmail, UserInputError } from "../dashboard/users.ts";
 import { newSecret } from "../../../shared/ids.ts";
 
-const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--json]`;
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy|migrate|nodes> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--json]`;
 
 function die(message: string): never {
   console.error(message);
@@ -97,9 +102,18 @@ const merchantId = async () => {
 };
 
 try {
-  await migrate(database.sql);
+  const applied = await migrate(database.sql);
   const db = database.db;
   switch (command) {
+    case "migrate": {
+      out(applied.length ? `applied migrations: ${applied.join(", ")}` : "the database was up to date", { applied });
+      break;
+    }
+    case "nodes": {
+      const [nodes, lease] = await Promise.all([listNodes(database.sql), indexerLease(database.sql)]);
+      out(describeNodes(nodes, lease), { nodes, indexer: lease });
+      break;
+    }
     case "merchant:create": {
       const m = await createMerchant(db, values.name ?? die("--name is required"));
       const sandbox = await createApiKey(db, m.id, "sandbox", "first sandbox key");

@@ -4,6 +4,12 @@
  * from two processes at once (the whole run holds a transaction-scoped advisory lock,
  * so the second waits, then finds nothing left to do). A migration whose file changed
  * after it was applied is an error, not a silent skip.
+ *
+ * Every process runs it at start, so the build and the database always agree: an older build
+ * meets a database migrated by a newer one and refuses to start (`DatabaseAhead`) instead of
+ * running against tables it does not know. A rolling upgrade migrates first (the first node of
+ * the new build, or `bun run admin migrate`), then replaces the nodes one by one: the nodes
+ * still running the old build keep running, because migrations only add (docs/topology.md).
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -45,7 +51,18 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
 
 const AppliedMigration = rowShape("applied migrations, with their hashes", { tag: col.text, hash: col.text });
 
-/** Returns the tags it applied (empty when the database was up to date). */
+/** The database holds migrations this build does not know: it was migrated by a newer build. */
+export class DatabaseAhead extends Error {
+  constructor(readonly unknownTags: string[], readonly newestKnown: string) {
+    super(
+      `the database was migrated by a newer build (migrations ${unknownTags.join(", ")}; this build knows up to ${newestKnown}): ` +
+        "refusing to start an older build against it. Deploy the build that migrated it (see docs/topology.md, Rolling upgrades)",
+    );
+    this.name = "DatabaseAhead";
+  }
+}
+
+/** Returns the tags it applied (empty when the database was up to date). Throws DatabaseAhead. */
 export async function migrate(sql: Sql, migrations = readMigrations()): Promise<string[]> {
   return sql.begin(async (tx) => {
     // Migrations (and waiting for another process's) may take longer than a request's statement.
@@ -60,6 +77,9 @@ export async function migrate(sql: Sql, migrations = readMigrations()): Promise<
     )`);
     const rows = decodeRows(AppliedMigration, await tx`select tag, hash from app.__migrations`);
     const done = new Map(rows.map((r) => [r.tag, r.hash]));
+    const known = new Set(migrations.map((m) => m.tag));
+    const unknown = rows.map((r) => r.tag).filter((tag) => !known.has(tag));
+    if (unknown.length > 0) throw new DatabaseAhead(unknown.sort(), migrations.at(-1)?.tag ?? "none");
     const applied: string[] = [];
     for (const m of migrations) {
       const prior = done.get(m.tag);

@@ -705,3 +705,55 @@ export const dashboardDayChecks = app.table(
   },
   (t) => [primaryKey({ columns: [t.merchantId, t.environment] })],
 );
+
+/**
+ * The service's live processes (api/src/nodes/): each registers at start, beats every few
+ * seconds and deletes its row on a clean stop. A row whose beat is old is a node that died:
+ * the API processes share the per-key rate limit among the live ones, and `bun run admin nodes`
+ * and /readyz show them all.
+ */
+export const nodes = app.table(
+  "nodes",
+  {
+    id: text("id").primaryKey(),
+    /** What the process does: api, actors, sweeper, webhooks, indexer (several for one API process). */
+    roles: text("roles").array().notNull(),
+    host: text("host").notNull(),
+    pid: integer("pid").notNull(),
+    /** The build's version (package.json) and the newest migration it knows. */
+    version: text("version").notNull(),
+    migration: text("migration").notNull(),
+    startedAt: ts("started_at").notNull().defaultNow(),
+    heartbeatAt: ts("heartbeat_at").notNull().defaultNow(),
+    /** The indexer role's state: `active` (its Ponder writes the index), `standby`; null without it. */
+    indexer: text("indexer"),
+  },
+  (t) => [index("nodes_heartbeat_idx").on(t.heartbeatAt)],
+);
+
+/**
+ * A lease one node holds at a time (name `indexer`: the node whose Ponder writes the index). The
+ * holder renews it before `expires_at`; a node that cannot renew in time stops the work first.
+ */
+export const leases = app.table("leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  acquiredAt: ts("acquired_at").notNull().defaultNow(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+/**
+ * Token buckets kept in the database, for limits that must hold across every API process and
+ * restart whatever the load balancer does: the payer's sandbox helpers (http/payer-limit.ts),
+ * which move test tokens and are rare, so one statement per use costs nothing that matters.
+ */
+export const rateBuckets = app.table(
+  "rate_buckets",
+  {
+    name: text("name").primaryKey(),
+    /** Whole and fractional tokens left at `at` (not money: a count of requests). */
+    tokens: numeric("tokens").notNull(),
+    at: ts("at").notNull().defaultNow(),
+  },
+  (t) => [index("rate_buckets_at_idx").on(t.at)],
+);

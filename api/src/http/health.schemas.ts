@@ -10,6 +10,28 @@ const NullableString = t.Union([t.String(), t.Null()]);
 
 const NullableBool = t.Union([t.Boolean(), t.Null()]);
 
+const NodesSummary = t.Object(
+  {
+    self: t.String({ description: "the id of the node that answered (app.nodes)" }),
+    alive: t.Integer({ description: "live nodes: processes of the service that beat within the last seconds" }),
+    roles: t.Record(t.String(), t.Integer(), { description: "live nodes per role (api, actors, sweeper, webhooks, indexer); a process may have several" }),
+    versions: t.Array(t.String(), { description: "the builds the live nodes run (version and newest migration): more than one during a rolling upgrade" }),
+    indexer: t.Union(
+      [
+        t.Object({
+          node: t.String({ description: "the node whose indexer writes the index (it holds the indexer lease)" }),
+          host: NullableString,
+          since: t.String(),
+          leaseValid: t.Boolean({ description: "false: its holder stopped renewing (died?) and no standby has taken over yet" }),
+        }),
+        t.Null(),
+      ],
+      { description: "which node indexes (how far behind: each network's `indexer`); null when none has since the last clean stop" },
+    ),
+  },
+  { description: "the service's processes, from the node registry (`bun run admin nodes` lists them)" },
+);
+
 export const Readiness = t.Object({
   status: t.String({ description: '"ready": the database is migrated and every enabled network is ready; "degraded": some network is not ready (its sessions are not offered), see `networks`' }),
   networks: t.Array(
@@ -41,4 +63,5 @@ export const Readiness = t.Object({
       indexer: IndexerLag,
     }),
   ),
+  nodes: t.Union([NodesSummary, t.Null()], { description: "null when the registry did not answer in time" }),
 });

@@ -9,6 +9,8 @@ import type { Services } from "./services.ts";
 import { indexerLag } from "./indexer-lag.ts";
 import { indexerProgress } from "../sessions/indexed.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { listNodes } from "../nodes/registry.ts";
+import { indexerLease } from "../nodes/lease.ts";
 
 const AppliedMigration = rowShape("applied migrations", { tag: col.text });
 
@@ -46,6 +48,21 @@ function networkView(s: NetworkStatus) {
   };
 }
 
+/** The registry in a few lines: live nodes by role, their builds, who indexes. */
+async function nodesSummary(services: Services) {
+  const [nodes, lease] = await Promise.all([listNodes(services.database.sql), indexerLease(services.database.sql)]);
+  const alive = nodes.filter((n) => n.alive);
+  const roles: Record<string, number> = {};
+  for (const n of alive) for (const r of n.roles) roles[r] = (roles[r] ?? 0) + 1;
+  return {
+    self: services.presence.info.id,
+    alive: alive.length,
+    roles,
+    versions: [...new Set(alive.map((n) => `${n.version} ${n.migration}`))],
+    indexer: lease ? { node: lease.node, host: lease.host, since: lease.since.toISOString(), leaseValid: lease.valid } : null,
+  };
+}
+
 export function healthRoutes(services: Services) {
   const expected = readMigrations().map((m) => m.tag);
   return new Elysia()
@@ -79,14 +96,15 @@ export function healthRoutes(services: Services) {
           return { ...view, warnings: indexer.state === "catching_up" ? [...view.warnings, `${s.name}: indexer ${indexer.message}`] : view.warnings, indexer };
         });
         const catchingUp = networks.some((n) => n.indexer.state === "catching_up");
-        return { status: networks.every((n) => n.ready) && !catchingUp ? "ready" : "degraded", networks };
+        const nodes = await within(nodesSummary(services), READYZ_DB_LIMIT_MS).catch(() => "late" as const);
+        return { status: networks.every((n) => n.ready) && !catchingUp ? "ready" : "degraded", networks, nodes: nodes === "late" ? null : nodes };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Readiness: the database answers and is migrated; each network's state",
           description:
-            "200 while the database is up and migrated. `status` is `degraded` when an enabled network is not ready (its deposit factory is not deployed yet): sessions are then not offered on it; or when the indexer is catching up on it (`indexer.state` `catching_up`, `indexer.blocksBehind`): sessions are offered, payments are detected once it gets there. Per network: RPC reachable, chain id, head block, factory and stablecoin present, the relayer's balance and whether it is under its threshold.",
+            "200 while the database is up and migrated. `status` is `degraded` when an enabled network is not ready (its deposit factory is not deployed yet): sessions are then not offered on it; or when the indexer is catching up on it (`indexer.state` `catching_up`, `indexer.blocksBehind`): sessions are offered, payments are detected once it gets there. Per network: RPC reachable, chain id, head block, factory and stablecoin present, the relayer's balance and whether it is under its threshold. `nodes`: the service's live processes by role, their builds, and which node indexes.",
           ok: { status: 200, schema: Readiness, description: "Ready (or degraded)." },
           errors: ["service_unavailable"],
         }),

@@ -8,7 +8,8 @@
  *                              anyone can walk the flow without a browser wallet
  * Both move real test tokens on the test network, so they are rate-limited per session on
  * top of the token's own limit (requests that would move tokens count; refused input does not): a page left open, or a script holding a token, cannot drain
- * anything or flood the chain. The bucket lives in the process, like the request limiter.
+ * anything or flood the chain. The bucket is kept in Postgres (payer-limit.ts): the same
+ * three uses whichever API process each request reaches.
  */
 import { Elysia } from "elysia";
 import { getAddress, parseEther, type Address } from "viem";
@@ -19,7 +20,7 @@ import { faucetMints, hasFaucet } from "../sandbox/faucet.ts";
 import { tokenViews } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken, type SessionTokenAuth } from "./auth.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { takeSharedToken } from "./payer-limit.ts";
 import { BODY_ERRORS, doc, TOKEN_ERRORS } from "./schemas.ts";
 import { PayerFaucetBody, PayerPayBody, PayerSandboxTransfer } from "./public-sessions.schemas.ts";
 import type { Services } from "./services.ts";
@@ -36,8 +37,6 @@ const FAUCET_MIN_UNITS = 100n;
 const GAS_TOP_UP = parseEther("0.1");
 
 export function payerSandboxRoutes(services: Services) {
-  const limiter = new RateLimiter(PAYER_FAUCET_PER_SECOND, PAYER_FAUCET_BURST);
-
   async function sandboxPayer(request: Request): Promise<SessionTokenAuth> {
     const auth = await requireSessionToken(services, request);
     if (auth.environment !== "sandbox") {
@@ -47,8 +46,8 @@ export function payerSandboxRoutes(services: Services) {
   }
 
   /** Counts one use of the helpers by this session: only requests that would move tokens. */
-  function takeOne(auth: SessionTokenAuth) {
-    const verdict = limiter.take(auth.session.id, Date.now());
+  async function takeOne(auth: SessionTokenAuth) {
+    const verdict = await takeSharedToken(services.database.sql, `payer-sandbox:${auth.session.id}`, PAYER_FAUCET_PER_SECOND, PAYER_FAUCET_BURST);
     if (!verdict.ok) {
       throw new ApiError("rate_limited", "Test tokens are limited per payment session. Retry after the time in Retry-After.", undefined, {
         "retry-after": String(verdict.retryAfterSeconds),
@@ -104,7 +103,7 @@ export function payerSandboxRoutes(services: Services) {
         const floor = FAUCET_MIN_UNITS * 10n ** BigInt(token.decimals);
         const required = BigInt(token.amountBaseUnits);
         const amount = required > floor ? required : floor;
-        takeOne(auth);
+        await takeOne(auth);
         const gas = await onChain(net, () => services.faucet.topUpGas(net, to, GAS_TOP_UP));
         const txHash = await onChain(net, () => services.faucet.mint(net, to, amount, getAddress(token.tokenAddress)));
         return { chainId: net.chainId, tokenAddress: token.tokenAddress, txHash, amountBaseUnits: amount.toString(), gasTopUpWei: gas.toString() };
@@ -132,7 +131,7 @@ export function payerSandboxRoutes(services: Services) {
         }
         const { net, deposit } = await sessionNetwork(auth, body.chainId);
         const amount = BigInt(deposit.requiredBaseUnits);
-        takeOne(auth);
+        await takeOne(auth);
         const txHash = await onChain(net, () => services.faucet.pay(net, getAddress(deposit.address) as Address, amount));
         return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
       },

@@ -10,6 +10,7 @@ import type { Group } from "../db/group.ts";
 import type { KeyLookup } from "../credentials/store.ts";
 import type { KeyMemo } from "../credentials/key-memo.ts";
 import type { CreateGroup } from "../sessions/create/group.ts";
+import type { NodePresence } from "../nodes/presence.ts";
 
 /** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
@@ -34,6 +35,8 @@ export interface Services {
   keyMemo: KeyMemo;
   /** Creates, written with group commit (sessions/create/group.ts). */
   creates: CreateGroup;
+  /** This process in the node registry (nodes/presence.ts): the live API nodes the limiter divides by. */
+  presence: NodePresence;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */
   metrics?: MetricsRegistry;
 }

@@ -7,7 +7,7 @@
  */
 import { ConfigError, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
-import { migrate } from "../db/migrate.ts";
+import { joinAsNode } from "../nodes/join.ts";
 import { ChainConfigError, loadChainsConfig } from "../../../shared/chains/config.ts";
 import { SessionRunner } from "./runner.ts";
 import { stopOnSignals } from "../shutdown.ts";
@@ -29,12 +29,13 @@ try {
 
 const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
 const database = connect(url, { max: Math.min(config.dbPoolSize, config.runner.concurrency + 2) });
-await migrate(database.sql);
+const presence = await joinAsNode(database.sql, ["actors"], log);
 const runner = new SessionRunner(database.sql, chains.networks, config.runner, log);
 await runner.start();
 log(`stepping session actors (concurrency ${config.runner.concurrency}, poll ${config.runner.pollMs} ms)`);
 
 stopOnSignals(log, async () => {
   await runner.stop();
+  await presence.stop();
   await database.close();
 });

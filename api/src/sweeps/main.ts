@@ -8,7 +8,7 @@
  */
 import { ConfigError, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
-import { migrate } from "../db/migrate.ts";
+import { joinAsNode } from "../nodes/join.ts";
 import { parseChainsEnv } from "../../../shared/chains/config.ts";
 import { relayerKeyProblems, relayerKeysFor } from "./relayer.ts";
 import { startSweeper } from "./sweeper.ts";
@@ -35,7 +35,7 @@ if (problems.length || !config || !chains.ok) {
 
 const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
 const database = connect(url, { max: Math.min(config.dbPoolSize, 5) });
-await migrate(database.sql);
+const presence = await joinAsNode(database.sql, ["sweeper"], log);
 const networks = chains.config.networks;
 const sweeper = await startSweeper({
   sql: database.sql,
@@ -48,5 +48,6 @@ log(`sweeping on ${networks.map((n) => n.key).join(", ")} (batches of ${config.s
 
 stopOnSignals(log, async () => {
   await sweeper.stop();
+  await presence.stop();
   await database.close();
 });

@@ -7,7 +7,7 @@
  */
 import { ConfigError, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
-import { migrate } from "../db/migrate.ts";
+import { joinAsNode } from "../nodes/join.ts";
 import { resolveEncryptionKey } from "./secrets.ts";
 import { WebhookWorker } from "./worker.ts";
 import { stopOnSignals } from "../shutdown.ts";
@@ -27,7 +27,7 @@ try {
 
 const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
 const database = connect(url, { max: Math.min(config.dbPoolSize, 10) });
-await migrate(database.sql);
+const presence = await joinAsNode(database.sql, ["webhooks"], log);
 const { key } = resolveEncryptionKey(config.encryptionKey, config.dataDir);
 const worker = new WebhookWorker({ sql: database.sql, encryptionKey: key, settings: config.webhooks, log });
 await worker.start();
@@ -35,5 +35,6 @@ log(`delivering webhooks (concurrency ${config.webhooks.concurrency}, ${config.w
 
 stopOnSignals(log, async () => {
   await worker.stop();
+  await presence.stop();
   await database.close();
 });
