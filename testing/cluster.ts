@@ -3,9 +3,8 @@
  * Postgres (docs/operators.md, "Several processes on one database"), one of them SIGKILLed every
  * 10 s while sessions are created and paid. All on 127.0.0.1: one embedded Postgres, one local
  * chain, three API processes behind a round-robin proxy (testing/round-robin-proxy.ts), two
- * session runners, two sweepers, two webhook workers and two indexers (the one holding the
- * `indexer` lease runs Ponder; until that lease exists, one API process with the indexer beside
- * it stands in). For CLUSTER_SECONDS (180): creates at CLUSTER_CREATES_PER_SECOND (2) through the
+ * session runners, two sweepers, two webhook workers and two `bun run indexer` (the one holding
+ * the `indexer` lease runs Ponder, the other stands by). For CLUSTER_SECONDS (180): creates at CLUSTER_CREATES_PER_SECOND (2) through the
  * proxy, payments on the chain every second (every 8th session canceled instead), and every 10 s
  * one process (process group) SIGKILLed and started again a moment later — the active indexer
  * at least twice, its takeover timed from the kill to the first block indexed past the head at
@@ -32,6 +31,7 @@ import { startDevChain, type DevChain } from "../shared/devchain/index.ts";
 import { localClients } from "../shared/devchain/clients.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../api/src/db/embedded.ts";
 import { indexerProgress } from "../api/src/sessions/indexed.ts";
+import { ALIVE_MS, BEAT_MS } from "../api/src/nodes/registry.ts";
 import { decodeFirst, decodeRows, rowShape, col, type RowOf } from "../api/src/db/rows.ts";
 import { freePort } from "./ports.ts";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy.ts";
@@ -58,12 +58,6 @@ let proxy: RoundRobinProxy | undefined;
 let db: postgres.Sql | undefined;
 const receiver = startReceiver();
 
-/** `bun run indexer` on main yet (the lead's leased indexer)? Else one API process with the indexer beside it stands in. */
-function leasedIndexer(): boolean {
-  const scripts = JSON.parse(readFileSync(join(import.meta.dir, "..", "package.json"), "utf8")).scripts as Record<string, string>;
-  return "indexer" in scripts;
-}
-
 /** The process group a pid belongs to (/proc/<pid>/stat, field 5): ours are their groups' leaders. */
 function processGroupOf(pid: number): number | undefined {
   try {
@@ -74,12 +68,12 @@ function processGroupOf(pid: number): number | undefined {
   }
 }
 
-const Regclass = rowShape("regclass", { t: col.nullable(col.text) });
 const LeaseHolder = rowShape("indexer lease holder", { pid: col.int });
 const SessionRow = rowShape("session status", { id: col.text, status: col.text });
 const EventRow = rowShape("session event", { session_id: col.text, sequence: col.int, status: col.text, reason: col.text });
 const DepositRow = rowShape("session deposit", { session_id: col.text, address: col.text, settlement_address: col.text });
 const RelayerTx = rowShape("relayer transaction", { relayer: col.text, nonce: col.wholeNumber, state: col.text, tx_hashes: col.json(Type.Array(col.hex)) });
+const LiveApis = rowShape("live API nodes", { n: col.int });
 const Backlog = rowShape("backlog", { sweeps: col.int, txs: col.int });
 
 async function main() {
@@ -103,13 +97,10 @@ async function main() {
   });
   const apiOnly = { SERVICE_SESSION_RUNNER: "false", SERVICE_SWEEPER: "false", SERVICE_WEBHOOK_WORKER: "false", SERVICE_INDEXER: "false" };
   const apis = apiPorts.map((port, i) => groupProcess(`api-${i + 1}`, ["api/src/main.ts"], { ...env, ...apiOnly, SERVICE_PORT: String(port) }));
-  const leased = leasedIndexer();
-  const indexers = leased
-    ? [
-        groupProcess("indexer-1", ["run", "indexer"], { ...env, SERVICE_INDEXER_PORT: String(await freePort()) }),
-        groupProcess("indexer-2", ["run", "indexer"], { ...env, SERVICE_INDEXER_PORT: String(await freePort()), SERVICE_INDEXER: "standby" }),
-      ]
-    : [groupProcess("indexer", ["api/src/main.ts"], { ...env, ...apiOnly, SERVICE_INDEXER: "true", SERVICE_PORT: String(await freePort()), SERVICE_INDEXER_PORT: String(await freePort()) })];
+  const indexers = [
+    groupProcess("indexer-1", ["run", "indexer"], { ...env, SERVICE_INDEXER_PORT: String(await freePort()) }),
+    groupProcess("indexer-2", ["run", "indexer"], { ...env, SERVICE_INDEXER_PORT: String(await freePort()), SERVICE_INDEXER: "standby" }),
+  ];
   const workers = [
     groupProcess("runner-1", ["api/src/sessions/main.ts"], env),
     groupProcess("runner-2", ["api/src/sessions/main.ts"], env),
@@ -131,11 +122,8 @@ async function main() {
 
   const indexedHead = async () => (await indexerProgress(db!).catch(() => ({ heads: new Map<number, bigint>() }))).heads.get(CHAIN_ID) ?? -1n;
   for (const by = Date.now() + 120_000; (await indexedHead()) < 0n; await Bun.sleep(500)) if (Date.now() > by) throw new Error(`the indexer never indexed a block:\n${indexers.map((p) => p.log()).join("\n")}`);
-  /** The indexer running Ponder now: the lease holder's process group, or the stand-in. */
+  /** The indexer running Ponder now: the process group of the `indexer` lease's holder (none while the lease of a dead one runs out). */
   const activeIndexer = async (): Promise<GroupProcess | undefined> => {
-    if (!leased) return indexers[0];
-    const leases = decodeFirst(Regclass, await db!`select to_regclass('app.leases')::text as t`);
-    if (!leases?.t) return undefined;
     const holder = decodeFirst(
       LeaseHolder,
       await db!`select n.pid from app.leases l join app.nodes n on n.id = l.holder where l.name = 'indexer' and l.expires_at > now()`,
@@ -148,7 +136,7 @@ async function main() {
   const hammerKey = createMerchantKey(env, "Cluster hammer");
   const ep = await call("POST", "/webhook-endpoints", { url: `${receiver.url}/hook` });
   if (ep.status !== 201) throw new Error(`webhook endpoint: ${JSON.stringify(ep.body)}`);
-  say(`${procs.length} processes up (${leased ? "two leased indexers" : "one indexer stand-in"}); ${SECONDS} s of traffic and a kill every 10 s`);
+  say(`${procs.length} processes up; ${SECONDS} s of traffic and a kill every 10 s`);
 
   // ---------------------------------------------------------------- traffic and kills together
   const answers = new Map<number, number>();
@@ -255,6 +243,13 @@ async function main() {
     }
     await Bun.sleep(1_000);
   }
+  // The limit is shared by the live API processes (the node registry): a killed one's entry
+  // must have aged out and each API have counted the others again (a beat) before the hammer.
+  for (const by = Date.now() + 30_000; Date.now() < by; await Bun.sleep(500)) {
+    const live = decodeFirst(LiveApis, await db`select count(*)::int as n from app.nodes where 'api' = any(roles) and heartbeat_at > now() - ${ALIVE_MS} * interval '1 millisecond'`);
+    if (live?.n === apis.length) break;
+  }
+  await Bun.sleep(2 * BEAT_MS);
   say("recovered; the hammer");
 
   // ---------------------------------------------------------------- the hammer: one key through the three APIs
@@ -307,7 +302,6 @@ async function main() {
   console.log(
     JSON.stringify({
       suite: "cluster",
-      indexers: leased ? "leased" : "stand-in",
       sessions: sessions.length,
       paid: sessions.filter((s) => s.pay).length,
       canceled: toCancelCount(sessions),
