@@ -197,19 +197,29 @@ async function main() {
     }
     return undefined;
   };
+  // Each takeover is timed alone: while one is under way no indexer is killed (an indexer kill
+  // that falls then is owed, and done at the next slot with an active indexer).
+  let timing = false;
+  let owed = 0;
   const killLoop = (async () => {
     for (let slot = 0; slot < slots; slot++) {
       await Bun.sleep(10_000);
-      const active = await activeIndexer();
-      const victim = indexerSlots.has(slot) && active ? active : procs[Math.floor(Math.random() * procs.length)]!;
+      if (indexerSlots.has(slot)) owed++;
+      const active = timing ? undefined : await activeIndexer();
+      const pool = timing ? procs.filter((p) => !indexers.includes(p)) : procs;
+      const victim = owed > 0 && active ? active : pool[Math.floor(Math.random() * pool.length)]!;
       if (!victim.running()) continue;
       const isActiveIndexer = victim === active;
+      if (isActiveIndexer) owed = Math.max(0, owed - 1);
       const head = await clients.publicClient.getBlockNumber();
       const at = Date.now();
       victim.kill();
       kills.push({ name: isActiveIndexer ? `${victim.name} (active)` : victim.name, at: Math.round((at - t0) / 1000) });
       say(`SIGKILL ${victim.name}${isActiveIndexer ? ` (the active indexer; chain head ${head})` : ""}`);
-      if (isActiveIndexer) takeovers.push(timeTakeover(head, at));
+      if (isActiveIndexer) {
+        timing = true;
+        takeovers.push(timeTakeover(head, at).finally(() => (timing = false)));
+      }
       await Bun.sleep(1_000);
       victim.start();
     }
