@@ -14,21 +14,21 @@
  * delivered at least once and first delivered in order per session, the settlement received
  * exactly what was paid, and nothing is left on any deposit address. Exits non-zero otherwise.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Socket, TCPSocketListener } from "bun";
 import postgres from "postgres";
 import { getAddress, type Address } from "viem";
 import { ensureDeployed, mintTestUsd } from "../shared/contracts/deploy.ts";
-import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import { startDevChain, type DevChain } from "../shared/devchain/index.ts";
 import { localClients } from "../shared/devchain/clients.ts";
 import { freePort } from "./ports.ts";
+import { apiClient, childEnv, createMerchantKey, groupProcess, waitHealthy, type GroupProcess } from "./suite-processes.ts";
+import { deliveries, deliveryProblems, historyProblems, moneyProblems } from "./suite-checks.ts";
+import { startReceiver } from "./webhook-receiver.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../api/src/db/embedded.ts";
 
-const ROOT = resolve(import.meta.dir, "..");
 const SESSIONS = Number(process.env.FAULTS_SESSIONS ?? 120);
 const t0 = Date.now();
 const say = (line: string) => console.error(`[faults +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}`);
@@ -40,8 +40,7 @@ const dir = mkdtempSync(join(tmpdir(), "paysession-faults-"));
 let pg: EmbeddedDatabase | undefined;
 let chain: DevChain | undefined;
 let proxy: RpcProxy | undefined;
-let service: ChildProcess | undefined;
-let serviceLog = "";
+let service: GroupProcess | undefined;
 
 // ------------------------------------------------------------------ the parts we break
 
@@ -112,24 +111,9 @@ function killPostgres(dataDir: string): void {
 
 // ------------------------------------------------------------------ the webhook receiver
 
-interface Received {
-  id: string;
-  type: string;
-  sessionId: string;
-  sequence: number;
-}
-const received: Received[] = [];
 let receiverFailing = false;
-const receiver = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  async fetch(req) {
-    const body = (await req.json()) as { id: string; type: string; data: { paymentSessionId?: string; sequence?: number } };
-    if (receiverFailing) return new Response("down for maintenance", { status: 500 });
-    if (body.data.paymentSessionId) received.push({ id: body.id, type: body.type, sessionId: body.data.paymentSessionId, sequence: body.data.sequence ?? 0 });
-    return new Response("ok");
-  },
-});
+const receiver = startReceiver();
+receiver.behave(() => (receiverFailing ? new Response("down for maintenance", { status: 500 }) : undefined));
 
 // ------------------------------------------------------------------ the service
 
@@ -143,58 +127,26 @@ async function main() {
   proxy = startRpcProxy(await freePort(), Number(new URL(chain.rpcUrl).port));
   const port = await freePort();
   const host = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SERVICE_") && !k.startsWith("DATABASE_")) env[k] = v;
-  Object.assign(env, {
+  const env = childEnv({
     DATABASE_URL: pg.url,
     SERVICE_RPC_URL_LOCAL: proxy.url,
     SERVICE_PORT: String(port),
     SERVICE_INDEXER_PORT: String(await freePort()),
     SERVICE_DATA_DIR: join(dir, "data"),
     SERVICE_PUBLIC_URL: host,
-    // A receiver on this machine is a private target: allowed here on purpose, by the operator's setting.
-    SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
-    // Retries within the suite's time, not over three days.
-    SERVICE_WEBHOOK_RETRY_SCHEDULE: "1s,2s,4s,8s,10s,10s,10s,10s,10s,10s,10s,10s,10s,10s,10s",
-    SERVICE_SWEEP_RETRY_BASE_SECONDS: "2",
-    SERVICE_SWEEP_STUCK_SECONDS: "20",
   });
-  const admin = (...args: string[]) => spawnSync("bun", ["run", "--silent", "admin", ...args], { cwd: ROOT, env, encoding: "utf8" });
-
+  // Its own process group, so that a kill takes the indexer child down with it.
+  service = groupProcess("the service", ["api/src/main.ts"], env);
   const startService = async () => {
-    serviceLog = "";
-    // Its own process group, so that a kill takes the indexer child down with it.
-    service = spawn("bun", ["api/src/main.ts"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    service.stdout!.on("data", (d: Buffer) => (serviceLog = (serviceLog + d.toString()).slice(-20_000)));
-    service.stderr!.on("data", (d: Buffer) => (serviceLog = (serviceLog + d.toString()).slice(-20_000)));
-    const by = Date.now() + 150_000;
-    for (;;) {
-      check(service.exitCode === null, `the service exited during start-up:\n${serviceLog}`);
-      check(Date.now() < by, `the service came up:\n${serviceLog}`);
-      const ok = await fetch(`${host}/healthz`).then((r) => r.ok).catch(() => false);
-      if (ok) return;
-      await Bun.sleep(200);
-    }
+    service!.start();
+    await waitHealthy(service!, `${host}/healthz`);
   };
-  const killService = () => {
-    if (service?.pid) process.kill(-service.pid, "SIGKILL");
-  };
+  const killService = () => service!.kill();
 
   // The merchant, its sandbox key and a webhook endpoint.
   await startService();
-  const m = admin("merchant:create", "--name", "Faults", "--json");
-  check(m.status === 0, `merchant:create: ${m.stderr}`);
-  const key = JSON.parse(m.stdout).keys.sandbox as string;
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${host}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}), ...headers },
-      body: body ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(15_000),
-    });
-    return { status: res.status, retryAfter: Number(res.headers.get("retry-after") ?? 1), body: (await res.json().catch(() => ({}))) as any };
-  };
-  const ep = await call("POST", "/webhook-endpoints", { url: `http://127.0.0.1:${receiver.port}/hook` });
+  const call = apiClient(host, createMerchantKey(env, "Faults"));
+  const ep = await call("POST", "/webhook-endpoints", { url: `${receiver.url}/hook` });
   check(ep.status === 201, `webhook endpoint: ${JSON.stringify(ep.body)}`);
   say(`service up on ${host}; ${SESSIONS} sessions to pay while faults happen`);
 
@@ -276,37 +228,25 @@ async function main() {
     views = await Promise.all(sessions.map((s) => read(s.id)));
     const pending = views.filter((v) => v.status !== "SUCCEEDED");
     const events = views.reduce((n, v) => n + (v.history?.length ?? 0), 0);
-    const delivered = new Set(received.map((r) => r.id)).size;
+    const delivered = new Set(deliveries(receiver).map((r) => r.id)).size;
     if (pending.length === 0 && delivered >= events && !receiverFailing) break;
-    check(Date.now() < by, `recovery: ${pending.length} not SUCCEEDED (${[...new Set(pending.map((p) => `${p.status}/${p.statusReason}`))].join(", ")}), ${delivered}/${events} events delivered\n${serviceLog.slice(-4000)}`);
+    check(Date.now() < by, `recovery: ${pending.length} not SUCCEEDED (${[...new Set(pending.map((p) => `${p.status}/${p.statusReason}`))].join(", ")}), ${delivered}/${events} events delivered\n${service.log().slice(-4000)}`);
     await Bun.sleep(1_000);
   }
 
   // Every session: PENDING, FUNDED, SUCCEEDED once each, sequences 1..n.
-  for (const v of views) {
-    const statuses = v.history.filter((h: any) => !String(h.reason).startsWith("funds_")).map((h: any) => h.status);
-    check(JSON.stringify(statuses) === JSON.stringify(["PENDING", "FUNDED", "SUCCEEDED"]), `${v.paymentSessionId}: transitions ${statuses.join(" → ")}`);
-    const seqs = v.history.map((h: any) => h.sequence);
-    check(seqs.every((s: number, i: number) => s === i + 1), `${v.paymentSessionId}: sequences ${seqs.join(",")}`);
-  }
+  const problems = views.flatMap((v) => historyProblems(v.paymentSessionId, v.history, ["PENDING", "FUNDED", "SUCCEEDED"]));
   // Every event at least once, first delivered in order per session.
-  const allEvents = views.flatMap((v) => v.history.map((h: any) => ({ sessionId: v.paymentSessionId, sequence: h.sequence })));
-  for (const e of allEvents) check(received.some((r) => r.sessionId === e.sessionId && r.sequence === e.sequence), `event ${e.sessionId}#${e.sequence} delivered`);
-  for (const s of sessions) {
-    const firsts: number[] = [];
-    for (const r of received) if (r.sessionId === s.id && !firsts.includes(r.sequence)) firsts.push(r.sequence);
-    check(firsts.every((q, i) => i === 0 || q > firsts[i - 1]!), `${s.id}: first deliveries in order (${firsts.join(",")})`);
-  }
+  const received = deliveries(receiver);
+  problems.push(...deliveryProblems(views.flatMap((v) => v.history.map((h: any) => ({ sessionId: v.paymentSessionId, sequence: h.sequence }))), received));
   // The money: the settlement got exactly what was paid; nothing left behind.
   const db = postgres(pg!.url, { max: 1, onnotice: () => {} });
   const settlements = (await db`select distinct settlement_address as a from app.session_deposits`).map((r) => getAddress(r.a as string));
   await db.end();
-  let settled = 0n;
-  for (const a of settlements) settled += (await clients.publicClient.readContract({ address: token, abi: testUsdAbi, functionName: "balanceOf", args: [a] })) as bigint;
-  let leftOnDeposits = 0n;
-  for (const s of sessions) leftOnDeposits += (await clients.publicClient.readContract({ address: token, abi: testUsdAbi, functionName: "balanceOf", args: [s.deposit] })) as bigint;
-  check(leftOnDeposits === 0n, `nothing left on deposits (${leftOnDeposits} base units are)`);
-  check(settled === paidTotal, `swept sum = paid sum (${settled} vs ${paidTotal})`);
+  const money = await moneyProblems({ publicClient: clients.publicClient, token, settlements, deposits: sessions.map((s) => s.deposit), paid: paidTotal });
+  problems.push(...money.problems);
+  check(problems.length === 0, problems.slice(0, 20).join("\n"));
+  const settled = money.settled;
   // During the outages a create answers 503 (or cannot connect while the process restarts): never a 500.
   check(!statusCounts.has(500), `no 500 answers (${JSON.stringify(Object.fromEntries(statusCounts))})`);
   const duplicates = received.length - new Set(received.map((r) => r.id)).size;
@@ -332,16 +272,8 @@ try {
   console.error(String((e as Error)?.stack ?? e));
   code = 1;
 } finally {
-  if (service?.pid && service.exitCode === null) {
-    try {
-      process.kill(-service.pid, "SIGTERM");
-    } catch {}
-    await Bun.sleep(1_500);
-    try {
-      process.kill(-service.pid, "SIGKILL");
-    } catch {}
-  }
-  receiver.stop(true);
+  await service?.stop();
+  await receiver.stop();
   proxy?.stop();
   await chain?.stop().catch(() => {});
   await pg?.stop().catch(() => {});

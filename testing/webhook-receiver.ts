@@ -11,6 +11,8 @@ export interface Received {
   json: any;
   at: number;
   path: string;
+  /** The status it was answered (set once answered). */
+  answered?: number;
 }
 
 export type Behaviour = (r: Received) => Response | Promise<Response> | undefined;
@@ -68,7 +70,9 @@ export function startReceiver(port = 0): Receiver {
         };
         received.push(r);
         for (const w of [...waiters]) if (received.length >= w.n) w.resolve();
-        return (await behaviour?.(r)) ?? new Response("ok");
+        const res = (await behaviour?.(r)) ?? new Response("ok");
+        r.answered = res.status;
+        return res;
       },
     });
   server = listen(port);
