@@ -36,6 +36,9 @@ test("metrics: token required, route templates, sessions by status, no ids or se
   expect(text).toContain('paysession_group_batches_total{group="creates"} 1');
   expect(text).toMatch(/paysession_group_items_total\{group="api_key_lookups"\} [1-9]/);
   expect(text).toMatch(/paysession_actor_lag_seconds [0-9.]+/);
+  // This process, alive in the node registry; no node holds the indexer seat in this test.
+  expect(text).toMatch(/paysession_nodes\{role="api"\} [1-9]/);
+  expect(text).toContain("paysession_indexer_seat_held 0");
   for (const secret of [id, sandboxKey, TOKEN, created.body.paymentSessionToken, created.body.merchantId]) expect(text).not.toContain(secret);
   // Every sample line is `name{labels} value` or `name value`.
   for (const line of text.trim().split("\n")) if (!line.startsWith("#")) expect(line).toMatch(/^[a-z_]+(\{[^}]*\})? [-+0-9.eInfNa]+$/);

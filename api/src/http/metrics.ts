@@ -15,6 +15,8 @@ import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import type { NetworkReadiness } from "../onchain/network-status.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
+import { ALIVE_MS } from "../nodes/registry.ts";
+import { INDEXER_LEASE } from "../nodes/lease.ts";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
 import { DELIVERY_STATES } from "../db/column-values.ts";
 import { SWEEP_STATES } from "../sweeps/states.ts";
@@ -106,6 +108,9 @@ interface DbFigures {
   /** Relayer transactions of the last hour per network and kind (sweep, authorization), and the gas coin they cost (ETH units). */
   relayerSpend: { chainId: number; kind: string; n: number; spent: number }[];
   indexerHeads: { chainId: number; block: bigint }[];
+  /** Live nodes of the registry per role (nodes/registry.ts), and whether a node holds the indexer seat. */
+  nodesByRole: { role: string; n: number }[];
+  indexerSeatHeld: boolean;
 }
 
 const SessionsByStatus = rowShape("metrics: sessions by status", { status: col.oneOf(SESSION_STATUSES), n: col.int });
@@ -115,10 +120,12 @@ const SweepsByState = rowShape("metrics: sweeps by state", { state: col.oneOf(SW
 const ActorLag = rowShape("metrics: oldest overdue session wake-up", { s: col.float });
 const SweepLag = rowShape("metrics: oldest overdue sweep", { s: col.float });
 const AuthorizationCount = rowShape("metrics: authorizations", { status: col.text, n: col.int });
+const NodesByRole = rowShape("metrics: live nodes by role", { role: col.text, n: col.int });
+const SeatHeld = rowShape("metrics: indexer seat held", { held: col.bool });
 const RelayerSpendRow = rowShape("metrics: relayer spend", { chain_id: col.int, kind: col.oneOf(["sweep", "authorization"] as const), n: col.int, spent: col.float }); // spent: the gas coin (ether), a figure for a gauge
 
 async function readDbFigures(sql: Sql): Promise<DbFigures> {
-  const [sessions, lag, webhooks, sweeps, sweepLag, authorizations, spend, heads] = await Promise.all([
+  const [sessions, lag, webhooks, sweeps, sweepLag, authorizations, spend, heads, nodes, seat] = await Promise.all([
     sql`select status, count(*)::int as n from app.payment_sessions group by status`,
     sql`select coalesce(extract(epoch from (now() - min(wake_at))), 0)::float8 as s from app.payment_sessions where wake_at <= now()`,
     sql`select state, count(*)::int as n from app.webhook_deliveries where state in ('waiting', 'pending', 'sending', 'failed') group by state`,
@@ -130,6 +137,9 @@ async function readDbFigures(sql: Sql): Promise<DbFigures> {
                (coalesce(sum(gas_used::numeric * effective_gas_price), 0) / 1e18)::float8 as spent
           from app.sweep_transactions where created_at > now() - interval '1 hour' group by chain_id, kind`,
     indexedHeadBlocks(sql),
+    sql`select role, count(*)::int as n from app.nodes, unnest(roles) as role
+          where heartbeat_at > now() - ${ALIVE_MS} * interval '1 millisecond' group by role`,
+    sql`select exists (select 1 from app.leases where name = ${INDEXER_LEASE} and expires_at > now()) as held`,
   ]);
   return {
     sessions: decodeRows(SessionsByStatus, sessions),
@@ -140,6 +150,8 @@ async function readDbFigures(sql: Sql): Promise<DbFigures> {
     authorizations: decodeRows(AuthorizationCount, authorizations),
     relayerSpend: decodeRows(RelayerSpendRow, spend).map((r) => ({ chainId: r.chain_id, kind: r.kind, n: r.n, spent: r.spent })),
     indexerHeads: [...heads].map(([chainId, block]) => ({ chainId, block })),
+    nodesByRole: decodeRows(NodesByRole, nodes),
+    indexerSeatHeld: decodeFirst(SeatHeld, seat)?.held ?? false,
   };
 }
 
@@ -192,6 +204,8 @@ export class MetricsRegistry {
       gauge("paysession_sweeps", "Sweeps queued or sending.", db.sweeps.map((r) => [{ state: r.state }, r.n]));
       gauge("paysession_sweep_oldest_due_seconds", "Age of the oldest queued sweep that is due (0: none).", [[{}, db.sweepOldestDueSeconds]]);
       gauge("paysession_authorizations", "Payers' recorded authorizations waiting for the relayer (recorded) or in a relayer transaction (sending).", db.authorizations.map((r) => [{ status: r.status }, r.n]));
+      gauge("paysession_nodes", "Live processes of the service (node registry: a beat within the last 7 s), by role; a process may hold several.", db.nodesByRole.map((r) => [{ role: r.role }, r.n]));
+      gauge("paysession_indexer_seat_held", "1 while a node holds the indexer seat (its lease unexpired), 0 while none does: payments are not detected then.", [[{}, db.indexerSeatHeld ? 1 : 0]]);
       gauge(
         "paysession_relayer_transactions_last_hour",
         "Relayer transactions created in the last hour (the relayer-spend guard's count), by network and kind: sweep or authorization.",
