@@ -106,7 +106,9 @@ export class IndexerSeat {
     this.inFlight = true;
     try {
       if (this.holding) await this.renew();
-      else if (performance.now() >= this.notBefore) await this.tryToTake();
+      // Not while a start from a seat we lost is still under way: it must see it lost the seat
+      // (and kill what it started) before this node may start another.
+      else if (!this.starting && performance.now() >= this.notBefore) await this.tryToTake();
     } finally {
       this.inFlight = false;
     }
