@@ -114,8 +114,8 @@ export class IndexerSeat {
 
   private async renew(): Promise<void> {
     try {
-      if (await renewLease(this.conn!.sql, INDEXER_LEASE, this.opts.nodeId, LEASE_TTL_MS)) this.lastRenewed = performance.now();
-      else this.fence("the indexer lease passed to another node");
+      if (await renewLease(this.conn!.sql, INDEXER_LEASE, this.opts.nodeId, LEASE_TTL_MS, SEAT_LOCK_KEY)) this.lastRenewed = performance.now();
+      else this.fence("the indexer lease passed to another node, or the seat's lock went with its connection");
     } catch (e) {
       // The seat's connection failed: the lock went with it and a standby may take the seat now.
       this.fence(`the seat's database connection failed (${String((e as Error)?.message ?? e)})`);
@@ -124,7 +124,17 @@ export class IndexerSeat {
 
   private async tryToTake(): Promise<void> {
     try {
-      this.conn ??= connect(this.opts.databaseUrl, { max: 1, keepConnections: true });
+      if (!this.conn) {
+        // Its lock goes with its connection: stop writing at that moment, not at the next renewal.
+        const conn = connect(this.opts.databaseUrl, {
+          max: 1,
+          keepConnections: true,
+          onConnectionClosed: () => {
+            if (this.conn === conn) this.fence("the seat's database connection closed");
+          },
+        });
+        this.conn = conn;
+      }
       const { sql } = this.conn;
       const got = decodeFirst(Got, await sql`select pg_try_advisory_lock(${SEAT_LOCK_KEY.toString()}::bigint) as got`)?.got;
       if (!got) {
