@@ -106,7 +106,9 @@ export class IndexerSeat {
     this.inFlight = true;
     try {
       if (this.holding) await this.renew();
-      else if (performance.now() >= this.notBefore) await this.tryToTake();
+      // Not while a start from an earlier hold is still running: it ends by killing what it
+      // started (the seat was lost meanwhile), and two starts would leave two indexers.
+      else if (performance.now() >= this.notBefore && !this.starting) await this.tryToTake();
     } finally {
       this.inFlight = false;
     }
