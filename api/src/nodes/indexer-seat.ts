@@ -11,8 +11,8 @@
  *     connection does not close (its host gone without a word, a network cut) the lease expires,
  *     and a standby then ends that stale session itself (pg_terminate_backend) to take the lock.
  *
- * The holder stops writing — kills its Ponder — as soon as its seat connection fails (the lock
- * may be another's from that moment), when the lease turns out to be another's, and after
+ * The holder stops writing — kills its Ponder — as soon as its seat connection closes or fails
+ * (the lock may be another's from that moment; a renewal counts only on the session holding it), when the lease turns out to be another's, and after
  * FENCE_MS without a renewal whatever the reason (well before the lease can expire). A holder
  * killed outright takes its Ponder with it (indexer/ponder-child.ts exits when orphaned). So the
  * old writer is gone before the new one starts; the new one clears Ponder's lock (a dead

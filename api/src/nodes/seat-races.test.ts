@@ -117,3 +117,12 @@ test("a seat lost and taken again while its indexer is still starting never runs
   expect(running().length).toBe(1);
   expect(a.process?.pid).toBe(running()[0]!.child.pid);
 }, 40_000);
+
+// A fence does not reach a start in progress: startIndexer (indexer/process.ts) runs its
+// pre-spawn steps and Ponder's own start (lock, crash recovery, first writes) before it returns,
+// and only then does the seat kill what it started. Meanwhile another node may hold the seat,
+// and the stale start's clearStaleLock can clear the new holder's Ponder lock, letting the stale
+// Ponder run crash recovery on a schema another Ponder writes. Fix: give startIndexer an
+// AbortSignal that fence() aborts; startIndexer checks it before unlockSchema and before
+// spawning, and kills the child on abort.
+test.todo("a seat lost while its indexer is still starting stops that start at once (before another node starts)");
