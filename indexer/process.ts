@@ -54,6 +54,11 @@ export interface StartIndexerOptions {
    * its 25-s heartbeat expiry.
    */
   clearStaleLock?: boolean;
+  /**
+   * Aborted: stop the start where it is — before the lock is cleared, before Ponder is spawned, or
+   * by killing the child spawned (the start then rejects). The caller lost the right to write.
+   */
+  signal?: AbortSignal;
 }
 
 export interface IndexerProcess {
@@ -79,11 +84,13 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   const config = loadChainsConfig(env);
   if (config.networks.length === 0) throw new Error("startIndexer: no network enabled (set a SERVICE_RPC_URL_<KEY>)");
   if (!opts.skipChainChecks) await checkNetworks(config.networks);
+  opts.signal?.throwIfAborted();
 
   const sql = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
   let startBlocks: Record<string, string>;
   try {
     await ensureStateTables(sql);
+    opts.signal?.throwIfAborted();
     if (opts.clearStaleLock) await unlockSchema(sql, schema);
     startBlocks = await resolveStartBlocks(sql, config.networks, async (n) => Number(await publicClientFor(n).getBlockNumber()));
     const fingerprint = createHash("sha256")
@@ -113,12 +120,20 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
     opts.onLog?.(line);
   };
 
-  let run = await spawnPonder(opts.port, schema, childEnv, onLine);
+  // Checked before each spawn and after each one's outcome: a start that lost the right to write
+  // must not go on to drop or rebuild a schema that another node's Ponder now writes.
+  const spawnNow = async () => {
+    opts.signal?.throwIfAborted();
+    const result = await spawnPonder(opts.port, schema, childEnv, onLine, opts.signal);
+    opts.signal?.throwIfAborted();
+    return result;
+  };
+  let run = await spawnNow();
   if (run.outcome === "exited" && logs.some((l) => l.includes(BUILD_CHANGED))) {
     onLine(JSON.stringify({ level: 40, msg: `Ponder build changed: dropping schema "${schema}" and re-indexing from the start blocks` }));
     const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
     await dropSchema(admin, schema).finally(() => admin.end());
-    run = await spawnPonder(opts.port, schema, childEnv, onLine);
+    run = await spawnNow();
   }
   if (run.outcome === "exited" && logs.some((l) => l.includes(PONDER_WENT_BACK))) {
     // The chain went back below what Ponder had finalized (the check above could not see it).
@@ -131,7 +146,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
     } finally {
       await admin.end();
     }
-    run = await spawnPonder(opts.port, schema, childEnv, onLine);
+    run = await spawnNow();
   }
   if (run.outcome === "exited") {
     throw new Error(`Ponder exited during start-up (code ${run.code}):\n${logs.slice(-30).join("\n")}`);
@@ -231,7 +246,7 @@ export function indexerChildEnv(env: Record<string, string | undefined>, set: Re
 type SpawnResult = { outcome: "listening"; child: ChildProcess; port: number } | { outcome: "exited"; code: number | null };
 
 /** Spawns Ponder and waits until it listens (resolving the port it really took) or exits. */
-function spawnPonder(port: number, schema: string, env: Record<string, string>, onLine: (l: string) => void): Promise<SpawnResult> {
+function spawnPonder(port: number, schema: string, env: Record<string, string>, onLine: (l: string) => void, signal?: AbortSignal): Promise<SpawnResult> {
   const args = ["start", "--root", "indexer", "--schema", schema, "--port", String(port), "--hostname", "127.0.0.1", "--log-format", "json"];
   // Under Node (which cannot run the TypeScript wrapper) Ponder's bin runs bare, without the orphan guard.
   const useNode = env.PONDER_RUNTIME === "node";
@@ -240,6 +255,7 @@ function spawnPonder(port: number, schema: string, env: Record<string, string>, 
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  signal?.addEventListener("abort", () => child.kill("SIGKILL"), { once: true });
   return new Promise((resolvePromise) => {
     let settled = false;
     const settle = (r: SpawnResult) => {

@@ -36,6 +36,12 @@ export interface PoolOptions {
    * connection after 30 to 60 minutes.
    */
   keepConnections?: boolean;
+  /**
+   * Called when one of the pool's connections closes (whatever the cause). For a pool whose
+   * connection holds a session lock, that is the moment the lock is gone: postgres.js would
+   * otherwise reconnect without a word at the next statement.
+   */
+  onConnectionClosed?: () => void;
 }
 
 /**
@@ -79,6 +85,7 @@ export function connect(url: string, opts: PoolOptions = {}): Database {
     },
     socket: (o: { host: string[]; port: number[]; path?: string }) => {
       const s = new PoolSocket();
+      if (opts.onConnectionClosed) s.once("close", opts.onConnectionClosed);
       if (o.path) s.connect(o.path);
       else {
         const i = next++ % o.host.length;

@@ -15,6 +15,7 @@ import { chainEnv, isolatedEnv, startTestChain, type TestChain } from "../../../
 import { freePort } from "../../../testing/ports.ts";
 import { eventually } from "../../../testing/eventually.ts";
 import { migrate } from "../db/migrate.ts";
+import { startIndexer } from "../../../indexer/process.ts";
 
 const ROOT = resolve(import.meta.dir, "../../..");
 let chain: TestChain;
@@ -148,4 +149,22 @@ test("a clean stop releases the lease at once", async () => {
   process.kill(h.pid, "SIGTERM");
   await eventually(async () => (await sql`select 1 from app.leases where name = 'indexer'`).length === 0, "lease released", 20_000);
   await eventually(() => !alive(h.pid), "node exited", 20_000);
+}, 60_000);
+
+test("a start aborted (the seat lost meanwhile) stops where it is: no Ponder left running, the start rejected", async () => {
+  const port = await freePort();
+  const abort = new AbortController();
+  const start = startIndexer({
+    databaseUrl: db.url,
+    port,
+    env: isolatedEnv({ ...chainEnv([chain]), SERVICE_INDEX_MODE: "full", SERVICE_INDEXER_POLLING_MS: "100", SERVICE_WS_URL_LOCAL: "off" }),
+    clearStaleLock: true,
+    signal: abort.signal,
+  });
+  // Abort once its Ponder is spawned (the child's command line names our port).
+  const ponderPids = () => Bun.spawnSync(["pgrep", "-f", `ponder-child.ts start .*--port ${port} `]).stdout.toString().split("\n").filter(Boolean).map(Number);
+  await eventually(() => ponderPids().length > 0, "Ponder spawned", 30_000);
+  abort.abort();
+  await expect(start).rejects.toThrow();
+  await eventually(() => ponderPids().length === 0, "the spawned Ponder gone", 5000);
 }, 60_000);

@@ -11,9 +11,11 @@
  *     connection does not close (its host gone without a word, a network cut) the lease expires,
  *     and a standby then ends that stale session itself (pg_terminate_backend) to take the lock.
  *
- * The holder stops writing — kills its Ponder — as soon as its seat connection fails (the lock
- * may be another's from that moment), when the lease turns out to be another's, and after
- * FENCE_MS without a renewal whatever the reason (well before the lease can expire). A holder
+ * The holder stops writing — kills its Ponder, or aborts a start still under way (Ponder takes its
+ * lock and recovers before it says it listens) — as soon as its seat connection closes or fails
+ * (the lock may be another's from that moment; a renewal counts only on the session holding it),
+ * when the lease turns out to be another's, and after FENCE_MS without a renewal whatever the
+ * reason (well before the lease can expire). A holder
  * killed outright takes its Ponder with it (indexer/ponder-child.ts exits when orphaned). So the
  * old writer is gone before the new one starts; the new one clears Ponder's lock (a dead
  * writer's) and Ponder resumes from its own checkpoint: rows written are kept, the blocks after
@@ -44,8 +46,12 @@ export interface IndexerSeatOptions {
   /** The seat's own connection is opened here (one; closed when the seat is given up). */
   databaseUrl: string;
   nodeId: string;
-  /** Starts Ponder (with clearStaleLock: the seat is ours). */
-  startIndexer: () => Promise<IndexerProcess>;
+  /**
+   * Starts Ponder (with clearStaleLock: the seat is ours). `signal` aborts when the seat is lost
+   * while it starts: the start must then stop where it is and kill what it spawned — Ponder takes
+   * its lock and recovers before it says it listens, and another node may be starting by then.
+   */
+  startIndexer: (signal: AbortSignal) => Promise<IndexerProcess>;
   log: (line: string) => void;
   /** active: this node's Ponder writes the index; standby: another's does, or nobody's yet. */
   onState?: (state: IndexerState) => void;
@@ -56,6 +62,8 @@ export interface IndexerSeatOptions {
 export class IndexerSeat {
   private indexer: IndexerProcess | undefined;
   private starting: Promise<void> | undefined;
+  /** Aborted when the seat is lost while a start is under way. */
+  private startAbort: AbortController | undefined;
   private conn: Database | undefined;
   private holding = false;
   private lastRenewed = 0;
@@ -106,9 +114,9 @@ export class IndexerSeat {
     this.inFlight = true;
     try {
       if (this.holding) await this.renew();
-      // Not while a start from a seat we lost is still under way: it must see it lost the seat
-      // (and kill what it started) before this node may start another.
-      else if (!this.starting && performance.now() >= this.notBefore) await this.tryToTake();
+      // Not while a start from an earlier hold is still running: it ends by killing what it
+      // started (the seat was lost meanwhile), and two starts would leave two indexers.
+      else if (performance.now() >= this.notBefore && !this.starting) await this.tryToTake();
     } finally {
       this.inFlight = false;
     }
@@ -116,8 +124,8 @@ export class IndexerSeat {
 
   private async renew(): Promise<void> {
     try {
-      if (await renewLease(this.conn!.sql, INDEXER_LEASE, this.opts.nodeId, LEASE_TTL_MS)) this.lastRenewed = performance.now();
-      else this.fence("the indexer lease passed to another node");
+      if (await renewLease(this.conn!.sql, INDEXER_LEASE, this.opts.nodeId, LEASE_TTL_MS, SEAT_LOCK_KEY)) this.lastRenewed = performance.now();
+      else this.fence("the indexer lease passed to another node, or the seat's lock went with its connection");
     } catch (e) {
       // The seat's connection failed: the lock went with it and a standby may take the seat now.
       this.fence(`the seat's database connection failed (${String((e as Error)?.message ?? e)})`);
@@ -126,7 +134,17 @@ export class IndexerSeat {
 
   private async tryToTake(): Promise<void> {
     try {
-      this.conn ??= connect(this.opts.databaseUrl, { max: 1, keepConnections: true });
+      if (!this.conn) {
+        // Its lock goes with its connection: stop writing at that moment, not at the next renewal.
+        const conn = connect(this.opts.databaseUrl, {
+          max: 1,
+          keepConnections: true,
+          onConnectionClosed: () => {
+            if (this.conn === conn) this.fence("the seat's database connection closed");
+          },
+        });
+        this.conn = conn;
+      }
       const { sql } = this.conn;
       const got = decodeFirst(Got, await sql`select pg_try_advisory_lock(${SEAT_LOCK_KEY.toString()}::bigint) as got`)?.got;
       if (!got) {
@@ -149,19 +167,24 @@ export class IndexerSeat {
         ? ` from ${lease.previous} (${lease.previousExpiredMs !== null && lease.previousExpiredMs > 0 ? `its lease expired ${(lease.previousExpiredMs / 1000).toFixed(1)} s ago` : "its connection closed"})`
         : "";
       this.opts.log(`indexer   this node holds the indexer seat${from}: starting the indexer`);
-      this.starting = this.startPonder().finally(() => (this.starting = undefined));
+      const abort = (this.startAbort = new AbortController());
+      this.starting = this.startPonder(abort.signal).finally(() => {
+        this.starting = undefined;
+        if (this.startAbort === abort) this.startAbort = undefined;
+      });
     } catch {
       // The database did not answer: look again at the next tick, on a new connection.
       this.dropConnection();
     }
   }
 
-  private async startPonder(): Promise<void> {
+  private async startPonder(signal: AbortSignal): Promise<void> {
     let indexer: IndexerProcess;
     try {
-      indexer = await this.opts.startIndexer();
+      indexer = await this.opts.startIndexer(signal);
     } catch (err) {
-      this.giveUp(err);
+      // Aborted: the seat was lost (fenced) or the node is stopping; nothing to give up.
+      if (!signal.aborted) this.giveUp(err);
       return;
     }
     if (!this.holding || this.stopped) {
@@ -197,6 +220,7 @@ export class IndexerSeat {
     if (!this.holding) return;
     this.holding = false;
     this.opts.log(`indexer   ${why}: stopping this node's indexer (it may no longer write)`);
+    this.startAbort?.abort();
     this.indexer?.kill();
     this.indexer = undefined;
     this.dropConnection();

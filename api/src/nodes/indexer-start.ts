@@ -38,8 +38,8 @@ export async function startIndexerSeat(opts: {
     },
     // The seat is given up (another node may take it) and tried again after a pause.
     onFailure: (err) => log(`indexer   FAILED, seat given up (tried again shortly): ${String((err as Error)?.message ?? err)}`),
-    startIndexer: async () => {
-      const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log, clearStaleLock: true });
+    startIndexer: async (signal) => {
+      const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log, clearStaleLock: true, signal });
       log(`indexer   ${indexer.url}  (SQL ${indexer.url}/sql, GraphQL ${indexer.url}/graphql; ${chains.indexMode} mode; networks: ${chains.networks.map((n) => n.key).join(", ")})`);
       reportCatchUp(indexer, config, log);
       return indexer;

@@ -41,11 +41,21 @@ export async function acquireLease(
   return { acquired: true, previous: row.previous, previousExpiredMs: row.previous_expired_ms };
 }
 
-/** Extends our lease; false when it is no longer ours (it expired and another node took it). */
-export async function renewLease(sql: Sql, name: string, holder: string, ttlMs: number): Promise<boolean> {
+/**
+ * Extends our lease; false when it is no longer ours (it expired and another node took it).
+ * `lockKey`: only while this very session holds that advisory lock — postgres.js reconnects
+ * silently, and a renewal on a new connection (after a Postgres restart, a session ended under
+ * us) would keep a lease whose lock is gone, free for another node to take.
+ */
+export async function renewLease(sql: Sql, name: string, holder: string, ttlMs: number, lockKey?: bigint): Promise<boolean> {
+  const key = lockKey?.toString() ?? null;
   const rows = await sql`
     update app.leases set expires_at = now() + ${ttlMs} * interval '1 millisecond'
-    where name = ${name} and holder = ${holder} returning 1`;
+    where name = ${name} and holder = ${holder}
+      and (${key}::bigint is null or exists (
+        select 1 from pg_locks where locktype = 'advisory' and granted and pid = pg_backend_pid()
+          and classid = (${key}::bigint >> 32)::oid and objid = (${key}::bigint & 4294967295)::oid and objsubid = 1))
+    returning 1`;
   return rows.length > 0;
 }
 
