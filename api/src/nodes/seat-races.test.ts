@@ -71,7 +71,7 @@ function standIn(seat: string, startMs: number, onStart?: () => void): () => Pro
   };
 }
 
-function seat(nodeId: string, startIndexer: () => Promise<IndexerProcess>): IndexerSeat {
+function seat(nodeId: string, startIndexer: (signal: AbortSignal) => Promise<IndexerProcess>): IndexerSeat {
   const s = new IndexerSeat({ databaseUrl: db.url, nodeId, startIndexer, log: () => {} });
   seats.push(s);
   return s;
