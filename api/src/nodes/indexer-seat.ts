@@ -238,6 +238,8 @@ export class IndexerSeat {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    // A start under way stops where it is (what it spawned is killed): this node is leaving.
+    this.startAbort?.abort();
     await this.starting;
     const indexer = this.indexer;
     this.indexer = undefined;
