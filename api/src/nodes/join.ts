@@ -5,6 +5,8 @@
  * same in server.ts.
  */
 import type { Sql } from "postgres";
+import { ConfigError, loadConfig, type Config } from "../config.ts";
+import { parseChainsEnv, type ChainsConfig, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { DatabaseAhead, migrate } from "../db/migrate.ts";
 import { NodePresence } from "./presence.ts";
 import { thisNode, type NodeRole } from "./registry.ts";
@@ -22,4 +24,29 @@ export async function joinAsNode(sql: Sql, roles: NodeRole[], log: (line: string
   await presence.start();
   log(`node ${presence.info.id} (${roles.join(", ")}; ${presence.info.version} ${presence.info.migration}) registered`);
   return presence;
+}
+
+/**
+ * The settings of a role process that works on the networks (the sweeper, an indexer node): every
+ * bad or missing value — ours, the chain registry's, none configured, and the role's own `checks`
+ * — said at once, one line each, then exit 1.
+ */
+export function roleSettingsOrExit(nothingToDo: string, checks: (config: Config, networks: NetworkConfig[]) => string[] = () => []): { config: Config; chains: ChainsConfig } {
+  const problems: string[] = [];
+  let config: Config | undefined;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  const chains = parseChainsEnv(process.env);
+  if (!chains.ok) problems.push(...chains.errors);
+  else if (chains.config.networks.length === 0) problems.push(`no network configured (SERVICE_RPC_URL_<KEY>): ${nothingToDo}`);
+  if (chains.ok && config) problems.push(...checks(config, chains.config.networks));
+  if (problems.length || !config || !chains.ok) {
+    console.error(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    process.exit(1);
+  }
+  return { config, chains: chains.config };
 }

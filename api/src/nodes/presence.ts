@@ -6,7 +6,7 @@
  */
 import type { Sql } from "postgres";
 import { Outage } from "../db/outage.ts";
-import { BEAT_MS, beat, deregisterNode, registerNode, type IndexerState, type NodeInfo } from "./registry.ts";
+import { BEAT_MS, beat, deregisterNode, type IndexerState, type NodeInfo } from "./registry.ts";
 
 export class NodePresence {
   /** Live API nodes at the last beat (this one included when it serves the API); 1 until then. */
@@ -24,9 +24,9 @@ export class NodePresence {
     this.outage = new Outage("node registry", log);
   }
 
+  /** Registers (the first beat inserts the row; a database that does not answer fails the start). */
   async start(): Promise<void> {
-    await registerNode(this.sql, this.info, this.indexer);
-    await this.beatOnce();
+    this.apiNodes = Math.max(1, (await beat(this.sql, this.info, this.indexer)).apiNodes);
     this.timer = setInterval(() => void this.beatOnce(), BEAT_MS);
   }
 

@@ -47,18 +47,12 @@ export function thisNode(roles: NodeRole[]): NodeInfo {
   };
 }
 
-export async function registerNode(sql: Sql, node: NodeInfo, indexer: IndexerState | null = null): Promise<void> {
-  await sql`
-    insert into app.nodes (id, roles, host, pid, version, migration, indexer)
-    values (${node.id}, ${sql.array(node.roles)}, ${node.host}, ${node.pid}, ${node.version}, ${node.migration}, ${indexer})
-    on conflict (id) do update set heartbeat_at = now(), indexer = excluded.indexer`;
-}
-
 const BeatRow = rowShape("node beat: live API nodes", { api_nodes: col.int });
 
 /**
- * One beat: this node's row refreshed (inserted again if someone purged it while we were away)
- * and the number of live API nodes read back, in one statement. Old dead rows are purged too.
+ * One beat: this node's row inserted (the first beat registers it; again if someone purged it
+ * while we were away) or refreshed, and the number of live API nodes read back, in one statement.
+ * Old dead rows are purged too.
  */
 export async function beat(sql: Sql, node: NodeInfo, indexer: IndexerState | null): Promise<{ apiNodes: number }> {
   const rows = await sql`

@@ -42,32 +42,41 @@ function standIn(seat: string, startMs: number, onStart?: () => void): () => Pro
   return async () => {
     onStart?.();
     await Bun.sleep(startMs);
-    const child = Bun.spawn(["sleep", "600"], { stdout: "ignore", stderr: "ignore" });
-    const writer = { seat, child, killed: false };
-    writers.push(writer);
-    let stopped = false;
-    return {
-      url: "http://127.0.0.1:1",
-      pid: child.pid,
-      config: undefined as never,
-      exited: child.exited,
-      get stopped() {
-        return stopped;
-      },
-      kill() {
-        stopped = true;
-        writer.killed = true;
-        child.kill("SIGKILL");
-      },
-      async stop() {
-        stopped = true;
-        writer.killed = true;
-        child.kill("SIGTERM");
-        await child.exited;
-      },
-      waitUntilReady: async () => {},
-      recentLogs: () => [],
-    };
+    return standInProcess(spawnWriter(seat));
+  };
+}
+
+/** A stand-in writer: a child that runs until killed, recorded in `writers`. */
+function spawnWriter(seat: string) {
+  const writer = { seat, child: Bun.spawn(["sleep", "600"], { stdout: "ignore", stderr: "ignore" }), killed: false };
+  writers.push(writer);
+  return writer;
+}
+
+/** The IndexerProcess the seat holds for a stand-in writer. */
+function standInProcess(writer: (typeof writers)[number]): IndexerProcess {
+  let stopped = false;
+  return {
+    url: "http://127.0.0.1:1",
+    pid: writer.child.pid,
+    config: undefined as never,
+    exited: writer.child.exited,
+    get stopped() {
+      return stopped;
+    },
+    kill() {
+      stopped = true;
+      writer.killed = true;
+      writer.child.kill("SIGKILL");
+    },
+    async stop() {
+      stopped = true;
+      writer.killed = true;
+      writer.child.kill("SIGTERM");
+      await writer.child.exited;
+    },
+    waitUntilReady: async () => {},
+    recentLogs: () => [],
   };
 }
 
@@ -125,33 +134,14 @@ test("a seat lost and taken again while its indexer is still starting never runs
  */
 function writingWhileStarting(seat: string, startMs: number): (signal: AbortSignal) => Promise<IndexerProcess> {
   return async (signal) => {
-    const child = Bun.spawn(["sleep", "600"], { stdout: "ignore", stderr: "ignore" });
-    const writer = { seat, child, killed: false };
-    writers.push(writer);
+    const writer = spawnWriter(seat);
     signal.addEventListener("abort", () => {
       writer.killed = true;
-      child.kill("SIGKILL");
+      writer.child.kill("SIGKILL");
     });
     await Bun.sleep(startMs);
     signal.throwIfAborted();
-    return {
-      url: "http://127.0.0.1:1",
-      pid: child.pid,
-      config: undefined as never,
-      exited: child.exited,
-      stopped: false,
-      kill() {
-        writer.killed = true;
-        child.kill("SIGKILL");
-      },
-      async stop() {
-        writer.killed = true;
-        child.kill("SIGTERM");
-        await child.exited;
-      },
-      waitUntilReady: async () => {},
-      recentLogs: () => [],
-    };
+    return standInProcess(writer);
   };
 }
 

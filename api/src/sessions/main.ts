@@ -5,7 +5,7 @@
  * dir when `bun run dev` has it running, and the same SERVICE_RPC_URL_<KEY> settings as the
  * API (for each network's confirmation depth). Stops cleanly on SIGINT/SIGTERM.
  */
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, databaseUrlOf, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { joinAsNode } from "../nodes/join.ts";
 import { ChainConfigError, loadChainsConfig } from "../../../shared/chains/config.ts";
@@ -27,7 +27,7 @@ try {
   throw err;
 }
 
-const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+const url = databaseUrlOf(config);
 const database = connect(url, { max: Math.min(config.dbPoolSize, config.runner.concurrency + 2) });
 const presence = await joinAsNode(database.sql, ["actors"], log);
 const runner = new SessionRunner(database.sql, chains.networks, config.runner, log);

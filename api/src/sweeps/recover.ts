@@ -46,10 +46,10 @@ if (import.meta.main) {
     console.error("usage: bun api/src/sweeps/recover.ts --session ps_… --chain <chain id> --token <0x… | native>");
     process.exit(2);
   }
-  const { loadConfig } = await import("../config.ts");
+  const { loadConfig, databaseUrlOf } = await import("../config.ts");
   const { connect } = await import("../db/client.ts");
   const config = loadConfig();
-  const database = connect(config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`, { max: 1 });
+  const database = connect(databaseUrlOf(config), { max: 1 });
   try {
     const id = await queueRecovery(database.sql, { sessionId: values.session, chainId: Number(values.chain), token: values.token });
     console.log(`queued recovery sweep ${id}; a running sweeper carries it out (see app.sweeps)`);

@@ -5,7 +5,7 @@
  * data dir when `bun run dev` has it running. Needs the same SERVICE_ENCRYPTION_KEY (or
  * data dir) as the API, to open the endpoints' secrets. Stops cleanly on SIGINT/SIGTERM.
  */
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, databaseUrlOf, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { joinAsNode } from "../nodes/join.ts";
 import { resolveEncryptionKey } from "./secrets.ts";
@@ -25,7 +25,7 @@ try {
   throw err;
 }
 
-const url = config.databaseUrl ?? `postgres://postgres:postgres@127.0.0.1:${config.embeddedPgPort}/postgres`;
+const url = databaseUrlOf(config);
 const database = connect(url, { max: Math.min(config.dbPoolSize, 10) });
 const presence = await joinAsNode(database.sql, ["webhooks"], log);
 const { key } = resolveEncryptionKey(config.encryptionKey, config.dataDir);
