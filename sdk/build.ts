@@ -4,8 +4,9 @@
  *   @paysession/server (sdk/server/)  index.mjs (ESM), index.cjs (CommonJS), .d.mts and .d.cts
  *   @paysession/sdk    (sdk/)         index.js (ESM, for bundlers), .d.ts
  *
- *   bun run build:clients              both
- *   bun sdk/build.ts server|browser    one (each package's `prepack` runs this)
+ *   bun run build:clients              both, listing the files written
+ *   bun sdk/build.ts server|browser    one (each package's `prepack` runs this with --quiet: what
+ *                                      a prepack prints lands in `npm pack --json`'s output)
  *
  * The JavaScript is one file per format, bundled by Bun.build (no dependencies to install). The
  * declarations are tsc's, one per source file; their relative imports name the sources (`./x.ts`),
@@ -129,14 +130,16 @@ export async function buildClients(which: (keyof typeof TARGETS)[] = ["server", 
 }
 
 if (import.meta.main) {
-  const arg = process.argv[2];
-  if (arg !== undefined && arg !== "server" && arg !== "browser") {
-    console.error("usage: bun sdk/build.ts [server|browser]");
+  const args = process.argv.slice(2);
+  const quiet = args.includes("--quiet");
+  const arg = args.find((a) => a !== "--quiet");
+  if ((arg !== undefined && arg !== "server" && arg !== "browser") || args.length > (quiet ? 2 : 1)) {
+    console.error("usage: bun sdk/build.ts [server|browser] [--quiet]");
     process.exit(2);
   }
   // From the repository's root wherever it is run (npm runs `prepack` in the package's folder),
   // so that the bundles' comments naming their sources read the same from every build.
   process.chdir(join(SDK, ".."));
   const files = await buildClients(arg ? [arg] : undefined);
-  for (const f of files) console.log(relative(".", f));
+  if (!quiet) for (const f of files) console.log(relative(".", f));
 }

@@ -6,7 +6,8 @@
  *   (`require`), against the real service: creates, a list walked page by page, a real webhook
  *   delivery (to a node:http receiver) verified, typed errors;
  * - its declarations checked by tsc in that project: node16 resolution (.mts and .cts) with
- *   Node's globals, and bundler resolution with the DOM;
+ *   Node's globals, the same with no globals at all (`lib: ["ES2022"]`, no @types/node), and
+ *   bundler resolution with the DOM;
  * - @paysession/sdk bundled by a bundler (Bun.build) into a shop page (type-checked with
  *   bundler resolution) that opens the checkout of a real session in Chromium.
  */
@@ -53,7 +54,8 @@ let packed: { name: string; filename: string; files: { path: string }[] }[];
 
 async function packAndInstall(): Promise<void> {
   const out = await run(["npm", "pack", "./sdk/server", "./sdk", "--pack-destination", work, "--json"], ROOT);
-  packed = JSON.parse(out.slice(out.indexOf("[")));
+  // The whole of stdout: a prepack that printed anything would make this throw.
+  packed = JSON.parse(out);
   for (const p of packed) tarballs[p.name] = join(work, p.filename);
   writeFileSync(join(shop, "package.json"), JSON.stringify({ name: "shop", private: true }));
   await run(["npm", "install", "--offline", tarballs["@paysession/server"]!, tarballs["@paysession/sdk"]!], shop);
@@ -72,14 +74,20 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-test("npm pack: each tarball holds its build and package.json, nothing else", () => {
+test("npm pack --json answers JSON only; each tarball holds its build, README, LICENSE and package.json, nothing else", () => {
   expect(packed.map((p) => [p.name, p.files.map((f) => f.path).sort()])).toEqual([
     [
       "@paysession/server",
-      ["client", "errors", "index", "types", "webhooks"].flatMap((f) => [`dist/${f}.d.cts`, `dist/${f}.d.mts`]).concat(["dist/index.cjs", "dist/index.mjs", "package.json"]).sort(),
+      ["client", "errors", "index", "types", "webhooks"].flatMap((f) => [`dist/${f}.d.cts`, `dist/${f}.d.mts`]).concat(["dist/index.cjs", "dist/index.mjs", "LICENSE", "README.md", "package.json"]).sort(),
     ],
-    ["@paysession/sdk", ["dist/index.d.ts", "dist/index.js", "dist/modal.d.ts", "dist/protocol.d.ts", "dist/result.d.ts", "package.json"]],
+    ["@paysession/sdk", ["LICENSE", "README.md", "dist/index.d.ts", "dist/index.js", "dist/modal.d.ts", "dist/protocol.d.ts", "dist/result.d.ts", "package.json"]],
   ]);
+  for (const name of ["@paysession/server", "@paysession/sdk"]) {
+    const installed = join(shop, "node_modules", name);
+    expect(readFileSync(join(installed, "README.md"), "utf8")).toStartWith(`# ${name}\n`);
+    expect(readFileSync(join(installed, "LICENSE"), "utf8")).toStartWith("MIT License");
+    expect(JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).license).toBe("MIT");
+  }
 });
 
 /**
@@ -176,7 +184,7 @@ describe("@paysession/server from plain node", () => {
 });
 
 describe("declarations", () => {
-  test("tsc types the server client for an ESM import and a require() (node16) and for a bundler, and the browser SDK for a bundler", async () => {
+  test("tsc types the server client for an ESM import and a require() (node16, with Node's types and with no globals at all) and for a bundler, and the browser SDK for a bundler", async () => {
     // Each file also holds a mistake the types must catch: were the package untyped (any),
     // the unused @ts-expect-error would fail the check.
     writeFileSync(
@@ -216,13 +224,34 @@ paysession.refunds;
     // A Node project: Node's globals (@types/node, this repository's copy), no DOM.
     const node = { ...common, lib: ["ES2022"], typeRoots: [join(ROOT, "node_modules", "@types")], types: ["node"], module: "node16", moduleResolution: "node16" };
     writeFileSync(join(shop, "tsconfig.node.json"), JSON.stringify({ compilerOptions: node, files: ["check.mts", "check.cts"] }));
+    // A Node project with no declared globals at all: neither @types/node nor the DOM. The
+    // declarations must not name fetch, Headers or anything else only those declare.
+    const bare = { ...common, lib: ["ES2022"], types: [], module: "node16", moduleResolution: "node16" };
+    writeFileSync(join(shop, "check-bare.mts"), CHECK_BARE);
+    writeFileSync(join(shop, "tsconfig.bare.json"), JSON.stringify({ compilerOptions: bare, files: ["check-bare.mts", "check.cts"] }));
     // A bundled app: the DOM, no Node.
     const bundler = { ...common, lib: ["ES2022", "DOM"], types: [], module: "ESNext", moduleResolution: "bundler" };
     writeFileSync(join(shop, "page.ts"), SHOP_PAGE);
     writeFileSync(join(shop, "tsconfig.bundler.json"), JSON.stringify({ compilerOptions: bundler, files: ["page.ts", "check.mts"] }));
-    await Promise.all([run(["node", TSC, "-p", "tsconfig.node.json"], shop), run(["node", TSC, "-p", "tsconfig.bundler.json"], shop)]);
+    await Promise.all(["node", "bare", "bundler"].map((c) => run(["node", TSC, "-p", `tsconfig.${c}.json`], shop)));
   }, 60_000);
 });
+
+/** check.mts without `process` (which only @types/node declares): the server client in a project with no globals. */
+const CHECK_BARE = `import { Paysession, verifyWebhook, type FetchFunction, type PaymentSession } from "@paysession/server";
+const paysession = new Paysession({ apiKey: "sk_test_x", host: "http://localhost", fetch: undefined });
+export async function all(rawBody: string, headers: Record<string, string>, get: { get(name: string): string | null }): Promise<PaymentSession[]> {
+  const out: PaymentSession[] = [];
+  for await (const s of paysession.paymentSessions.list({ limit: 10 })) out.push(s);
+  const event = await verifyWebhook(rawBody, headers, "whsec_x");
+  await verifyWebhook(rawBody, get, "whsec_x");
+  if (event.type === "settlement_address.updated") out.length = 0;
+  // @ts-expect-error amounts are decimal strings
+  await paysession.paymentSessions.create({ amount: 12, currency: "USD" });
+  return out;
+}
+export const none: FetchFunction | undefined = undefined;
+`;
 
 /** The shop's page script: imports the installed browser package; the session comes in the page's data attributes. */
 const SHOP_PAGE = `import { init, PaysessionError, type PaymentResult } from "@paysession/sdk";

@@ -42,8 +42,16 @@ export interface PaysessionOptions {
   timeoutMs?: number;
   /** First backoff; doubles per retry. Default 500 ms. */
   retryBaseMs?: number;
-  fetch?: typeof fetch;
+  /** The fetch to call (a wrapper, a mock). Default: the global one. */
+  fetch?: FetchFunction;
 }
+
+/**
+ * The global fetch's own type wherever the merchant's project declares one (Node's types, the DOM,
+ * Bun's, Deno's); where it has none (`lib: ["ES2022"]` and no `@types/node`), a plain function type,
+ * so that these declarations compile in any TypeScript project.
+ */
+export type FetchFunction = typeof globalThis extends { fetch: infer F } ? F : (input: string, init?: object) => Promise<unknown>;
 
 export interface RequestOptions {
   /** For POSTs that take one (create session, create endpoint). */
@@ -80,7 +88,7 @@ export class Paysession {
   private readonly maxRetries: number;
   private readonly timeoutMs: number;
   private readonly retryBaseMs: number;
-  private readonly fetchFn: typeof fetch;
+  private readonly fetchFn: FetchFunction;
 
   constructor(opts: PaysessionOptions = {}) {
     const apiKey = opts.apiKey ?? env("SERVICE_API_KEY");

@@ -12,10 +12,14 @@ export class WebhookVerificationError extends Error {
   override readonly name = "WebhookVerificationError";
 }
 
-type HeaderBag = Headers | Record<string, string | string[] | undefined>;
+/**
+ * The request's headers: a fetch `Headers` (anything with `get`) or Node's headers object. Said by
+ * shape, not as the global `Headers`, so the declarations need neither the DOM nor `@types/node`.
+ */
+export type HeaderBag = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderBag, name: string): string | undefined {
-  if (typeof (headers as Headers).get === "function") return (headers as Headers).get(name) ?? undefined;
+  if (typeof headers.get === "function") return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const bag = headers as Record<string, string | string[] | undefined>;
   const v = bag[name] ?? bag[Object.keys(bag).find((k) => k.toLowerCase() === name) ?? ""];
   return Array.isArray(v) ? v[0] : v;
