@@ -15,6 +15,7 @@ import { createUser } from "./users.ts";
 import { launchChromium, screenshot, seriousViolations } from "../../../testing/browser.ts";
 import { createApiKey } from "../credentials/store.ts";
 import { devFaucetAccount } from "../../../shared/contracts/deploy.ts";
+import { csvRecords } from "../../../testing/csv.ts";
 
 const EMAIL = "owner@shop.example";
 const PASSWORD = "a long enough password";
@@ -295,9 +296,7 @@ test("events and their deliveries, an endpoint's many attempts, a payment's reco
 
   // The CSV: the same facts, in documented columns.
   const csv = await (await page.request.get(url("/dashboard/sandbox/transactions.csv?q=recon-1"))).text();
-  const [header, row] = csv.trim().split("\n");
-  const cols = header!.split(",");
-  const cells = Object.fromEntries(parseCsvLine(row!).map((v, i) => [cols[i], v]));
+  const cells = csvRecords(csv)[0]!;
   const view = (await api("GET", `/payment-sessions/${paid}`)).body;
   expect(cells).toMatchObject({
     session_id: paid,
@@ -330,25 +329,6 @@ test("events and their deliveries, an endpoint's many attempts, a payment's reco
   await page.setViewportSize({ width: 1280, height: 860 });
   expect(dialogs.filter((d) => !d.startsWith("Revoke the key"))).toEqual([]); // no confirm() anywhere
 }, 240_000);
-
-/** One CSV line into its fields (RFC 4180 quoting). */
-function parseCsvLine(line: string): string[] {
-  const out: string[] = [];
-  let cur = "";
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i]!;
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') (cur += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else cur += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") out.push(cur), (cur = "");
-    else cur += ch;
-  }
-  out.push(cur);
-  return out;
-}
 
 test("the dashboard refuses to be framed", async () => {
   const framer = Bun.serve({

@@ -12,6 +12,7 @@ import { changePassword } from "./users.ts";
 import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD, type Browser } from "../../../testing/dashboard.ts";
 import { CSP } from "./request.ts";
 import { likePrefix } from "./transactions.ts";
+import { csvRecords, misreadCells, startsFormula } from "../../../testing/csv.ts";
 import { insertAttempts, type NewAttempt } from "../webhooks/attempts.ts";
 import { newId } from "../../../shared/ids.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
@@ -243,6 +244,21 @@ describe("pages", () => {
     }
   });
 
+  test("the CSV export: a reference or metadata made to run a formula reads back intact and starts none, whatever the reader's separator", async () => {
+    const m = await merchantWithUser(svc, "csv@e.example");
+    const references = ["=1+1", "order;=1+1", "order\n@SUM(A1)", "a\r\nb, =2", 'q";-3'];
+    for (const referenceId of references) {
+      const r = await svc.call("POST", "/payment-sessions", { auth: m.sandboxKey, body: { amount: "1.00", currency: "USD", referenceId, metadata: { note: `x;=HYPERLINK("a")` } } });
+      expect(r.status).toBe(201);
+    }
+    const me = await signIn(svc, "csv@e.example");
+    const csv = await (await me.get("/dashboard/sandbox/transactions.csv")).text();
+    const records = csvRecords(csv);
+    expect(records.map((r) => r.reference_id!.replace(/(^|[,;\t\r\n])'(?=[ ]*[=+\-@\t\r])/g, "$1")).sort()).toEqual([...references].sort());
+    expect(records.map((r) => JSON.parse(r.metadata!.replace(";'=", ";=")))).toEqual(references.map(() => ({ note: `x;=HYPERLINK("a")` })));
+    expect(misreadCells(csv).filter(startsFormula)).toEqual([]);
+  });
+
   test("transactions: search by reference, session id and deposit address, filter by status, keyset pages", async () => {
     const m = await merchantWithUser(svc, "erin@e.example");
     const ids: string[] = [];
@@ -271,8 +287,8 @@ describe("pages", () => {
     const dep3 = (await svc.call("GET", `/payment-sessions/${ids[3]}`, { auth: m.sandboxKey })).body.networks[0].depositAddress;
     expect(csv.trim().split("\n")).toEqual([
       "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at,deposit_address,payer_address,payment_tx_hash,paid_at,settlement_tx_hash,settled_at,metadata,payment_method,payment_token",
-      // Unpaid: the deposit address it offered, and nothing paid or settled.
-      expect.stringMatching(new RegExp(`^${ids[3]},CANCELED,canceled_by_merchant,4\\.00,USD,,order-3,[0-9TZ:.-]+,${dep3},,,,,,,,$`)),
+      // Unpaid: the deposit address it offered, and nothing paid or settled; every value quoted.
+      expect.stringMatching(new RegExp(`^"${ids[3]}","CANCELED","canceled_by_merchant","4\\.00","USD",,"order-3","[0-9TZ:.-]+","${dep3}",,,,,,,,$`)),
     ]);
     // The other environment shows none of it.
     expect(idsIn((await (await me.get("/dashboard/production/transactions")).text()).replaceAll("/production/", "/sandbox/"))).toEqual([]);

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { html, raw } from "./html.ts";
 import { retryAfterSeconds, waitAfter } from "../credentials/sign-in-throttle.ts";
 import { classifySearch, csvField, parseFilters } from "./transactions.ts";
+import { csvRecords, misreadCells, startsFormula } from "../../../testing/csv.ts";
 import { loginCookie, readCookie, secureCookies } from "./logins.ts";
 import { clearFlashCookie, flashCookie, readFlash } from "./flash.ts";
 import { originProblem } from "./request.ts";
@@ -50,16 +51,39 @@ describe("transactions", () => {
     });
     expect(parseFilters({ status: "nope" }).problems).toEqual(["Unknown status; showing every status."]);
   });
-  test("CSV fields are quoted when needed and never start a formula", () => {
+  test("CSV fields: quoted, read back as written, and no reader of any separator meets a formula", () => {
     expect(csvField('a,"b"')).toBe('"a,""b"""');
-    expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)");
-    expect(csvField("-1+2")).toBe("'-1+2");
+    expect(csvField("order_1042")).toBe('"order_1042"');
     expect(csvField(null)).toBe("");
-    // A spreadsheet splitting on ; or tab must not open a cell that starts with =.
-    expect(csvField("order;=HYPERLINK(1)")).toBe('"order;=HYPERLINK(1)"');
-    expect(csvField("order\t=1+1")).toBe('"order\t=1+1"');
-    expect(csvField("  =1+2")).toBe("'  =1+2");
-    expect(csvField("a =1+2")).toBe("a =1+2");
+    expect(csvField("=HYPERLINK(1)")).toBe(`"'=HYPERLINK(1)"`);
+    expect(csvField("  =1+2")).toBe(`"'  =1+2"`);
+    expect(csvField("a =1+2")).toBe('"a =1+2"');
+    // Where a reader of ; or tab, or one cutting lines, would start a cell inside the quotes.
+    expect(csvField("order;=1+1")).toBe(`"order;'=1+1"`);
+    expect(csvField("a\n@x")).toBe(`"a\n'@x"`);
+    expect(csvField("x;\t=1")).toBe(`"x;'\t'=1"`);
+    expect(csvField("\t=2")).toBe(`"'\t'=2"`);
+    // A comma starts a cell only for a reader that lost the quotes at a line break.
+    expect(csvField("a, -1")).toBe('"a, -1"');
+    expect(csvField("a\nb, -1")).toBe(`"a\nb,' -1"`);
+    expect(csvField('{"xs":[1,-2],"n":"a;b"}')).toBe('"{""xs"":[1,-2],""n"":""a;b""}"');
+
+    const hostile = ["=1+1", "order;=1+1", 'q";=1+1', "a\n=1", "a\r\n@x", " ;  -2", "x;\t=1", ";=1", 'a"b;=c', "a\nb, =1", "a\rb\t+1", "ok;fine", "\t=2", "-", "@", "=", "a;;@b"];
+    const columns = ["id", ...hostile.map((_, i) => `c${i}`)];
+    const row = ["ps_1", ...hostile];
+    const text = columns.join(",") + "\n" + row.map(csvField).join(",") + "\n";
+    // A CSV library reads every value back; a defused one differs only by the ' marks.
+    const marksRemoved = csvRecords(text).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.replace(/(^|[,;\t\r\n])'(?=[ ]*[=+\-@\t\r])/g, "$1")])));
+    expect(marksRemoved).toEqual([Object.fromEntries(columns.map((c, i) => [c, row[i]!]))]);
+    expect(csvRecords(text)[0]!.c11).toBe("ok;fine");
+    const formulas = misreadCells(text).filter(startsFormula);
+    expect(formulas).toEqual([]);
+    // The readers are real: the old guard (quote only when needed, defuse only the field's start) fails them.
+    const oldField = (v: string) => {
+      const s = /^[ ]*[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+      return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+    };
+    expect(misreadCells(row.map(oldField).join(",")).filter(startsFormula).length).toBeGreaterThan(0);
   });
 });
 

@@ -114,14 +114,29 @@ export function likePrefix(s: string): string {
 }
 
 /**
- * A CSV field: a leading = + - @ (after any spaces) is defused so a spreadsheet never runs it as a formula, and a
- * field is quoted when it holds a comma, a quote, a line break, or a semicolon or tab: a
- * spreadsheet set to another separator (`;` in most of continental Europe) would otherwise
- * split the field there and open a cell that starts with whatever follows, `=` included.
+ * A CSV field, quoted whenever it holds anything, that no spreadsheet runs as a formula however it
+ * reads the file. A reader set to another separator (`;` in much of continental Europe, a tab)
+ * honours a quote only where its own cell starts, so it splits inside our quotes; one that cuts
+ * lines at every line break does so inside them too. So a cell may begin at the field's start and
+ * after any `;`, tab or line break in it — and after a `,` too in a field that holds a line break,
+ * since a reader that cut the line there no longer knows it is inside quotes. Wherever one of
+ * = + - @ (after spaces, or a tab or CR) would begin a cell, a `'` goes before it, the mark
+ * spreadsheets read as "text". (Metadata is JSON on one line: its commas stay as they are.)
  */
 export function csvField(v: string | null | undefined): string {
-  let s = v ?? "";
-  // Leading spaces too: a spreadsheet that trims them would see the formula behind them.
-  if (/^[ ]*[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  const s = v ?? "";
+  if (s === "") return "";
+  const startsCell = /[\r\n]/.test(s) ? ",;\t\r\n" : ";\t\r\n";
+  let out = "";
+  for (let i = 0; i <= s.length; i++) {
+    if (i === 0 || startsCell.includes(s[i - 1]!)) {
+      FORMULA_AHEAD.lastIndex = i;
+      if (FORMULA_AHEAD.test(s)) out += "'";
+    }
+    if (i < s.length) out += s[i] === '"' ? '""' : s[i];
+  }
+  return `"${out}"`;
 }
+
+/** What a spreadsheet runs when a cell starts with it (its own spaces trimmed; a tab or CR counts). */
+const FORMULA_AHEAD = /[ ]*[=+\-@\t\r]/y;

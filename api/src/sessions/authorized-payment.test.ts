@@ -26,6 +26,7 @@ import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { createUser } from "../dashboard/users.ts";
 import { startSweeper } from "../sweeps/sweeper.ts";
 import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../sweeps/relayer.ts";
+import { csvRecords } from "../../../testing/csv.ts";
 
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
 
@@ -136,8 +137,7 @@ test("a stranger submits the payer's signature: PENDING → FUNDED → SUCCEEDED
   expect(page).toContain("Payment by authorization");
   expect(page).toContain("Settled by that payment (no sweep)");
   expect(page).not.toContain("Sweep to settlement");
-  const [header, row] = (await (await me.get(`/dashboard/sandbox/transactions.csv?q=${s.id}`)).text()).trim().split("\n");
-  const cells = Object.fromEntries(row!.split(",").map((v, i) => [header!.split(",")[i], v]));
+  const [cells] = csvRecords(await (await me.get(`/dashboard/sandbox/transactions.csv?q=${s.id}`)).text());
   expect(cells).toMatchObject({ payer_address: s.payer, payment_method: "authorization", payment_tx_hash: receipt.transactionHash, settlement_tx_hash: receipt.transactionHash });
 }, 60_000);
 

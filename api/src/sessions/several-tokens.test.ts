@@ -13,6 +13,7 @@ import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifec
 import { checkEventsAgainstDocument } from "../../../testing/documented-events.ts";
 import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { createUser } from "../dashboard/users.ts";
+import { csvRecords } from "../../../testing/csv.ts";
 
 const USD = (cents: number) => BigInt(cents) * 10_000n; // 6 decimals, both tokens
 const USDT = predictedTestUsdtAddress();
@@ -115,9 +116,8 @@ test("the merchant sees each payment's token: the payer view, the dashboard's CS
   const [owner] = await sql()`select merchant_id from app.payment_sessions where id = ${halfAndHalf}`;
   await createUser(stack.svc.services.database.db, owner!.merchant_id as string, "tokens@shop.example", TEST_PASSWORD);
   const me = await signIn(stack.svc, "tokens@shop.example");
-  const [header, row] = (await (await me.get(`/dashboard/sandbox/transactions.csv?q=${halfAndHalf}`)).text()).trim().split("\n");
-  const cells = Object.fromEntries(row!.split(",").map((v, i) => [header!.split(",")[i], v]));
-  expect(cells.payment_token!.replace(/"/g, "").split(";").sort()).toEqual(["TUSD", "tUSDT"]); // quoted: a field with ";"
+  const [cells] = csvRecords(await (await me.get(`/dashboard/sandbox/transactions.csv?q=${halfAndHalf}`)).text());
+  expect(cells!.payment_token!.split(";").sort()).toEqual(["TUSD", "tUSDT"]);
   // The transaction's page: each payment in with its own stablecoin.
   const page = await (await me.get(`/dashboard/sandbox/transactions/${halfAndHalf}`)).text();
   const paymentsIn = [...page.matchAll(/<tr[^>]*><td>Payment in<\/td><td>[^<]*<\/td><td class="num">([^<]*)<\/td>/g)].map((m) => m[1]!.trim()).sort();
