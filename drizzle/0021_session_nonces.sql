@@ -5,5 +5,3 @@ CREATE TABLE "app"."session_nonces" (
 	"nonce" text PRIMARY KEY NOT NULL,
 	"session_id" text NOT NULL
 );
---> statement-breakpoint
-ALTER TABLE "app"."session_nonces" ADD CONSTRAINT "session_nonces_session_id_payment_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "app"."payment_sessions"("id") ON DELETE no action ON UPDATE no action;

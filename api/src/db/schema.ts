@@ -591,9 +591,11 @@ export const paymentAuthorizations = app.table(
 export const sessionNonces = app.table("session_nonces", {
   /** 0x + 64 lowercase hex, as the indexer stores an AuthorizationUsed's nonce. */
   nonce: text("nonce").primaryKey(),
-  sessionId: text("session_id")
-    .notNull()
-    .references(() => paymentSessions.id),
+  /**
+   * No foreign key: the row is written by the statement that writes its session (and sessions are
+   * never deleted); a key's check would be one more trigger run on every create, the hot path.
+   */
+  sessionId: text("session_id").notNull(),
 });
 
 /** How far the session runner has looked at each chain's indexed transfers. */

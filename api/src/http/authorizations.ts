@@ -11,12 +11,12 @@
  * The relayer submits it later (sweeps/send-authorization.ts); GET answers the record with how
  * far that got.
  *
- * Anyone who saw the signature may submit it on-chain before this request reaches us. So before
- * refusing for a reason the chain may explain — the nonce used, the session no longer PENDING,
- * its window closing — the route looks whether this very authorization already paid the session
- * (as the session sees it: gasless/carried-out.ts) and then answers that: 202 with the record,
- * `mined`, and the transaction that paid. A payment the indexer has not stored yet is not seen:
- * the refusal stands and says the session will show the payment if it was one.
+ * Anyone who saw the signature may submit it on-chain before this request reaches us. So the
+ * route first looks whether this very authorization already paid the session (as the session
+ * sees it: gasless/carried-out.ts) and then answers that — 202 with the record, `mined`, and the
+ * transaction that paid — whatever it would otherwise refuse (the nonce used, the session no
+ * longer PENDING, its window closed). A payment the indexer has not stored yet is not seen: the
+ * refusal of the used nonce says the session will show the payment if it was one.
  */
 import { Elysia } from "elysia";
 import { getAddress, type Address, type Hex } from "viem";
@@ -26,6 +26,7 @@ import {
   signedByFrom,
   termsMismatch,
   tooLate,
+  type AuthorizationTerms,
   type SubmittedAuthorization,
   type TermsMismatch,
 } from "../gasless/authorization.ts";
@@ -76,6 +77,23 @@ export function authorizationRoutes(services: Services) {
     } catch {
       throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
     }
+  }
+
+  /**
+   * Whether this very authorization has already paid the session, as the session sees it
+   * (gasless/carried-out.ts): then it is recorded `mined` with the transaction that paid, and
+   * that record is the answer. Only the payer's own signature is recorded (a contract wallet's,
+   * by EIP-1271, the chain itself has just accepted).
+   */
+  async function carriedOut(networkName: string, token: TokenOnNetwork, terms: AuthorizationTerms, sub: SubmittedAuthorization, sessionId: string): Promise<AuthorizationRow | undefined> {
+    if (termsMismatch(sub, terms)) return undefined;
+    const paid = await carriedOutPayment(services.database.sql, sessionId, token.token, terms, sub);
+    if (!paid) return undefined;
+    const read = await tokenDomain(token);
+    if (!read.ok || (!(await signedByFrom(read.domain, terms, sub)) && !(await onChain(networkName, () => hasCode(token, sub.from))))) return undefined;
+    const outcome = await recordCarriedOut(services.database.db, sessionId, token.token, terms, sub, paid.txHash);
+    if (outcome.kind === "exists" && !sameAuthorization(outcome.row, sub)) throw new ApiError("authorization_exists");
+    return outcome.row;
   }
 
   return new Elysia()
@@ -134,43 +152,25 @@ export function authorizationRoutes(services: Services) {
       }
 
       const net = services.networks.find((n) => n.chainId === sub.chainId);
-      if (!net?.gasless) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on ${net?.name ?? `chain ${sub.chainId}`} here.`, "chainId");
+      if (!net) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on chain ${sub.chainId} here.`, "chainId");
       if (!deposit.settlementAddress) throw new ApiError("gasless_unavailable", undefined, "chainId");
       const terms = authorizationTerms(session, { settlementAddress: deposit.settlementAddress, requiredBaseUnits: deposit.requiredBaseUnits });
       const token: TokenOnNetwork = { chainId: net.chainId, rpcUrl: net.rpcUrl, token: getAddress(deposit.tokenAddress) };
-
-      /**
-       * Before a refusal that the chain itself may explain (the session no longer PENDING, its
-       * window closing, the nonce used): has this very authorization already paid the session,
-       * submitted by someone else first? Then the answer is what happened — its record, `mined`,
-       * with the transaction that paid — and not an error (gasless/carried-out.ts).
-       */
-      async function carriedOut(): Promise<AuthorizationRow | undefined> {
-        if (termsMismatch(sub, terms)) return undefined;
-        const paid = await carriedOutPayment(services.database.sql, session.id, token.token, terms, sub);
-        if (!paid) return undefined;
-        // Only the payer's own signature is recorded (a contract wallet's, by EIP-1271, the chain has just accepted).
-        const read = await tokenDomain(token);
-        if (!read.ok || (!(await signedByFrom(read.domain, terms, sub)) && !(await onChain(net!.name, () => hasCode(token, sub.from))))) return undefined;
-        const outcome = await recordCarriedOut(services.database.db, session.id, token.token, terms, sub, paid.txHash);
-        if (outcome.kind === "exists" && !sameAuthorization(outcome.row, sub)) throw new ApiError("authorization_exists");
-        return outcome.row;
-      }
       const answer = (row: AuthorizationRow) => {
         set.status = 202;
         return authorizationView(row);
       };
 
+      // First, what happened: has this very authorization already paid the session, submitted by
+      // someone else before it reached us? Then its record, `mined`, whatever would be refused below.
+      const carried = await carriedOut(net.name, token, terms, sub, session.id);
+      if (carried) return answer(carried);
+
+      if (!net.gasless) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on ${net.name} here.`, "chainId");
       if (session.status !== "PENDING") {
-        const row = await carriedOut();
-        if (row) return answer(row);
         throw new ApiError("session_not_pending", `The payment session is ${session.status}; only a PENDING session can be paid.`);
       }
-      if (tooLate(terms, BigInt(Math.floor(Date.now() / 1000)))) {
-        const row = await carriedOut();
-        if (row) return answer(row);
-        throw new ApiError("authorization_expired");
-      }
+      if (tooLate(terms, BigInt(Math.floor(Date.now() / 1000)))) throw new ApiError("authorization_expired");
       const mismatch = termsMismatch(sub, terms);
       if (mismatch) {
         const param = mismatch === "window" && sub.validAfter !== terms.validAfter ? "validAfter" : MISMATCH[mismatch].param;
@@ -195,10 +195,8 @@ export function authorizationRoutes(services: Services) {
       }
       const verdict = await onChain(net.name, () => chainChecks(token, terms, sub, relayer));
       if (!verdict.ok && verdict.reason === "nonce_used") {
-        const row = await carriedOut();
-        if (row) return answer(row);
-        // Not seen paying this session (yet): a cancel, another authorization of the payer's with
-        // this nonce, or a block the indexer has not stored — the session shows it if it paid.
+        // Not seen paying this session above (yet): a cancel, another authorization of the payer's
+        // with this nonce, or a block the indexer has not stored — the session shows it if it paid.
         throw new ApiError(
           "authorization_nonce_used",
           `${verdict.detail} It has not been seen paying this payment session; if it did, the session shows the payment as soon as its block is indexed (GET /api/payment-sessions), and this request answers its record.`,
@@ -209,8 +207,6 @@ export function authorizationRoutes(services: Services) {
 
       const outcome = await recordAuthorization(services.database.db, session.id, token.token, terms, sub);
       if (outcome.kind === "not_pending") {
-        const row = await carriedOut();
-        if (row) return answer(row);
         throw new ApiError("session_not_pending", `The payment session is ${outcome.status}; only a PENDING session can be paid.`);
       }
       if (outcome.kind === "exists" && !sameAuthorization(outcome.row, sub)) throw new ApiError("authorization_exists");
@@ -225,7 +221,7 @@ export function authorizationRoutes(services: Services) {
           "",
           "Checked before anything is recorded: the network offers it, the session is PENDING and has at least 30 s left, `to`, `value`, `validAfter`, `validBefore` and `nonce` are exactly the offer's, the signature is `from`'s, `from`'s nonce is unused and its balance covers the amount, and the exact transaction the relayer will send succeeds in a simulation. Nothing is sent on-chain by this request and a refusal costs no gas. One authorization per session: the same one again answers its record (202), a different one `authorization_exists`.",
           "",
-          "Submitted by someone else first: anyone who saw the signature may send it to the token before this request arrives. Before refusing with `authorization_nonce_used`, `session_not_pending` or `authorization_expired`, the service looks whether this very authorization has already paid the session (the session's nonce used by `from`, the amount moved to the settlement address, as indexed): then it answers 202 with the record, `status` `mined`, `txHash` the transaction that paid, and the session moves on by itself (FUNDED, SUCCEEDED) like any payment. Until the indexer has stored that block the payment is not seen yet and the refusal stands; follow the session (GET /api/payment-sessions), which shows the payment as soon as it is indexed.",
+          "Submitted by someone else first: anyone who saw the signature may send it to the token before this request arrives. So the service first looks whether this very authorization has already paid the session (the session's nonce used by `from`, the amount moved to the settlement address, as indexed): then it answers 202 with the record, `status` `mined`, `txHash` the transaction that paid — instead of `authorization_nonce_used`, `session_not_pending`, `authorization_expired` or any other refusal — and the session moves on by itself (FUNDED, SUCCEEDED) like any payment. Until the indexer has stored that block the payment is not seen yet and the refusal stands (`authorization_nonce_used`); follow the session (GET /api/payment-sessions), which shows the payment as soon as it is indexed.",
         ].join("\n"),
         auth: "sessionToken",
         body: AuthorizationBody,
