@@ -9,6 +9,7 @@ import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "..
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
 import { qrSvg } from "./qr.ts";
 import {
+  afterUsedElsewhere,
   cannotSignTypedData,
   finalScreen,
   formatCountdown,
@@ -24,7 +25,6 @@ import {
   shortAddress,
   tokenAmountText,
   tokenBalanceText,
-  afterUsedElsewhere,
   walletProblem,
   type WalletProblem,
 } from "./text.ts";
