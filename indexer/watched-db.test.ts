@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestDatabase } from "../testing/database.ts";
 import { migrate } from "../api/src/db/migrate.ts";
-import { postgresAuthorizationLookup, postgresWatchedLookup, WATCHED_LOOKUP_SQL } from "./watched-db.ts";
+import { AUTHORIZATION_LOOKUP_SQL, postgresAuthorizationLookup, postgresWatchedLookup, WATCHED_LOOKUP_SQL } from "./watched-db.ts";
+import { authorizationNonce } from "../shared/contracts/eip3009.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let sql: postgres.Sql;
@@ -76,6 +77,23 @@ test("answers whether a nonce is that of a recorded authorization", async () => 
       values ('ps_w1', 31337, ${"0x" + "22".repeat(20)}, ${"0x" + "aa".repeat(20)}, ${SETTLEMENT}, 100, 0, 9999999999, ${nonce}, '0x00')`;
     expect(await lookup(nonce.toUpperCase().replace("0X", "0x"))).toBe(true);
     expect(await lookup(`0x${"4f".repeat(32)}`)).toBe(false);
+  } finally {
+    await lookup.end();
+  }
+});
+
+test("answers whether a nonce is one of our sessions' (app.session_nonces), no authorization recorded, by an index probe", async () => {
+  const lookup = postgresAuthorizationLookup(db.url);
+  try {
+    const nonce = authorizationNonce("ps_w2");
+    expect(await lookup(nonce)).toBe(false);
+    // As the create statement writes it, for every session (here the 50,000 of this file and one more).
+    await sql`insert into app.session_nonces (nonce, session_id) select 'n' || i, 'ps_w' || i from generate_series(3, ${SESSIONS}) i`;
+    await sql`insert into app.session_nonces (nonce, session_id) values (${nonce}, 'ps_w2')`;
+    expect(await lookup(nonce)).toBe(true);
+    expect(await lookup(authorizationNonce("ps_w_none"))).toBe(false);
+    const [{ "QUERY PLAN": plan }] = (await sql.unsafe(`explain (analyze, buffers, format json) ${AUTHORIZATION_LOOKUP_SQL}`, [nonce])) as unknown as [{ "QUERY PLAN": { Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[] }];
+    expect(plan[0]!.Plan["Shared Hit Blocks"] + plan[0]!.Plan["Shared Read Blocks"]).toBeLessThan(20);
   } finally {
     await lookup.end();
   }

@@ -1,6 +1,6 @@
 /**
  * The I/O half of bounded mode: asks app.watched_addresses about the addresses of one transfer
- * (and app.payment_authorizations whether an AuthorizationUsed's nonce is one of ours),
+ * (and app.session_nonces whether an AuthorizationUsed's nonce is one of our sessions'),
  * on a small pool of its own in autocommit (each statement sees everything committed before it
  * started: the safety argument in watched.ts rests on that). An index on the address of each
  * table under the view (drizzle/0009) makes it a lookup whatever the number of rows.
@@ -36,14 +36,21 @@ export function postgresWatchedLookup(databaseUrl: string): WatchedLookup & { en
   return Object.assign(lookup, { end: () => sql.end() });
 }
 
-/** Whether a nonce is that of a recorded authorization (drizzle/0018: an index on nonce). */
-export const AUTHORIZATION_LOOKUP_SQL = "select exists (select 1 from app.payment_authorizations where nonce = $1) as ours";
+/**
+ * Whether a nonce is one of our sessions' (app.session_nonces, by its primary key), or that of a
+ * recorded authorization (drizzle/0018: an index on nonce; a session an older build created has
+ * no nonce row).
+ */
+export const AUTHORIZATION_LOOKUP_SQL =
+  "select exists (select 1 from app.session_nonces where nonce = $1) or exists (select 1 from app.payment_authorizations where nonce = $1) as ours";
 
 /**
  * Bounded mode for payments by authorization: an AuthorizationUsed is kept only if its nonce is
- * that of an authorization recorded by the API (app.payment_authorizations), as a transfer is kept
- * only if it touches a watched address. The same safety argument (watched.ts): the record is
- * committed before our relayer sends it, and the lookup runs after its block was mined, on an
+ * one of our sessions' (app.session_nonces) — whoever submits the authorization, whether or not
+ * the API ever recorded it — as a transfer is kept only if it touches a watched address. The same
+ * safety argument (watched.ts): a session's nonce is committed with the session, before its
+ * create is answered, so before anyone can know the session id it derives from, let alone sign
+ * or submit an authorization with it; and the lookup runs after its block was mined, on an
  * autocommit connection that sees everything committed before it.
  */
 export function postgresAuthorizationLookup(databaseUrl: string): ((nonce: string) => Promise<boolean>) & { end(): Promise<void> } {
@@ -56,7 +63,7 @@ export function postgresAuthorizationLookup(databaseUrl: string): ((nonce: strin
     } catch (e) {
       // As above: no table means no authorization was ever recorded here.
       if ((e as { code?: string })?.code !== "42P01") throw e;
-      if (!warned) console.warn("bounded mode: app.payment_authorizations does not exist yet; keeping no authorized transfers");
+      if (!warned) console.warn("bounded mode: app.session_nonces does not exist yet; keeping no authorized transfers");
       warned = true;
       return false;
     }

@@ -3,7 +3,7 @@
  * indexer.transfers (full mode) or only those touching a watched address (bounded mode,
  * see ../watched.ts). A Transfer carried out by an EIP-3009 authorization (its AuthorizationUsed
  * just before it: ../authorized.ts) becomes a row of indexer.authorized_transfers (full mode) or
- * only when the nonce is one of our recorded authorizations (bounded mode, ../watched-db.ts).
+ * only when the nonce is one of our sessions' (bounded mode, ../watched-db.ts).
  * Reorgs are Ponder's job: it reverts rows written for dropped blocks.
  *
  * Ponder executes every file under indexer/src/, so only indexing code lives here: helpers

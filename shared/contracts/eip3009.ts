@@ -3,7 +3,22 @@
  * and the ABI fragments a client calls. Pure data, no I/O; the one definition for the gasless
  * payment code (api/src/gasless/) and the contract tests.
  */
-import { parseAbi } from "viem";
+import { keccak256, parseAbi, stringToHex, type Hex } from "viem";
+
+/** Versioned, so that a later scheme can never produce an earlier one's nonce. */
+export const AUTHORIZATION_NONCE_PREFIX = "paysession:eip3009:v1:";
+
+/**
+ * A payment session's EIP-3009 nonce: keccak256(utf8("paysession:eip3009:v1:" + sessionId)), 32
+ * bytes. Anyone can compute it from the session id (so an AuthorizationUsed event names its
+ * session), and an authorization signed for one session carries a nonce no other session accepts.
+ * Here, below everything, because the create statement, the migration that filled it in for
+ * older sessions (api/src/db/backfills.ts) and the gasless code must all derive the same one.
+ */
+export function authorizationNonce(sessionId: string): Hex {
+  if (!sessionId) throw new Error("authorizationNonce: empty session id");
+  return keccak256(stringToHex(AUTHORIZATION_NONCE_PREFIX + sessionId));
+}
 
 const AUTHORIZATION_FIELDS = [
   { name: "from", type: "address" },

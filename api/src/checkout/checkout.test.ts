@@ -11,7 +11,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Frame, Page, Route } from "playwright-core";
-import { erc20Abi, parseEther, type Address } from "viem";
+import { erc20Abi, parseEther, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
+import { DEV_RELAYER_ADDRESS } from "../sweeps/relayer.ts";
 import { mintTestUsd, predictedTestUsdtAddress } from "../../../shared/contracts/deploy.ts";
 import { eventually } from "../../../testing/eventually.ts";
 import { startTestService, type TestService } from "../../../testing/service.ts";
@@ -204,6 +207,75 @@ describe("checkout in Chromium", () => {
     await frame.click("#done-btn");
     expect(await shopResult(page)).toMatchObject({ outcome: "succeeded", status: "SUCCEEDED" });
   }, 90_000);
+
+  // The checkout's request reaches the service right after the stranger's transaction (its block
+  // is then most often not indexed yet: 409, and the page follows the session), or once the
+  // indexer has stored that block (202 with the record, mined).
+  for (const reaches of ["after the stranger's receipt", "once its block is indexed"] as const) {
+    test(`pay by authorization, submitted by a stranger before the checkout's POST, which reaches the service ${reaches}: the checkout follows the session to Payment complete, never showing a problem; no sweep, our relayer sends nothing`, async () => {
+      const { page, wallet } = await newPage({ signsTypedData: true });
+      await fund(wallet!.address, 50_000_000n, 0n);
+      // Another account, with its own gas coin, that sees the signature on its way (a wallet extension, a relay).
+      const stranger = privateKeyToAccount(generatePrivateKey());
+      await fund(stranger.address, 0n);
+      let stolen: Hex | undefined;
+      let answered: { status: number; body: string } | undefined;
+      await page.context().route(/\/api\/payment-sessions\/authorizations$/, async (route: Route) => {
+        if (route.request().method() !== "POST") return route.continue();
+        const b = route.request().postDataJSON() as { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex; signature: Hex };
+        stolen = await anvil().walletClient.writeContract({
+          account: stranger,
+          chain: anvil().walletClient.chain,
+          address: anvil().token,
+          abi: eip3009Abi,
+          functionName: "transferWithAuthorization",
+          args: [b.from, b.to, BigInt(b.value), BigInt(b.validAfter), BigInt(b.validBefore), b.nonce, b.signature],
+        });
+        expect((await anvil().publicClient.waitForTransactionReceipt({ hash: stolen })).status).toBe("success");
+        if (reaches === "once its block is indexed") {
+          await eventually(async () => ((await stack.svc.services.database.sql`select 1 from indexer.authorized_transfers where tx_hash = ${stolen!}`).length > 0 ? true : undefined), "the stranger's transfer indexed");
+        }
+        // Only then does the checkout's request reach the service.
+        const response = await route.fetch();
+        answered = { status: response.status(), body: await response.text() };
+        await route.fulfill({ response });
+      });
+      const relayerNonce = await anvil().publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS });
+      const frame = await openFromShop(page);
+      // Everything the problem box ever says, from here on.
+      await frame.evaluate(() => {
+        const box = document.getElementById("problem")!;
+        const seen: string[] = ((window as unknown as { __problems: string[] }).__problems = []);
+        new MutationObserver(() => {
+          if (!box.hidden) seen.push(box.textContent ?? "");
+        }).observe(box, { attributes: true, childList: true, subtree: true, characterData: true });
+      });
+      await frame.click("button.wallet");
+      await frame.waitForFunction(() => /TUSD/.test(document.querySelector("#balance")?.textContent ?? "") && !!document.querySelector("#pay-equals")?.textContent);
+      const [{ id: sessionId }] = (await stack.svc.services.database.sql`select id from app.payment_sessions order by created_at desc limit 1`) as unknown as [{ id: string }];
+      await frame.click("#pay-btn");
+      await finalTitle(frame, "Payment complete", 30_000);
+      expect(await frame.textContent("#final-body")).toBe("You paid 12.34 USD to Lifecycle. Paid by your signature: the network fee was covered for you.");
+      await shot(page, "04c-authorization-submitted-by-stranger");
+      expect(stolen).toBeDefined();
+      // The service answered what happened: the record, mined by the stranger's transaction — or, if
+      // its block was not indexed yet, that the nonce is used (the checkout then followed the session).
+      expect(answered).toBeDefined();
+      if (answered!.status === 202 || reaches === "once its block is indexed") {
+        expect(answered!.status).toBe(202);
+        expect(JSON.parse(answered!.body)).toMatchObject({ status: "mined", txHash: stolen });
+      } else expect(JSON.parse(answered!.body).error.code).toBe("authorization_nonce_used");
+      expect(await frame.evaluate(() => (window as unknown as { __problems: string[] }).__problems)).toEqual([]);
+      const [row] = await stack.svc.services.database.sql`
+        select (select count(*)::int from app.sweeps where session_id = ${sessionId}) as sweeps,
+               (select status from app.payment_sessions where id = ${sessionId}) as status,
+               (select json_agg(json_build_object('direction', direction, 'tx', tx_hash) order by direction) from app.session_funds where session_id = ${sessionId}) as funds`;
+      expect(row).toEqual({ sweeps: 0, status: "SUCCEEDED", funds: [{ direction: "in", tx: stolen }, { direction: "out", tx: stolen }] });
+      expect(await anvil().publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS })).toBe(relayerNonce);
+      await frame.click("#done-btn");
+      expect(await shopResult(page)).toMatchObject({ outcome: "succeeded", status: "SUCCEEDED" });
+    }, 90_000);
+  }
 
   test("the payer rejects the transaction: a plain message and a way forward; nothing was sent, the session stays open", async () => {
     const { page, wallet } = await newPage();

@@ -16,6 +16,7 @@ import { join, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
 import { col, decodeRows, rowShape } from "./rows.ts";
+import { AFTER_MIGRATION } from "./backfills.ts";
 
 const MIGRATIONS_DIR = resolve(import.meta.dir, "../../../drizzle");
 /** Arbitrary constant: "paysession migrations". */
@@ -92,6 +93,8 @@ export async function migrate(sql: Sql, migrations = readMigrations()): Promise<
         if (/^create schema "app";?$/i.test(statement)) continue;
         await tx.unsafe(statement);
       }
+      // What SQL cannot do for it (db/backfills.ts), in the same transaction.
+      await AFTER_MIGRATION[m.tag]?.(tx);
       await tx`insert into app.__migrations (tag, hash) values (${m.tag}, ${m.hash})`;
       applied.push(m.tag);
     }

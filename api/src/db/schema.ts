@@ -579,6 +579,25 @@ export const paymentAuthorizations = app.table(
   ],
 );
 
+/**
+ * Every session's EIP-3009 nonce (gasless/authorization.ts authorizationNonce), written by the
+ * create statement with its session. The nonce is a hash of the session id, which SQL cannot
+ * compute: this table is how an AuthorizationUsed indexed on-chain finds its session whether or
+ * not we ever recorded the authorization (anyone who saw the payer's signature may submit it
+ * first) — the runner's wake-up (sessions/indexed.ts) and bounded indexing (indexer/watched-db.ts)
+ * look a nonce up here. Sessions created before it: their open ones were filled in by the
+ * migration that made it (db/backfills.ts).
+ */
+export const sessionNonces = app.table("session_nonces", {
+  /** 0x + 64 lowercase hex, as the indexer stores an AuthorizationUsed's nonce. */
+  nonce: text("nonce").primaryKey(),
+  /**
+   * No foreign key: the row is written by the statement that writes its session (and sessions are
+   * never deleted); a key's check would be one more trigger run on every create, the hot path.
+   */
+  sessionId: text("session_id").notNull(),
+});
+
 /** How far the session runner has looked at each chain's indexed transfers. */
 export const runnerCursors = app.table("runner_cursors", {
   chainId: integer("chain_id").primaryKey(),

@@ -10,8 +10,8 @@
  * where the merchant wants it in one transfer, with no deposit and no sweep. The nonce ties the
  * authorization to this one session (docs/decisions.md, "Pay by authorization").
  */
-import { getAddress, isAddressEqual, keccak256, recoverTypedDataAddress, stringToHex, type Address, type Hex } from "viem";
-import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../shared/contracts/eip3009.ts";
+import { getAddress, isAddressEqual, recoverTypedDataAddress, type Address, type Hex } from "viem";
+import { AUTHORIZATION_NONCE_PREFIX, authorizationNonce, TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../shared/contracts/eip3009.ts";
 
 /** A token's EIP-712 domain, as read from the token (chain.ts), never assumed. */
 export interface TokenDomain {
@@ -43,18 +43,11 @@ export interface SubmittedAuthorization {
   signature: Hex;
 }
 
-/** Versioned, so that a later scheme can never produce an earlier one's nonce. */
-export const AUTHORIZATION_NONCE_PREFIX = "paysession:eip3009:v1:";
-
 /**
- * The session's EIP-3009 nonce: keccak256(utf8("paysession:eip3009:v1:" + sessionId)), 32 bytes.
- * Anyone can compute it from the session id (so an AuthorizationUsed event names its session),
- * and an authorization signed for one session carries a nonce no other session accepts.
+ * The session's EIP-3009 nonce (keccak256 of "paysession:eip3009:v1:" + its id): defined with the
+ * EIP-3009 types in shared/, since the create statement and a migration derive it too.
  */
-export function authorizationNonce(sessionId: string): Hex {
-  if (!sessionId) throw new Error("authorizationNonce: empty session id");
-  return keccak256(stringToHex(AUTHORIZATION_NONCE_PREFIX + sessionId));
-}
+export { AUTHORIZATION_NONCE_PREFIX, authorizationNonce };
 
 /** The terms of a session on one network (its deposit row holds the settlement address and amount). */
 export function authorizationTerms(

@@ -1,7 +1,10 @@
 /**
- * The recorded authorizations (app.payment_authorizations): one per session, written only
- * while the session is PENDING — checked under the session row's lock, the lock the session
- * actor takes, so a payment detected meanwhile and an authorization never both win.
+ * The recorded authorizations (app.payment_authorizations): one per session, written for the
+ * relayer only while the session is PENDING — checked under the session row's lock, the lock the
+ * session actor takes, so a payment detected meanwhile and an authorization never both win. One
+ * the chain has already carried out (someone else submitted the payer's signature before it
+ * reached us: carried-out.ts) is written as `mined`, whatever the session's status: it records
+ * what happened, and the relayer has nothing to do for it.
  */
 import { eq } from "drizzle-orm";
 import { getAddress } from "viem";
@@ -62,6 +65,45 @@ export function recordAuthorization(
         validBefore: terms.validBefore.toString(),
         nonce: terms.nonce.toLowerCase(),
         signature: sub.signature.toLowerCase(),
+      })
+      .returning();
+    return { kind: "recorded", row: row! };
+  });
+}
+
+/**
+ * Records an authorization the chain has already carried out, by transaction `txHash` (not ours),
+ * as `mined`, unless the session has a record already (the caller compares). The session row is
+ * locked as recordAuthorization locks it, so the two never both write.
+ */
+export function recordCarriedOut(
+  db: Db,
+  sessionId: string,
+  token: string,
+  terms: AuthorizationTerms,
+  sub: SubmittedAuthorization,
+  txHash: string,
+): Promise<Exclude<RecordOutcome, { kind: "not_pending" }>> {
+  return db.transaction(async (tx) => {
+    await tx.select({ id: paymentSessions.id }).from(paymentSessions).where(eq(paymentSessions.id, sessionId)).for("update");
+    const [existing] = await tx.select().from(paymentAuthorizations).where(eq(paymentAuthorizations.sessionId, sessionId));
+    if (existing) return { kind: "exists", row: existing };
+    const [row] = await tx
+      .insert(paymentAuthorizations)
+      .values({
+        sessionId,
+        chainId: sub.chainId,
+        tokenAddress: token.toLowerCase(),
+        fromAddress: sub.from.toLowerCase(),
+        toAddress: terms.to.toLowerCase(),
+        value: terms.value.toString(),
+        validAfter: terms.validAfter.toString(),
+        validBefore: terms.validBefore.toString(),
+        nonce: terms.nonce.toLowerCase(),
+        signature: sub.signature.toLowerCase(),
+        status: "mined",
+        txHash: txHash.toLowerCase(),
+        detail: `Carried out on-chain by transaction ${txHash.toLowerCase()}, which someone other than the payment service submitted before this authorization reached it; the payment service sent nothing for it.`,
       })
       .returning();
     return { kind: "recorded", row: row! };

@@ -75,7 +75,9 @@ export const PaymentAuthorization = t.Object(
       },
     ),
     detail: t.Union([t.String(), t.Null()], { description: "The reason in words (or why it was queued again), null when there is none." }),
-    txHash: t.Union([t.String(), t.Null()], { description: "The relayer's mined transaction (`mined`, or `failed` by its receipt)." }),
+    txHash: t.Union([t.String(), t.Null()], {
+      description: "The transaction that carried it out (`mined`: the relayer's, or one someone else submitted with the payer's signature first), or the relayer's by whose receipt it `failed`.",
+    }),
     chainId: JsonInteger(),
     tokenAddress: t.String(),
     from: t.String(),
@@ -89,6 +91,6 @@ export const PaymentAuthorization = t.Object(
   },
   {
     description:
-      "A checked and recorded authorization and how far the relayer got with it: `recorded` (kept for the relayer; nothing is sent on-chain by the request that records it) → `sending` (a relayer transaction carries it) → `mined` (its receipt shows the transfer to the settlement address) or `failed` (final, see `reason`). The session itself turns FUNDED from what the chain shows, like any payment.",
+      "A checked and recorded authorization and how far the relayer got with it: `recorded` (kept for the relayer; nothing is sent on-chain by the request that records it) → `sending` (a relayer transaction carries it) → `mined` (its receipt shows the transfer to the settlement address) or `failed` (final, see `reason`). One that someone else submitted on-chain before it reached the service is recorded `mined` at once, with that transaction, and never sent. The session itself turns FUNDED from what the chain shows, like any payment.",
   },
 );

@@ -269,7 +269,9 @@ describe("refusals: each its own 4xx, nothing recorded, no transaction", () => {
     });
     await chain.publicClient.waitForTransactionReceipt({ hash });
     await chain.mint(payer.address, 1_000_000n);
-    await refused(s.token, body, 409, "authorization_nonce_used");
+    // No indexer here: the payment is not seen, so the refusal stands, saying the session would show it.
+    const error = await refused(s.token, body, 409, "authorization_nonce_used");
+    expect(error.message).toContain("the session shows the payment as soon as its block is indexed");
   });
 
   test("a session that is not PENDING", async () => {

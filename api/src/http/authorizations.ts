@@ -10,6 +10,13 @@
  * (gasless/records.ts), and the answer is 202 with the record. Each refusal is its own 4xx code.
  * The relayer submits it later (sweeps/send-authorization.ts); GET answers the record with how
  * far that got.
+ *
+ * Anyone who saw the signature may submit it on-chain before this request reaches us. So the
+ * route first looks whether this very authorization already paid the session (as the session
+ * sees it: gasless/carried-out.ts) and then answers that — 202 with the record, `mined`, and the
+ * transaction that paid — whatever it would otherwise refuse (the nonce used, the session no
+ * longer PENDING, its window closed). A payment the indexer has not stored yet is not seen: the
+ * refusal of the used nonce says the session will show the payment if it was one.
  */
 import { Elysia } from "elysia";
 import { getAddress, type Address, type Hex } from "viem";
@@ -19,11 +26,13 @@ import {
   signedByFrom,
   termsMismatch,
   tooLate,
+  type AuthorizationTerms,
   type SubmittedAuthorization,
   type TermsMismatch,
 } from "../gasless/authorization.ts";
 import { chainChecks, hasCode, relayerCapacity, tokenDomain, type ChainVerdict, type TokenOnNetwork } from "../gasless/chain.ts";
-import { authorizationView, findAuthorization, recordAuthorization, sameAuthorization } from "../gasless/records.ts";
+import { carriedOutPayment } from "../gasless/carried-out.ts";
+import { authorizationView, findAuthorization, recordAuthorization, recordCarriedOut, sameAuthorization, type AuthorizationRow } from "../gasless/records.ts";
 import { relayerAddressOn } from "../sweeps/relayer.ts";
 import { AuthorizationBody, PaymentAuthorization } from "./authorizations.schemas.ts";
 import { PublicQuery } from "./payment-sessions.schemas.ts";
@@ -68,6 +77,23 @@ export function authorizationRoutes(services: Services) {
     } catch {
       throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
     }
+  }
+
+  /**
+   * Whether this very authorization has already paid the session, as the session sees it
+   * (gasless/carried-out.ts): then it is recorded `mined` with the transaction that paid, and
+   * that record is the answer. Only the payer's own signature is recorded (a contract wallet's,
+   * by EIP-1271, the chain itself has just accepted).
+   */
+  async function carriedOut(networkName: string, token: TokenOnNetwork, terms: AuthorizationTerms, sub: SubmittedAuthorization, sessionId: string): Promise<AuthorizationRow | undefined> {
+    if (termsMismatch(sub, terms)) return undefined;
+    const paid = await carriedOutPayment(services.database.sql, sessionId, token.token, terms, sub);
+    if (!paid) return undefined;
+    const read = await tokenDomain(token);
+    if (!read.ok || (!(await signedByFrom(read.domain, terms, sub)) && !(await onChain(networkName, () => hasCode(token, sub.from))))) return undefined;
+    const outcome = await recordCarriedOut(services.database.db, sessionId, token.token, terms, sub, paid.txHash);
+    if (outcome.kind === "exists" && !sameAuthorization(outcome.row, sub)) throw new ApiError("authorization_exists");
+    return outcome.row;
   }
 
   return new Elysia()
@@ -126,12 +152,24 @@ export function authorizationRoutes(services: Services) {
       }
 
       const net = services.networks.find((n) => n.chainId === sub.chainId);
-      if (!net?.gasless) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on ${net?.name ?? `chain ${sub.chainId}`} here.`, "chainId");
+      if (!net) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on chain ${sub.chainId} here.`, "chainId");
+      if (!deposit.settlementAddress) throw new ApiError("gasless_unavailable", undefined, "chainId");
+      const terms = authorizationTerms(session, { settlementAddress: deposit.settlementAddress, requiredBaseUnits: deposit.requiredBaseUnits });
+      const token: TokenOnNetwork = { chainId: net.chainId, rpcUrl: net.rpcUrl, token: getAddress(deposit.tokenAddress) };
+      const answer = (row: AuthorizationRow) => {
+        set.status = 202;
+        return authorizationView(row);
+      };
+
+      // First, what happened: has this very authorization already paid the session, submitted by
+      // someone else before it reached us? Then its record, `mined`, whatever would be refused below.
+      const carried = await carriedOut(net.name, token, terms, sub, session.id);
+      if (carried) return answer(carried);
+
+      if (!net.gasless) throw new ApiError("gasless_unavailable", `Paying by signed authorization is switched off on ${net.name} here.`, "chainId");
       if (session.status !== "PENDING") {
         throw new ApiError("session_not_pending", `The payment session is ${session.status}; only a PENDING session can be paid.`);
       }
-      if (!deposit.settlementAddress) throw new ApiError("gasless_unavailable", undefined, "chainId");
-      const terms = authorizationTerms(session, { settlementAddress: deposit.settlementAddress, requiredBaseUnits: deposit.requiredBaseUnits });
       if (tooLate(terms, BigInt(Math.floor(Date.now() / 1000)))) throw new ApiError("authorization_expired");
       const mismatch = termsMismatch(sub, terms);
       if (mismatch) {
@@ -139,7 +177,6 @@ export function authorizationRoutes(services: Services) {
         throw new ApiError(MISMATCH[mismatch].code, undefined, param);
       }
 
-      const token: TokenOnNetwork = { chainId: net.chainId, rpcUrl: net.rpcUrl, token: getAddress(deposit.tokenAddress) };
       const read = await tokenDomain(token);
       if (!read.ok) {
         if (read.reason === "unreachable") throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
@@ -157,6 +194,14 @@ export function authorizationRoutes(services: Services) {
         throw new ApiError("gasless_unavailable", `Paying by signed authorization is not offered on ${net.name} right now (${can.reason === "fee_above_ceiling" ? "its fees are above the relayer's ceiling" : "the relayer cannot pay for it"}); pay by a plain transfer.`, "chainId");
       }
       const verdict = await onChain(net.name, () => chainChecks(token, terms, sub, relayer));
+      if (!verdict.ok && verdict.reason === "nonce_used") {
+        // Not seen paying this session above (yet): a cancel, another authorization of the payer's
+        // with this nonce, or a block the indexer has not stored — the session shows it if it paid.
+        throw new ApiError(
+          "authorization_nonce_used",
+          `${verdict.detail} It has not been seen paying this payment session; if it did, the session shows the payment as soon as its block is indexed (GET /api/payment-sessions), and this request answers its record.`,
+        );
+      }
       // A signature the token refuses names the parameter, as one that does not recover to `from` does.
       if (!verdict.ok) throw new ApiError(VERDICT[verdict.reason], verdict.detail, verdict.reason === "signature_invalid" ? "signature" : undefined);
 
@@ -165,8 +210,7 @@ export function authorizationRoutes(services: Services) {
         throw new ApiError("session_not_pending", `The payment session is ${outcome.status}; only a PENDING session can be paid.`);
       }
       if (outcome.kind === "exists" && !sameAuthorization(outcome.row, sub)) throw new ApiError("authorization_exists");
-      set.status = 202;
-      return authorizationView(outcome.row);
+      return answer(outcome.row);
     },
     {
       detail: doc({
@@ -176,10 +220,12 @@ export function authorizationRoutes(services: Services) {
           "The payer signs the session's TransferWithAuthorization (the payer view's `networks[].gasless`: the token's EIP-712 domain and the message without `from`) with `eth_signTypedData_v4`, and sends it here with `from` and the signature. The money goes straight to the merchant's settlement address; the payer needs the stablecoin only, no gas coin.",
           "",
           "Checked before anything is recorded: the network offers it, the session is PENDING and has at least 30 s left, `to`, `value`, `validAfter`, `validBefore` and `nonce` are exactly the offer's, the signature is `from`'s, `from`'s nonce is unused and its balance covers the amount, and the exact transaction the relayer will send succeeds in a simulation. Nothing is sent on-chain by this request and a refusal costs no gas. One authorization per session: the same one again answers its record (202), a different one `authorization_exists`.",
+          "",
+          "Submitted by someone else first: anyone who saw the signature may send it to the token before this request arrives. So the service first looks whether this very authorization has already paid the session (the session's nonce used by `from`, the amount moved to the settlement address, as indexed): then it answers 202 with the record, `status` `mined`, `txHash` the transaction that paid — instead of `authorization_nonce_used`, `session_not_pending`, `authorization_expired` or any other refusal — and the session moves on by itself (FUNDED, SUCCEEDED) like any payment. Until the indexer has stored that block the payment is not seen yet and the refusal stands (`authorization_nonce_used`); follow the session (GET /api/payment-sessions), which shows the payment as soon as it is indexed.",
         ].join("\n"),
         auth: "sessionToken",
         body: AuthorizationBody,
-        ok: { status: 202, schema: PaymentAuthorization, description: "Checked and recorded." },
+        ok: { status: 202, schema: PaymentAuthorization, description: "Checked and recorded (`recorded`), or already carried out on-chain by another submitter (`mined`, with its `txHash`)." },
         errors: [
           ...TOKEN_ERRORS,
           ...BODY_ERRORS,

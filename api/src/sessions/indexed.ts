@@ -304,7 +304,9 @@ const HeadRow = rowShape("indexed heads", { chain_id: col.int, head: col.wholeNu
 /**
  * Wakes the sessions whose deposit addresses received or sent money in the blocks after
  * `afterBlock` on one chain — a payment, or a sweep (whoever sent it: it settles) — or whose
- * recorded authorization was carried out there (whoever submitted it), and moves
+ * EIP-3009 nonce was used there (app.session_nonces: whoever submitted the authorization, and
+ * whether or not we recorded it; app.payment_authorizations too, for a session an older build
+ * created without its nonce row), and moves
  * the runners' cursor to `head`, in one statement (one round trip, atomic: a crash before it
  * leaves both as they were). One indexed query over the new blocks only; returns the sessions it
  * woke (one already due is left to the runners' due list). `afterBlock` -1: every
@@ -323,6 +325,11 @@ export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterB
                  select d.session_id
                    from ${INDEXER_SCHEMA}.transfers t
                    join app.session_deposits d on d.chain_id = t.chain_id and d.address = t."from"
+                  where t.chain_id = $1 and t.block_number > $2
+                 union
+                 select n.session_id
+                   from ${INDEXER_SCHEMA}.authorized_transfers t
+                   join app.session_nonces n on n.nonce = t.nonce
                   where t.chain_id = $1 and t.block_number > $2
                  union
                  select p.session_id

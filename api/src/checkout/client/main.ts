@@ -9,6 +9,7 @@ import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "..
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
 import { qrSvg } from "./qr.ts";
 import {
+  afterUsedElsewhere,
   cannotSignTypedData,
   finalScreen,
   formatCountdown,
@@ -45,6 +46,12 @@ let wallet: Wallet | undefined;
 let sentTxHash: string | undefined;
 /** The network on which the payer signed an authorization that the payment service recorded (it submits it). */
 let authorizedOn: number | undefined;
+/**
+ * The payment service refused the signature as already used (or the session as no longer open):
+ * someone else may have submitted it on-chain first. The page follows the session instead of
+ * saying so at once (afterUsedElsewhere); `message` is what it says if nothing shows.
+ */
+let usedElsewhere: { chainId: number; at: number; message: string } | undefined;
 /** The connected wallet cannot sign typed data: it pays by transfer (and the page says so). */
 let typedDataUnsupported = false;
 /** The payer pays by signing: offered there for the chosen token (the main one), and the wallet can sign. */
@@ -546,13 +553,36 @@ async function payByAuthorization(n: PayerNetwork): Promise<boolean> {
     return true;
   }
   try {
+    // 202 with the record: `recorded` (the service submits it) or `mined` (someone else did first): either way it is on its way.
     await api!.authorize({ chainId: n.chainId, from: wallet!.account, ...offer.message, signature });
     authorizedOn = n.chainId;
   } catch (err) {
     const e = err instanceof ApiFailure ? err : new ApiFailure(0, "unknown", String(err));
+    if (e.code === "authorization_nonce_used" || e.code === "session_not_pending") {
+      // Submitted on-chain by someone else before it reached the service, perhaps: the session says whether it paid.
+      authorizedOn = n.chainId;
+      usedElsewhere = { chainId: n.chainId, at: Date.now(), message: e.message };
+      return true;
+    }
     showProblem({ kind: e.code, message: e.message }, [{ label: "Try again", run: () => void pay() }]);
   }
   return true;
+}
+
+/** A signature refused as used elsewhere that the session has shown nothing of for a while: now it is a problem. */
+function checkUsedElsewhere() {
+  if (!usedElsewhere || !view) return;
+  const on = usedElsewhere.chainId;
+  const paymentsOnNetwork = view.payments.filter((p) => p.chainId === on).length;
+  if (afterUsedElsewhere({ refusedAt: usedElsewhere.at, now: Date.now(), status: view.status, paymentsOnNetwork }) === "follow") {
+    if (view.status !== "PENDING" || paymentsOnNetwork > 0) usedElsewhere = undefined; // it paid (or the session ended): the session shows it from here
+    return;
+  }
+  const message = usedElsewhere.message;
+  usedElsewhere = undefined;
+  authorizedOn = undefined;
+  showProblem({ kind: "authorization_nonce_used", message }, [{ label: "Try again", run: () => void pay() }]);
+  render();
 }
 
 /** A transaction that reverts never shows up as a payment: say so instead of waiting forever. */
@@ -657,6 +687,7 @@ async function poll() {
       if (changed) post({ type: "status", status: next.status, reason: next.statusReason });
       render();
     }
+    checkUsedElsewhere();
   } catch (err) {
     if (err instanceof ApiFailure && err.status === 401 && view && !isOpen()) return; // token past its lifetime after the end: keep the last screen
   }

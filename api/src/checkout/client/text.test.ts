@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import {
+  afterUsedElsewhere,
   cannotSignTypedData,
   finalScreen,
   formatCountdown,
@@ -15,6 +16,7 @@ import {
   shortAddress,
   tokenAmountText,
   tokenBalanceText,
+  USED_ELSEWHERE_GRACE_MS,
   walletProblem,
   type Status,
 } from "./text.ts";
@@ -218,5 +220,20 @@ describe("QR code", () => {
       expect(dark.has(`${ox + 1},${oy + 1}`)).toBe(false);
     }
     for (let i = 0; i < size; i++) expect(dark.has(`${i},0`) || dark.has(`0,${i}`)).toBe(false);
+  });
+});
+
+describe("a signature refused as already used on-chain", () => {
+  const at = 1_000_000;
+  test("the page follows the session while it may still show the payment, and whenever it shows it", () => {
+    expect(afterUsedElsewhere({ refusedAt: at, now: at, status: "PENDING", paymentsOnNetwork: 0 })).toBe("follow");
+    expect(afterUsedElsewhere({ refusedAt: at, now: at + USED_ELSEWHERE_GRACE_MS - 1, status: "PENDING", paymentsOnNetwork: 0 })).toBe("follow");
+    expect(afterUsedElsewhere({ refusedAt: at, now: at + 10 * USED_ELSEWHERE_GRACE_MS, status: "PENDING", paymentsOnNetwork: 1 })).toBe("follow");
+    for (const status of ["FUNDED", "SUCCEEDED", "CANCELED", "ERROR"] as Status[]) {
+      expect(afterUsedElsewhere({ refusedAt: at, now: at + 10 * USED_ELSEWHERE_GRACE_MS, status, paymentsOnNetwork: 0 })).toBe("follow");
+    }
+  });
+  test("a session still open with nothing of it after the grace: a problem", () => {
+    expect(afterUsedElsewhere({ refusedAt: at, now: at + USED_ELSEWHERE_GRACE_MS, status: "PENDING", paymentsOnNetwork: 0 })).toBe("problem");
   });
 });

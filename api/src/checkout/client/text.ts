@@ -252,3 +252,20 @@ export function progressSteps(v: {
     return { id, label, state };
   });
 }
+
+/**
+ * How long the page follows the session after the payment service refused a signature as
+ * already used (someone else — a wallet, a relay — may have submitted it on-chain first) before
+ * it says so: a few blocks and their indexing. A payment by it shows in the session well within.
+ */
+export const USED_ELSEWHERE_GRACE_MS = 20_000;
+
+/**
+ * After a refusal of the payer's signature as already used on-chain (or of a session no longer
+ * PENDING), what the page does: `follow` the session (it shows the payment if the signature paid
+ * it), or, once the session has shown nothing of it for USED_ELSEWHERE_GRACE_MS, `problem`.
+ */
+export function afterUsedElsewhere(v: { refusedAt: number; now: number; status: Status; paymentsOnNetwork: number }): "follow" | "problem" {
+  if (v.status !== "PENDING" || v.paymentsOnNetwork > 0) return "follow";
+  return v.now - v.refusedAt >= USED_ELSEWHERE_GRACE_MS ? "problem" : "follow";
+}

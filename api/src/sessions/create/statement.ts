@@ -1,6 +1,6 @@
 /**
  * The create statement: one SQL statement writes a batch of creates (group commit: group.ts) —
- * each session with its deposit addresses, its first event, that event's webhook deliveries and,
+ * each session with its deposit addresses, its EIP-3009 nonce, its first event, that event's webhook deliveries and,
  * for a create sent with an Idempotency-Key, the key's record — so one round trip and one commit
  * for all of them. The statement has one shape whatever the batch holds (the rows travel as
  * arrays, so its text is the same for any count and it is prepared once); a create without a
@@ -37,6 +37,7 @@ import type { PlannedDeposit } from "../deposits.ts";
 import type { AcceptedToken } from "../../db/schema.ts";
 import type { SessionRow } from "../views.ts";
 import type { CreateSessionInput } from "./input.ts";
+import { authorizationNonce } from "../../../../shared/contracts/eip3009.ts";
 
 export interface NewSession {
   id: string;
@@ -113,9 +114,9 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
           ${arr("int", each((a) => a.input.expiresInSeconds))}, ${arr("int", each((a) => a.input.expiresInSeconds + a.tokenGraceSeconds))},
           ${arr("text", each((a) => a.token.hash))}, ${arr("text", each(() => newId("event")))}, ${arr("int", checkNo)},
           ${arr("text", claim((c) => c.keyHash))}, ${arr("text", claim((c) => c.legacyHash))}, ${arr("text", claim((c) => c.endpoint))},
-          ${arr("text", claim((c) => c.requestMac))}, ${arr("text", claim((c) => c.sealed))}
+          ${arr("text", claim((c) => c.requestMac))}, ${arr("text", claim((c) => c.sealed))}, ${arr("text", each((a) => authorizationNonce(a.id)))}
         ) as a(id, merchant_id, environment, amount_minor, currency, reference_id, metadata, expires_in, token_expires_in, token_hash, event_id, check_no,
-               key_hash, legacy_hash, endpoint, request_mac, sealed)
+               key_hash, legacy_hash, endpoint, request_mac, sealed, nonce)
     ), k as (
       -- 2. Each Idempotency-Key of a create whose check held, unless a record of it (or of its v1 form) lives.
       insert into app.idempotency_keys (merchant_id, environment, key_hash, endpoint, request_hash, response_status, response_sealed)
@@ -152,6 +153,9 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
         ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))}, ${arr("jsonb", dep((d) => tokensJson(d.tokens)))})
         as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
        where exists (select from x where x.id = dd.session_id)
+    ), n as (
+      -- The session's EIP-3009 nonce, so that a payment by it finds the session whoever submits it (schema.ts sessionNonces).
+      insert into app.session_nonces (nonce, session_id) select nonce, id from x
     ), e as (
       insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
       select x.event_id, x.id, x.merchant_id, x.environment, 1, 'PENDING', null, 'created', '{}'::jsonb, s.created_at
