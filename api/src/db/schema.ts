@@ -498,6 +498,8 @@ export const sessionFunds = app.table(
     primaryKey({ columns: [t.sessionId, t.chainId, t.direction, t.txHash, t.logIndex] }),
     // The dashboard's search by transaction hash (payments in, sweeps out).
     index("session_funds_tx_idx").on(t.txHash),
+    // After a reorg, the sessions whose money moved lately on that chain look again (sessions/runner.ts).
+    index("session_funds_recent_idx").on(t.chainId, t.createdAt).where(sql`${t.revertedAt} is null`),
     check("session_funds_direction_chk", sql`${t.direction} in ('in', 'out')`),
   ],
 );

@@ -165,15 +165,16 @@ export class SessionRunner {
           update app.payment_sessions set wake_at = least(coalesce(wake_at, 'infinity'), now() + random() * ${spreadMs} * interval '1 millisecond')
            where status = 'FUNDED' and funding_chain_id = ${chainId} and (wake_at is null or wake_at > now())`;
         // A payment by authorization settles at once (SUCCEEDED, no sweep whose loss the sweeper
-        // would notice): after a reorg, the sessions whose authorization was usable in the last
-        // hour (its validBefore; deeper than any finality window we index) look again too, so a
-        // payment the chain no longer has is reported (funds_reverted, or ERROR reorged).
+        // would notice), and whoever submitted it, we may hold no record of it: after a reorg,
+        // every session whose money moved on this chain in the last hour (its ledger; deeper than
+        // any finality window we index) looks again too, so a payment the chain no longer has is
+        // reported (funds_reverted, or ERROR reorged).
         if (reorged) {
           await this.sql`
             update app.payment_sessions s set wake_at = now()
-              from app.payment_authorizations p
-             where p.chain_id = ${chainId} and p.valid_before >= extract(epoch from now())::bigint - 3600
-               and s.id = p.session_id and s.status <> 'PENDING' and (s.wake_at is null or s.wake_at > now())`;
+              from (select distinct session_id from app.session_funds
+                     where chain_id = ${chainId} and reverted_at is null and created_at >= now() - interval '1 hour') f
+             where s.id = f.session_id and s.status <> 'PENDING' and (s.wake_at is null or s.wake_at > now())`;
         }
       }
       if (seen === head && !reorged) continue;

@@ -15,6 +15,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
+import { eventually } from "../../../testing/eventually.ts";
 import { DEV_RELAYER_ADDRESS } from "../sweeps/relayer.ts";
 
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
@@ -23,6 +24,39 @@ interface Offer {
   domain: { name: string; version: string; chainId: number; verifyingContract: Address };
   types: { TransferWithAuthorization: { name: string; type: string }[] };
   message: { to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex };
+}
+
+/**
+ * A session whose payer signs its authorization and a stranger carries it out first (the v, r, s
+ * overload, as a relay would, with its own gas); nothing is recorded with us.
+ */
+async function paidByStranger(stack: LifecycleStack, amount: string) {
+  const chain = stack.chains[0]!;
+  const sql = stack.svc.services.database.sql;
+  const s = await stack.create(amount);
+  const view = (await stack.svc.call("GET", "/api/payment-sessions", { auth: s.token })).body;
+  const offer = view.networks[0].gasless as Offer;
+  expect(offer).not.toBeNull();
+  // The payer holds TestUSD and no gas coin, and signs what the checkout shows.
+  const payer = privateKeyToAccount(generatePrivateKey());
+  await chain.mint(payer.address, BigInt(offer.message.value));
+  const m = offer.message;
+  const message = { from: payer.address, to: m.to, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore), nonce: m.nonce };
+  const signature = await payer.signTypedData({ domain: offer.domain, types: offer.types, primaryType: "TransferWithAuthorization", message });
+  const sig = parseSignature(signature);
+  const hash = await chain.walletClient.writeContract({
+    account: stranger,
+    chain: chain.walletClient.chain,
+    address: chain.token,
+    abi: eip3009Abi,
+    functionName: "transferWithAuthorization",
+    args: [payer.address, m.to, message.value, message.validAfter, message.validBefore, m.nonce, Number(sig.v ?? 27n + BigInt(sig.yParity)), sig.r, sig.s],
+  });
+  const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
+  expect(receipt.status).toBe("success");
+  expect(getAddress(receipt.from)).toBe(stranger.address);
+  expect(Number((await sql`select count(*)::int as n from app.payment_authorizations where session_id = ${s.id}`)[0]!.n)).toBe(0);
+  return { s, m, payer, signature, receipt };
 }
 
 for (const mode of ["full", "bounded"] as const) {
@@ -38,32 +72,8 @@ for (const mode of ["full", "bounded"] as const) {
     test("a stranger submits the payer's signature before the checkout's POST: FUNDED → SUCCEEDED from its block, no sweep; the late POST answers its record, mined, and nothing is sent", async () => {
       const chain = stack.chains[0]!;
       const sql = stack.svc.services.database.sql;
-      const s = await stack.create("4.20");
-      const view = (await stack.svc.call("GET", "/api/payment-sessions", { auth: s.token })).body;
-      const offer = view.networks[0].gasless as Offer;
-      expect(offer).not.toBeNull();
-      // The payer holds TestUSD and no gas coin, and signs what the checkout shows.
-      const payer = privateKeyToAccount(generatePrivateKey());
-      await chain.mint(payer.address, BigInt(offer.message.value));
-      const m = offer.message;
-      const message = { from: payer.address, to: m.to, value: BigInt(m.value), validAfter: BigInt(m.validAfter), validBefore: BigInt(m.validBefore), nonce: m.nonce };
-      const signature = await payer.signTypedData({ domain: offer.domain, types: offer.types, primaryType: "TransferWithAuthorization", message });
       const relayerNonce = await chain.publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS });
-
-      // The stranger carries it out first, with its own gas (the v, r, s overload, as a relay would).
-      const sig = parseSignature(signature);
-      const hash = await chain.walletClient.writeContract({
-        account: stranger,
-        chain: chain.walletClient.chain,
-        address: chain.token,
-        abi: eip3009Abi,
-        functionName: "transferWithAuthorization",
-        args: [payer.address, m.to, message.value, message.validAfter, message.validBefore, m.nonce, Number(sig.v ?? 27n + BigInt(sig.yParity)), sig.r, sig.s],
-      });
-      const receipt = await chain.publicClient.waitForTransactionReceipt({ hash });
-      expect(receipt.status).toBe("success");
-      expect(getAddress(receipt.from)).toBe(stranger.address);
-      expect(Number((await sql`select count(*)::int as n from app.payment_authorizations where session_id = ${s.id}`)[0]!.n)).toBe(0);
+      const { s, m, payer, signature, receipt } = await paidByStranger(stack, "4.20");
 
       // The session sees it from its block: FUNDED, then SUCCEEDED (the money is already at the settlement address).
       const done = await stack.waitFor(s.id, "SUCCEEDED", 20_000);
@@ -99,6 +109,21 @@ for (const mode of ["full", "bounded"] as const) {
       expect(Number((await sql`select count(*)::int as n from app.sweep_transactions where kind = 'authorization'`)[0]!.n)).toBe(0);
       expect(Number((await sql`select count(*)::int as n from app.session_funds where session_id = ${s.id}`)[0]!.n)).toBe(2);
       expect((await stack.status(s.id)).status).toBe("SUCCEEDED");
+    }, 60_000);
+
+    test("a reorg takes that payment away, though nothing of it was ever recorded with us: reported like any reorged payment (funds_reverted, received and settled)", async () => {
+      const chain = stack.chains[0]!;
+      const { s, receipt } = await paidByStranger(stack, "2.10");
+      await stack.waitFor(s.id, "SUCCEEDED", 20_000);
+      // Replace the payment's block (and any after it) with empty ones.
+      const depth = Number((await chain.publicClient.getBlockNumber()) - receipt.blockNumber) + 1;
+      await chain.rpc("anvil_reorg", [depth, []]);
+      const reverted = async () => (await stack.status(s.id)).history.filter((h) => h.reason === "funds_reverted");
+      await eventually(async () => ((await reverted()).length === 2 ? true : undefined), "both movements reported reverted", 20_000);
+      expect((await reverted()).map((h) => h.detail).sort((a, b) => String(a.direction).localeCompare(String(b.direction)))).toEqual([
+        { chainId: 31337, direction: "received", txHash: receipt.transactionHash, amountBaseUnits: "2100000", statusReason: "swept" },
+        { chainId: 31337, direction: "settled", txHash: receipt.transactionHash, amountBaseUnits: "2100000", statusReason: "swept" },
+      ]);
     }, 60_000);
   });
 }
