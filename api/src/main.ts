@@ -59,7 +59,7 @@ const fail = async (what: string, err: unknown) => {
   await chain?.stop();
   process.exit(1);
 };
-if (chainEnv.ownLocalChain) chain = await startLocalNetwork(config, log).catch((e) => fail("local test network", e));
+if (chainEnv.ownLocalChain) chain = await startLocalNetwork({ dataDir: config.dataDir, port: config.devChainPort }, log).catch((e) => fail("local test network", e));
 
 // Every configured network is looked at before anything else starts (the database included):
 // a wrong chain, an unreachable RPC or a wrong stablecoin refuses the start, one line each; a
