@@ -18,6 +18,8 @@ import { resolve } from "node:path";
 /** One run of the postmaster: its pid, its end, and a fast shutdown (SIGINT) that waits for it. */
 export interface ServerRun {
   readonly pid: number;
+  /** Until it exits. */
+  readonly running: boolean;
   /** Settles when the postmaster exits: its exit code, or the signal that ended it. */
   readonly exited: Promise<{ code: number | null; signal: string | null }>;
   stop(): Promise<void>;
@@ -37,7 +39,10 @@ export function serverIds(): { uid?: number; gid?: number } {
   return { uid: id("-u"), gid: id("-g") };
 }
 
-/** The pid in the data directory's `postmaster.pid` while that process lives, else undefined. */
+/**
+ * The pid in the data directory's `postmaster.pid` while a postgres process has it, else
+ * undefined (no file, or one a crash left whose pid is gone or now another program's).
+ */
 export function livePostmaster(dataDir: string): number | undefined {
   const file = resolve(dataDir, "postmaster.pid");
   if (!existsSync(file)) return undefined;
@@ -45,11 +50,22 @@ export function livePostmaster(dataDir: string): number | undefined {
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   try {
     process.kill(pid, 0);
-    return pid;
   } catch (e) {
     // EPERM: it lives, as another user (the postgres user, when we are not root).
-    return (e as { code?: string }).code === "EPERM" ? pid : undefined;
+    if ((e as { code?: string }).code !== "EPERM") return undefined;
   }
+  const comm = `/proc/${pid}/comm`;
+  // Where /proc is (Linux): a zombie or another program under a reused pid is no postmaster.
+  if (existsSync("/proc/self/comm")) {
+    try {
+      if (!readFileSync(comm, "utf8").startsWith("postgres")) return undefined;
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2)[0] === "Z") return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return pid;
 }
 
 /** Spawns the postmaster in a session of its own and resolves once it accepts connections. */
@@ -80,6 +96,9 @@ export async function runServer(opts: {
   });
   return {
     pid: child.pid!,
+    get running() {
+      return child.exitCode === null && child.signalCode === null;
+    },
     exited,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -101,7 +120,8 @@ export function startWatchdog(dataDir: string): { pid: number | undefined; dismi
     'f="$0/postmaster.pid"',
     '[ -f "$f" ] || exit 0',
     'pid=$(head -n 1 "$f")',
-    'case "$(ps -o comm= -p "$pid" 2>/dev/null)" in postgres*) kill -INT "$pid" ;; esac',
+    'comm=$(cat "/proc/$pid/comm" 2>/dev/null || ps -o comm= -p "$pid" 2>/dev/null)',
+    'case "$comm" in postgres*) kill -INT "$pid" ;; esac',
   ].join("\n");
   const child = spawn("sh", ["-c", script, dataDir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
   child.on("error", () => {}); // no sh: no watchdog, nothing else changes

@@ -112,6 +112,7 @@ export async function startEmbeddedPostgres(opts: {
     );
   }
   let stopping = false;
+  let restarting: Promise<void> | undefined;
   let waiters: (() => void)[] = [];
   const watch = (current: ServerRun) => {
     void current.exited.then(({ code, signal }) => {
@@ -120,7 +121,7 @@ export async function startEmbeddedPostgres(opts: {
       // the whole unit being stopped): not a death, not restarted.
       if (code === 0) return log(`embedded Postgres was shut down from outside (code 0): not restarted`);
       log(`embedded Postgres exited (${signal ?? `code ${code}`}); restarting it on port ${opts.port}`);
-      void restart();
+      restarting = restart().finally(() => (restarting = undefined));
     });
   };
   const restart = async () => {
@@ -148,11 +149,12 @@ export async function startEmbeddedPostgres(opts: {
   return {
     url: embeddedDatabaseUrl(opts.port),
     get pid() {
-      return server.pid;
+      return server.running ? server.pid : undefined;
     },
     restarted: () => new Promise<void>((r) => waiters.push(r)),
     stop: async () => {
       stopping = true;
+      await restarting; // a restart under way stops what it started
       await server.stop();
       watchdog.dismiss();
       if (opts.persistent === false) rmSync(dataDir, { recursive: true, force: true });
