@@ -26,6 +26,7 @@ import { ENV_PREFIXES, loadChainsConfig, type ChainsConfig } from "../shared/cha
 import { ensureStateTables, resolveStartBlocks, swapSetting } from "./state.ts";
 import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from "./rewind.ts";
 import { installHeadNotify } from "./head-notify.ts";
+import { isDatabaseUnavailable } from "../api/src/db/outage.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** Ponder's bin, behind a wrapper that exits with us (ponder-child.ts). */
@@ -190,7 +191,11 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
       // "unlock" never reaches the database and the next start would wait out the 25 s
       // heartbeat expiry. Our child is dead and held the lock, so releasing it is safe.
       const admin = postgres(opts.databaseUrl, { max: 1, onnotice: () => {} });
-      await unlockSchema(admin, schema).finally(() => admin.end());
+      await unlockSchema(admin, schema)
+        // A database shutting down with us (a whole unit stopped at once) takes no new
+        // connection: the lock stays, and the next start clears it (clearStaleLock).
+        .catch((e) => (isDatabaseUnavailable(e) ? undefined : Promise.reject(e)))
+        .finally(() => admin.end());
     },
   };
 }

@@ -14,6 +14,8 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   embeddedPgPort: number;
+  /** max_connections of the embedded Postgres (SERVICE_EMBEDDED_PG_MAX_CONNECTIONS). */
+  embeddedPgMaxConnections: number;
   dbPoolSize: number;
   /** A Postgres connection attempt gives up after this (then 503, loops back off). */
   dbConnectTimeoutMs: number;
@@ -245,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir: str("SERVICE_DATA_DIR", ".data"),
     embeddedPgPort: int("SERVICE_EMBEDDED_PG_PORT", 54329, 1, 65535),
+    embeddedPgMaxConnections: int("SERVICE_EMBEDDED_PG_MAX_CONNECTIONS", 300, 10, 10_000),
     dbPoolSize: int("SERVICE_DB_POOL_SIZE", 20, 1, 500),
     dbConnectTimeoutMs: int("SERVICE_DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     dbStatementTimeoutMs: int("SERVICE_DB_STATEMENT_TIMEOUT_MS", 5000, 0, 3_600_000),

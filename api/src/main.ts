@@ -15,7 +15,7 @@ import type { DevChain } from "../../shared/devchain/index.ts";
 import type { IndexerSeat } from "./nodes/indexer-seat.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
 import { relayerKeyProblems } from "./sweeps/relayer.ts";
-import { stopOnSignals } from "./shutdown.ts";
+import { stopInOrder, stopOnSignals } from "./shutdown.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => console.log(`[paysession] ${line}`);
@@ -59,7 +59,7 @@ const fail = async (what: string, err: unknown) => {
   await chain?.stop();
   process.exit(1);
 };
-if (chainEnv.ownLocalChain) chain = await startLocalNetwork(config, log).catch((e) => fail("local test network", e));
+if (chainEnv.ownLocalChain) chain = await startLocalNetwork({ dataDir: config.dataDir, port: config.devChainPort }, log).catch((e) => fail("local test network", e));
 
 // Every configured network is looked at before anything else starts (the database included):
 // a wrong chain, an unreachable RPC or a wrong stablecoin refuses the start, one line each; a
@@ -142,10 +142,6 @@ async function startDemoShop(dataDir: string, credentials: { apiBaseUrl: string;
 // In order: HTTP stops taking work and lets requests in flight finish (at most
 // SERVICE_SHUTDOWN_GRACE_MS), the indexer (it writes into our Postgres), the service
 // (workers hand back their claims, pool, Postgres), then the local chain the workers used.
-stopOnSignals(log, async () => {
-  await shop?.stop();
-  await running.drain();
-  await indexer?.stop();
-  await running.stop();
-  await chain?.stop();
-});
+stopOnSignals(log, () =>
+  stopInOrder([() => shop?.stop(), () => running.drain(), () => indexer?.stop(), () => running.stop(), () => chain?.stop()]),
+);

@@ -14,6 +14,14 @@ import { localClients } from "../../shared/devchain/clients.ts";
 
 export const LOCAL_CHAIN_ID = 31337;
 
+/** Where the local network's contracts are (the same addresses on every local network). */
+export interface LocalContracts {
+  token: string;
+  usdt: string;
+  factory: string;
+  batch: string;
+}
+
 /** The env the chain registry reads: in dev, the local network is ours unless one is configured. */
 export function chainEnvFor(config: Config, dev: boolean, env: Record<string, string | undefined>) {
   const ownLocalChain = dev && !env.SERVICE_RPC_URL_LOCAL;
@@ -23,14 +31,20 @@ export function chainEnvFor(config: Config, dev: boolean, env: Record<string, st
   };
 }
 
-export async function startLocalNetwork(config: Config, log: (line: string) => void): Promise<DevChain> {
-  const dir = resolve(config.dataDir, "anvil");
+/**
+ * The local test network: anvil on `port` (state kept under `dataDir`/anvil, every block with a
+ * transaction written at once), the test tokens and the service's contracts at their fixed
+ * addresses (deployed once; idempotent). `bun run dev` runs it in its own process; `bun run
+ * admin sandbox:chain` runs it alone, for several `bun run start` processes to share.
+ */
+export async function startLocalNetwork(opts: { dataDir: string; port: number }, log: (line: string) => void): Promise<DevChain & { contracts: LocalContracts }> {
+  const dir = resolve(opts.dataDir, "anvil");
   mkdirSync(dir, { recursive: true });
-  const chain = await startDevChain({ port: config.devChainPort, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json"), heartbeatSeconds: 1, persistEachBlock: true });
+  const chain = await startDevChain({ port: opts.port, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json"), heartbeatSeconds: 1, persistEachBlock: true });
   try {
     const { token, usdt, factory, batch, deployed } = await ensureDeployed(localClients(chain.rpcUrl, LOCAL_CHAIN_ID));
     log(`local test network ${chain.rpcUrl} (chain ${LOCAL_CHAIN_ID}): TestUSD ${token}, TestUSDT ${usdt}, deposit factory ${factory}, AuthorizationBatch ${batch}${deployed.length ? ` (deployed ${deployed.join(", ")})` : ""}`);
-    return chain;
+    return { ...chain, contracts: { token, usdt, factory, batch } };
   } catch (err) {
     await chain.stop();
     throw err;

@@ -95,7 +95,7 @@ export async function startService(config: Config, log: (line: string) => void =
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     // Supervised: restarted (with backoff) should its server process die; logged once per outage.
-    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort, log });
+    embedded = await startEmbeddedPostgres({ dataDir: join(config.dataDir, "pg"), port: config.embeddedPgPort, maxConnections: config.embeddedPgMaxConnections, log });
     databaseUrl = embedded.url;
     log(`embedded Postgres on 127.0.0.1:${config.embeddedPgPort}, data in ${join(config.dataDir, "pg")}`);
   }

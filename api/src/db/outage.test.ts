@@ -18,7 +18,7 @@ import { TEST_CHAIN_ENV } from "../../../testing/service.ts";
 import { loadChainsConfig } from "../../../shared/chains/config.ts";
 import { NetworkReadiness } from "../onchain/network-status.ts";
 import { createApiKey, createMerchant } from "../credentials/store.ts";
-import { Outage } from "./outage.ts";
+import { isDatabaseUnavailable, Outage } from "./outage.ts";
 
 const REQUEST_TIMEOUT_MS = 1500;
 const dir = mkdtempSync(join(tmpdir(), "paysession-outage-"));
@@ -184,4 +184,13 @@ test("Outage: logs once per outage, backs off doubling, ignores errors that are 
   expect(lines.length).toBe(3);
   expect(lines[0]).toContain("database unavailable (ECONNREFUSED)");
   expect(lines[1]).toContain("database answers again");
+});
+
+test("isDatabaseUnavailable looks through the cause chain (drizzle wraps postgres.js's error)", () => {
+  const shuttingDown = Object.assign(new Error("the database system is shutting down"), { code: "57P03" });
+  const wrapped = new Error("Failed query: select 1", { cause: shuttingDown });
+  expect(isDatabaseUnavailable(wrapped)).toBe(true);
+  expect(isDatabaseUnavailable(new Error("outer", { cause: wrapped }))).toBe(true);
+  expect(isDatabaseUnavailable(new Error("Failed query", { cause: Object.assign(new Error("dup"), { code: "23505" }) }))).toBe(false);
+  expect(isDatabaseUnavailable(new Error("plain"))).toBe(false);
 });

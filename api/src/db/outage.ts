@@ -37,10 +37,13 @@ const CONNECTION_CODES = new Set([
   "REQUEST_DEADLINE",
 ]);
 
+/** Walks the error's `cause` chain too: drizzle wraps postgres.js's error in a DrizzleQueryError. */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return false;
-  return CONNECTION_CODES.has(code) || code.startsWith("08");
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;
+  }
+  return false;
 }
 
 export interface OutageOptions {
