@@ -59,6 +59,12 @@ export interface StartIndexerOptions {
    * by killing the child spawned (the start then rejects). The caller lost the right to write.
    */
   signal?: AbortSignal;
+  /**
+   * Install the head notification's trigger on this instance's chain_heads (default true). False
+   * for a node's instance under the views schema (api/src/nodes/indexer-seat.ts): the trigger
+   * moves with the views to the followed instance (views.ts), so only that one wakes the runners.
+   */
+  headNotify?: boolean;
 }
 
 export interface IndexerProcess {
@@ -155,7 +161,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   const url = `http://127.0.0.1:${port}`;
   let stopped = false;
   const exited = new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once("exit", (code) => r(code))));
-  void keepHeadNotifyInstalled(opts.databaseUrl, schema, () => stopped || child.exitCode !== null, onLine);
+  if (opts.headNotify !== false) void keepHeadNotifyInstalled(opts.databaseUrl, schema, () => stopped || child.exitCode !== null, onLine);
 
   return {
     url,
