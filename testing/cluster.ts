@@ -3,12 +3,14 @@
  * Postgres (docs/operators.md, "Several processes on one database"), one of them SIGKILLed every
  * 10 s while sessions are created and paid. All on 127.0.0.1: one embedded Postgres, one local
  * chain, three API processes behind a round-robin proxy (testing/round-robin-proxy.ts), two
- * session runners, two sweepers, two webhook workers and two `bun run indexer` (the one holding
- * the `indexer` lease runs Ponder, the other stands by). For CLUSTER_SECONDS (180): creates at CLUSTER_CREATES_PER_SECOND (2) through the
+ * session runners, two sweepers, two webhook workers and two `bun run indexer` (each runs its
+ * own Ponder into its own schema; the service reads the one holding the `indexer` lease). For CLUSTER_SECONDS (180): creates at CLUSTER_CREATES_PER_SECOND (2) through the
  * proxy, payments on the chain every second (every 8th session canceled instead), and every 10 s
  * one process (process group) SIGKILLed and started again a moment later — the active indexer
  * at least twice, its takeover timed from the kill to the first block indexed past the head at
- * the kill. Then one API key is hammered through the proxy at 5 × its limit for 10 s.
+ * the kill, and from the kill to the next payment FUNDED (the first payment sent after the kill;
+ * each indexer node runs its own Ponder, so the standby's index is warm and the takeover switches
+ * the service's reads to it). Then one API key is hammered through the proxy at 5 × its limit for 10 s.
  *
  * After recovery it prints one JSON line and exits non-zero unless: every paid session
  * SUCCEEDED and every canceled one is CANCELED, each with its transitions once and its events
@@ -16,7 +18,7 @@
  * the settlement received exactly what was paid and no deposit holds anything; the relayer's
  * live transactions have nonces 0..n-1 (no gap, no duplicate) and n is the chain's nonce; each
  * paid deposit was swept by exactly one mined transaction, each canceled one by none; each
- * takeover ≤ 30 s; the hammer's accepted requests within ±10 % of burst + perSecond × seconds.
+ * takeover ≤ 30 s to the next indexed block and ≤ 5 s to the next payment FUNDED; the hammer's accepted requests within ±10 % of burst + perSecond × seconds.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -47,6 +49,8 @@ const LIMIT = { perSecond: 20, burst: 20 };
 const HAMMER_SECONDS = 10;
 const HAMMER_OFFERED_PER_SECOND = 5 * LIMIT.perSecond;
 const TAKEOVER_LIMIT_SECONDS = 30;
+/** From the active indexer's kill to the next payment FUNDED (the standby is warm: docs/topology.md). */
+const FUNDED_AFTER_KILL_LIMIT_SECONDS = 5;
 
 const t0 = Date.now();
 const say = (line: string) => console.error(`[cluster +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}`);
@@ -75,6 +79,7 @@ const DepositRow = rowShape("session deposit", { session_id: col.text, address: 
 const RelayerTx = rowShape("relayer transaction", { relayer: col.text, nonce: col.wholeNumber, state: col.text, tx_hashes: col.json(Type.Array(col.hex)) });
 const LiveApis = rowShape("live API nodes", { n: col.int });
 const Backlog = rowShape("backlog", { sweeps: col.int, txs: col.int });
+const FirstFunded = rowShape("first FUNDED", { at_ms: col.nullable(col.float) });
 
 async function main() {
   // ---------------------------------------------------------------- the parts
@@ -122,7 +127,7 @@ async function main() {
 
   const indexedHead = async () => (await indexerProgress(db!).catch(() => ({ heads: new Map<number, bigint>() }))).heads.get(CHAIN_ID) ?? -1n;
   for (const by = Date.now() + 120_000; (await indexedHead()) < 0n; await Bun.sleep(500)) if (Date.now() > by) throw new Error(`the indexer never indexed a block:\n${indexers.map((p) => p.log()).join("\n")}`);
-  /** The indexer running Ponder now: the process group of the `indexer` lease's holder (none while the lease of a dead one runs out). */
+  /** The indexer the service reads now: the process group of the `indexer` lease's holder (none while the lease of a dead one runs out). */
   const activeIndexer = async (): Promise<GroupProcess | undefined> => {
     const holder = decodeFirst(
       LeaseHolder,
@@ -142,6 +147,8 @@ async function main() {
   const answers = new Map<number, number>();
   const sessions: { id: string; deposit: Address; baseUnits: bigint; pay: boolean }[] = [];
   const toPay: (typeof sessions)[number][] = [];
+  /** When each payment was sent (Date.now() before its transfer): the next payment after a kill is the first sent after it. */
+  const sentAt = new Map<string, number>();
   const toCancel: string[] = [];
   let paid = 0n;
   const phaseEnd = Date.now() + SECONDS * 1000;
@@ -174,6 +181,7 @@ async function main() {
   const payLoop = (async () => {
     while (Date.now() < phaseEnd || toPay.length || creates.length > sessions.length) {
       for (const s of toPay.splice(0)) {
+        sentAt.set(s.id, Date.now());
         await mintTestUsd({ ...clients, to: s.deposit, amount: s.baseUnits, token });
         paid += s.baseUnits;
       }
@@ -183,6 +191,7 @@ async function main() {
   })();
   const kills: { name: string; at: number }[] = [];
   const takeovers: Promise<number | undefined>[] = [];
+  const fundedAfterKill: Promise<number | undefined>[] = [];
   const slots = Math.max(1, Math.floor(SECONDS / 10) - 1);
   const indexerSlots = new Set([1, Math.max(2, Math.floor(slots / 2) + 1)]);
   /** Seconds from the kill to the first block indexed past `head` (undefined: none within a minute). */
@@ -194,6 +203,22 @@ async function main() {
         return s;
       }
       await Bun.sleep(200);
+    }
+    return undefined;
+  };
+  /** Seconds from the kill to the first FUNDED of a payment sent after it (undefined: none within a minute). */
+  const timeNextFunded = async (at: number) => {
+    while (Date.now() - at < 60_000) {
+      const after = [...sentAt].filter(([, t]) => t >= at).map(([id]) => id);
+      const first = after.length
+        ? decodeFirst(FirstFunded, await db!`select (min(extract(epoch from created_at)) * 1000)::float8 as at_ms from app.session_events where status = 'FUNDED' and session_id = any(${after})`)
+        : undefined;
+      if (first?.at_ms) {
+        const s = (first.at_ms - at) / 1000;
+        say(`indexer takeover: the next payment FUNDED ${s.toFixed(1)} s after the kill`);
+        return s;
+      }
+      await Bun.sleep(100);
     }
     return undefined;
   };
@@ -218,7 +243,9 @@ async function main() {
       say(`SIGKILL ${victim.name}${isActiveIndexer ? ` (the active indexer; chain head ${head})` : ""}`);
       if (isActiveIndexer) {
         timing = true;
-        takeovers.push(timeTakeover(head, at).finally(() => (timing = false)));
+        const funded = timeNextFunded(at);
+        fundedAfterKill.push(funded);
+        takeovers.push(Promise.all([timeTakeover(head, at), funded]).then(([s]) => s).finally(() => (timing = false)));
       }
       await Bun.sleep(1_000);
       victim.start();
@@ -305,6 +332,10 @@ async function main() {
   takeoverSeconds.forEach((s, i) => {
     if (s === undefined || s > TAKEOVER_LIMIT_SECONDS) problems.push(`indexer takeover ${i + 1}: ${s === undefined ? "no block indexed within 60 s" : `${s.toFixed(1)} s`} (limit ${TAKEOVER_LIMIT_SECONDS} s)`);
   });
+  const fundedSeconds = await Promise.all(fundedAfterKill);
+  fundedSeconds.forEach((s, i) => {
+    if (s === undefined || s > FUNDED_AFTER_KILL_LIMIT_SECONDS) problems.push(`indexer takeover ${i + 1}: the next payment FUNDED ${s === undefined ? "not within 60 s" : `${s.toFixed(1)} s`} after the kill (limit ${FUNDED_AFTER_KILL_LIMIT_SECONDS} s)`);
+  });
   if (Math.abs(accepted - expected) > expected * 0.1) problems.push(`the hammer: ${accepted} requests accepted through ${apis.length} APIs, expected ${expected} ± 10 % (burst ${LIMIT.burst} + ${LIMIT.perSecond}/s × ${hammerSeconds.toFixed(1)} s)`);
   if (answers.has(500)) problems.push(`a 500 answer to the traffic (${JSON.stringify(Object.fromEntries(answers))})`);
   if (hammerOdd.length) problems.push(`the hammer was answered neither 200 nor 429: ${hammerOdd.join("; ")}`);
@@ -318,6 +349,7 @@ async function main() {
       kills: kills.length,
       killed: kills.map((k) => `${k.at}s ${k.name}`),
       takeoverSeconds: takeoverSeconds.map((s) => (s === undefined ? null : Number(s.toFixed(1)))),
+      fundedAfterKillSeconds: fundedSeconds.map((s) => (s === undefined ? null : Number(s.toFixed(1)))),
       hammer: { accepted, expected, ratio: Number((accepted / expected).toFixed(2)), answers: Object.fromEntries(hammerAnswers) },
       answers: Object.fromEntries(answers),
       proxyFailures: proxy.failures(),
