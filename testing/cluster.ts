@@ -360,6 +360,8 @@ async function main() {
       seconds: Math.round((Date.now() - t0) / 1000),
     }),
   );
+  // A slow takeover is explained by what the indexer nodes said (the seat, their Ponders).
+  if (problems.some((p) => p.startsWith("indexer takeover")) || process.env.CLUSTER_INDEXER_LOGS) for (const p of indexers) say(`${p.name} (last lines):\n${p.log().split("\n").filter((l) => !l.startsWith("{")).slice(-40).join("\n")}`);
   if (problems.length) throw new Error(`cluster suite failed:\n${problems.slice(0, 30).join("\n")}${problems.length > 30 ? `\n… and ${problems.length - 30} more` : ""}`);
 }
 
