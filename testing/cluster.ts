@@ -127,6 +127,20 @@ async function main() {
 
   const indexedHead = async () => (await indexerProgress(db!).catch(() => ({ heads: new Map<number, bigint>() }))).heads.get(CHAIN_ID) ?? -1n;
   for (const by = Date.now() + 120_000; (await indexedHead()) < 0n; await Bun.sleep(500)) if (Date.now() > by) throw new Error(`the indexer never indexed a block:\n${indexers.map((p) => p.log()).join("\n")}`);
+  /**
+   * How many indexer nodes' own indexes (schemas indexer_<n>) are within two blocks of the chain:
+   * a standby counts as warm when its index is. A node restarted moments ago is not yet.
+   */
+  const warmIndexes = async () => {
+    const chainHead = await clients.publicClient.getBlockNumber({ cacheTime: 0 });
+    let warm = 0;
+    for (const r of await db!`select nspname from pg_namespace where nspname ~ '^indexer_[0-9]+$'`) {
+      const [h] = await db!.unsafe(`select max(block_number)::text as b from "${r.nspname}".chain_heads`).catch(() => [{ b: null }]);
+      if (h?.b && BigInt(h.b) >= chainHead - 2n) warm++;
+    }
+    return warm;
+  };
+  for (const by = Date.now() + 120_000; (await warmIndexes()) < indexers.length; await Bun.sleep(500)) if (Date.now() > by) throw new Error(`the indexers' own indexes never both caught up:\n${indexers.map((p) => p.log()).join("\n")}`);
   /** The indexer the service reads now: the process group of the `indexer` lease's holder (none while the lease of a dead one runs out). */
   const activeIndexer = async (): Promise<GroupProcess | undefined> => {
     const holder = decodeFirst(
@@ -223,15 +237,17 @@ async function main() {
     return undefined;
   };
   // Each takeover is timed alone: while one is under way no indexer is killed (an indexer kill
-  // that falls then is owed, and done at the next slot with an active indexer).
+  // that falls then is owed, and done at the next slot with an active indexer and a warm
+  // standby — one restarted moments ago is still starting its Ponder: that is two failures at once).
   let timing = false;
   let owed = 0;
   const killLoop = (async () => {
     for (let slot = 0; slot < slots; slot++) {
       await Bun.sleep(10_000);
       if (indexerSlots.has(slot)) owed++;
-      const active = timing ? undefined : await activeIndexer();
-      const pool = timing ? procs.filter((p) => !indexers.includes(p)) : procs;
+      const bothWarm = !timing && (await warmIndexes()) === indexers.length;
+      const active = bothWarm ? await activeIndexer() : undefined;
+      const pool = bothWarm ? procs : procs.filter((p) => !indexers.includes(p));
       const victim = owed > 0 && active ? active : pool[Math.floor(Math.random() * pool.length)]!;
       if (!victim.running()) continue;
       const isActiveIndexer = victim === active;

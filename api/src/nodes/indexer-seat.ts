@@ -47,6 +47,13 @@ const SEAT_LOCK_KEY = 7_301_552_020n;
 /** Instance slot n is held by the advisory lock SLOT_LOCK_BASE + n, for n in 1..MAX_SLOTS. */
 const SLOT_LOCK_BASE = 7_301_552_100n;
 export const MAX_SLOTS = 8;
+/**
+ * Held by a node while its Ponder starts (the launcher's checks, Ponder's migrations): two nodes
+ * starting at once on a fresh database would race to create what they share — the launcher's
+ * schema indexer_meta and Ponder's RPC cache ponder_sync (`create schema if not exists` is not
+ * safe against a concurrent one) — and a first start that fails ends the node.
+ */
+const START_LOCK_KEY = 7_301_552_099n;
 
 const Got = rowShape("indexer seat lock", { got: col.bool });
 const StillOurs = rowShape("indexer seat still ours", { ours: col.bool });
@@ -310,7 +317,7 @@ export class IndexerSeat {
   private async startPonder(schema: string, signal: AbortSignal): Promise<void> {
     let indexer: IndexerProcess;
     try {
-      indexer = await this.opts.startIndexer(schema, signal);
+      indexer = await this.oneStartAtATime(signal, () => this.opts.startIndexer(schema, signal));
     } catch (err) {
       // Aborted: the slot was lost or the node is stopping; nothing to give up.
       if (!signal.aborted) this.giveUp(err);
@@ -326,6 +333,23 @@ export class IndexerSeat {
       if (indexer.stopped || this.indexer !== indexer) return;
       this.giveUp(new Error(`the indexer exited by itself (code ${code}):\n${indexer.recentLogs().slice(-20).join("\n")}`));
     });
+  }
+
+  /** Runs `start` holding START_LOCK_KEY on the slot's connection (looked for every 200 ms: a start may take longer than a statement may). */
+  private async oneStartAtATime<T>(signal: AbortSignal, start: () => Promise<T>): Promise<T> {
+    const conn = this.slotConn;
+    if (!conn) throw new Error("no slot");
+    for (;;) {
+      signal.throwIfAborted();
+      if (decodeFirst(Got, await conn.sql`select pg_try_advisory_lock(${START_LOCK_KEY.toString()}::bigint) as got`)?.got) break;
+      await Bun.sleep(200);
+    }
+    try {
+      return await start();
+    } finally {
+      // Its connection gone, the lock went with it.
+      if (this.slotConn === conn) await conn.sql`select pg_advisory_unlock(${START_LOCK_KEY.toString()}::bigint)`.catch(() => {});
+    }
   }
 
   /** Ponder failed: the seat goes back at once if held (another node's index moves), ours again after a pause. */

@@ -182,3 +182,27 @@ test("a slot lost while its Ponder is still starting stops that start at once, b
   await started.catch(() => {});
   expect(running().filter((w) => w.schema === "indexer_1").map((w) => w.seat)).toEqual(["b"]);
 }, 30_000);
+
+test("two nodes starting at once start their Ponders one after the other (they would race to create the schemas they share)", async () => {
+  let inStart = 0;
+  let most = 0;
+  const overlapping = (name: string) =>
+    standIn(name, 1500, () => {
+      most = Math.max(most, ++inStart);
+    });
+  const counted = (name: string) => {
+    const start = overlapping(name);
+    return async (schema: string) => {
+      try {
+        return await start(schema);
+      } finally {
+        inStart--;
+      }
+    };
+  };
+  const a = seat("node_a", counted("a"));
+  const b = seat("node_b", counted("b"));
+  await Promise.all([a.start(), b.start()]);
+  expect(running().map((w) => w.seat).sort()).toEqual(["a", "b"]);
+  expect(most).toBe(1);
+}, 20_000);
