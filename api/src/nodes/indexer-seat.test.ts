@@ -47,10 +47,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startNode(name: string, extra: Record<string, string> = {}) {
+async function startNode(name: string, extra: Record<string, string> = {}, databaseUrl = db.url) {
   const env = isolatedEnv({
     ...chainEnv([chain]),
-    DATABASE_URL: db.url,
+    DATABASE_URL: databaseUrl,
     SERVICE_INDEX_MODE: "full",
     SERVICE_INDEXER_POLLING_MS: "100",
     SERVICE_WS_URL_LOCAL: "off",
@@ -98,8 +98,8 @@ async function payAndWaitIndexed(timeoutMs: number): Promise<{ txHash: string; m
 }
 
 /** How many rows `schema`.transfers has of `txHash` (0 while the table is not there). */
-async function rowsIn(schema: string, txHash: string): Promise<number> {
-  const rows = await sql.unsafe(`select count(*)::int as n from "${schema}".transfers where tx_hash = $1`, [txHash]).catch(() => [{ n: 0 }]);
+async function rowsIn(schema: string, txHash: string, on = sql): Promise<number> {
+  const rows = await on.unsafe(`select count(*)::int as n from "${schema}".transfers where tx_hash = $1`, [txHash]).catch(() => [{ n: 0 }]);
   return Number(rows[0]!.n);
 }
 
@@ -195,3 +195,36 @@ test("a start aborted (the seat lost meanwhile) stops where it is: no Ponder lef
   await expect(start).rejects.toThrow();
   await eventually(() => ponderPids().length === 0, "the spawned Ponder gone", 5000);
 }, 60_000);
+
+test("an index of an older build (schema indexer itself) is moved to the first holder's schema and resumed there, not built again", async () => {
+  const old = await createTestDatabase();
+  const oldSql = postgres(old.url, { max: 1, onnotice: () => {} });
+  try {
+    await migrate(oldSql);
+    // The older build: one Ponder writing schema `indexer` itself.
+    const legacy = await startIndexer({
+      databaseUrl: old.url,
+      port: await freePort(),
+      env: isolatedEnv({ ...chainEnv([chain]), SERVICE_INDEX_MODE: "full", SERVICE_INDEXER_POLLING_MS: "100", SERVICE_WS_URL_LOCAL: "off" }),
+    });
+    await legacy.waitUntilReady();
+    const to = privateKeyToAccount(generatePrivateKey()).address;
+    const { transactionHash } = await chain.mint(to, 1_000_000n);
+    await eventually(async () => (await oldSql`select 1 from indexer.transfers where tx_hash = ${transactionHash}`).length === 1, "indexed by the older build", 30_000);
+    await legacy.stop();
+    const [{ oid }] = (await oldSql`select 'indexer.transfers'::regclass::oid::int as oid`) as unknown as [{ oid: number }];
+
+    const node = await startNode("legacy", {}, old.url);
+    await eventually(async () => (await viewsFollow(oldSql)) === "indexer_1", "the views following indexer_1", 60_000);
+    // The same table, resumed (Ponder's crash recovery in the renamed schema), not a new index built again.
+    expect((await oldSql`select 'indexer_1.transfers'::regclass::oid::int as oid`)[0]!.oid).toBe(oid);
+    // Its unfinalized blocks reverted by the crash recovery and indexed again: the row comes back, once.
+    await eventually(async () => (await rowsIn("indexer_1", transactionHash, oldSql)) === 1, "the older build's transfer in indexer_1", 30_000);
+    expect((await oldSql`select count(*)::int as n from indexer.transfers where tx_hash = ${transactionHash}`)[0]!.n).toBe(1);
+    process.kill(node.pid, "SIGTERM");
+    await eventually(() => !alive(node.pid), "node exited", 20_000);
+  } finally {
+    await oldSql.end();
+    await old.drop();
+  }
+}, 120_000);
