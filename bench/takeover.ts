@@ -7,7 +7,7 @@
  * at rest (the floor: sent → FUNDED, nobody killed), then the seat holder killed with its process
  * group and a payment sent at once — kill → FUNDED — then the killed node started again and given
  * time to catch up. Prints one JSON line: the floor, each round's kill → FUNDED and the takeover
- * alone (kill → the views on the standby's schema), and kill → FUNDED as a ratio to the floor.
+ * alone (kill → the views seen on the standby's schema, looked at every 50 ms), and kill → FUNDED as a ratio to the floor.
  * BENCH_TAKEOVERS (3) rounds.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -122,7 +122,7 @@ try {
       rounds: ROUNDS,
       floor_sent_to_funded_ms: ms(floor),
       kill_to_funded_ms: ms(killToFunded),
-      kill_to_views_on_standby_ms: ms(killToViews),
+      kill_to_views_seen_on_standby_ms: ms(killToViews),
       kill_to_funded_over_floor_p50: killToFunded.map((x) => round(x / floorP50, 2)),
     }),
   );
