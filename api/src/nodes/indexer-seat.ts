@@ -109,11 +109,6 @@ export class IndexerSeat {
     return this.slot === undefined ? undefined : instanceSchema(this.slot);
   }
 
-  /** Whether the service reads this node's index now (it holds the seat). */
-  get holdsSeat(): boolean {
-    return this.holding;
-  }
-
   /**
    * Takes a slot and starts this node's Ponder (waiting for it to listen: a first start that fails
    * throws, as a bad configuration should), then takes the seat if it is free, else waits as a
