@@ -31,20 +31,33 @@ const TRIGGER = "paysession_notify_indexed_head";
  * creates it during its start-up). Idempotent.
  */
 export async function installHeadNotify(sql: postgres.Sql, schema: string): Promise<boolean> {
+  return sql.begin((tx) => installHeadNotifyIn(tx, schema));
+}
+
+/** installHeadNotify inside the caller's transaction (views.ts moves the trigger with the views). */
+export async function installHeadNotifyIn(tx: postgres.TransactionSql, schema: string): Promise<boolean> {
   const q = `"${schema.replace(/"/g, '""')}"`;
-  const [t] = await sql`select to_regclass(${`${q}.chain_heads`})::text as t`;
+  const [t] = await tx`select to_regclass(${`${q}.chain_heads`})::text as t`;
   if (!t?.t) return false;
-  await sql.begin(async (tx) => {
-    await tx`create schema if not exists indexer_meta`;
-    await tx.unsafe(`
-      create or replace function ${FUNCTION}() returns trigger language plpgsql as $$
-      begin
-        if new.block_timestamp + ${LIVE_BLOCK_AGE_S} >= extract(epoch from now()) then
-          perform pg_notify('${INDEXED_HEAD_CHANNEL}', new.chain_id::text || ':' || new.block_number::text);
-        end if;
-        return null;
-      end $$`);
-    await tx.unsafe(`create or replace trigger ${TRIGGER} after insert or update on ${q}.chain_heads for each row execute function ${FUNCTION}()`);
-  });
+  await tx`create schema if not exists indexer_meta`;
+  await tx.unsafe(`
+    create or replace function ${FUNCTION}() returns trigger language plpgsql as $$
+    begin
+      if new.block_timestamp + ${LIVE_BLOCK_AGE_S} >= extract(epoch from now()) then
+        perform pg_notify('${INDEXED_HEAD_CHANNEL}', new.chain_id::text || ':' || new.block_number::text);
+      end if;
+      return null;
+    end $$`);
+  await tx.unsafe(`create or replace trigger ${TRIGGER} after insert or update on ${q}.chain_heads for each row execute function ${FUNCTION}()`);
   return true;
+}
+
+/**
+ * Removes the trigger from every schema but `schema`: with one Ponder per node (views.ts), only
+ * the instance the service reads tells the runners of its blocks.
+ */
+export async function dropHeadNotifyExcept(tx: postgres.TransactionSql, schema: string): Promise<void> {
+  const others = await tx`select n.nspname from pg_trigger g join pg_class c on c.oid = g.tgrelid join pg_namespace n on n.oid = c.relnamespace
+                           where g.tgname = ${TRIGGER} and c.relname = 'chain_heads' and n.nspname <> ${schema}`;
+  for (const o of others) await tx.unsafe(`drop trigger if exists ${TRIGGER} on "${String(o.nspname).replace(/"/g, '""')}".chain_heads`);
 }

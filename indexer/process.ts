@@ -1,18 +1,20 @@
 /**
- * Runs the Ponder indexer as a child process (for `bun run dev`, tests and benches):
+ * Runs the Ponder indexer as a child process (for the indexer seat, tests and benches):
  *
  *   bun --bun node_modules/ponder/dist/esm/bin/ponder.js start --root indexer \
- *       --schema indexer --port <port> --hostname 127.0.0.1 --log-format json
+ *       --schema <schema> --port <port> --hostname 127.0.0.1 --log-format json
  *
- * with DATABASE_URL, DATABASE_SCHEMA=indexer, PONDER_TELEMETRY_DISABLED=true and
+ * into one schema: `indexer` by default (the tests of the indexer alone), a node's instance schema
+ * `indexer_<n>` under the indexer seat (api/src/nodes/indexer-seat.ts; the service then reads the
+ * views schema `indexer`, indexer/views.ts). With DATABASE_URL, DATABASE_SCHEMA=<schema>, PONDER_TELEMETRY_DISABLED=true and
  * SERVICE_START_BLOCK_<KEY> resolved here, in an allow-listed environment (indexerChildEnv:
  * no service secret reaches the child). Before spawning it validates the chain config,
  * checks each chain (chain id, stablecoin decimals) and resolves persisted start blocks.
  *
  * Rebuilds: Ponder refuses to reuse its schema when its build id changed (new indexing code,
- * config or chains). We then drop schema `indexer` and start again: the tables are rebuilt
+ * config or chains). We then drop that schema and start again: the tables are rebuilt
  * from the persisted start blocks, mostly from Ponder's RPC cache (schema ponder_sync). While
- * that runs, /ready answers 503 and indexer._ponder_meta says is_ready = 0: readers must not
+ * that runs, /ready answers 503 and <schema>._ponder_meta says is_ready = 0: readers must not
  * take missing rows for reorgs until the indexer is ready again.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -35,13 +37,13 @@ const PONDER_BIN = resolve(ROOT, "node_modules/ponder/dist/esm/bin/ponder.js");
 const BUILD_CHANGED = "was previously used by a different Ponder app";
 
 export interface StartIndexerOptions {
-  /** The Postgres shared with the API (Ponder writes schemas `indexer` and `ponder_sync`). */
+  /** The Postgres shared with the API (Ponder writes `schema` and `ponder_sync`). */
   databaseUrl: string;
   /** Service env (SERVICE_RPC_URL_*, SERVICE_INDEX_MODE, …), laid over process.env. */
   env?: Record<string, string | undefined>;
   /** HTTP port on 127.0.0.1 for /sql, /graphql, /ready. */
   port: number;
-  /** Postgres schema for the indexed tables; default "indexer". */
+  /** Postgres schema for the indexed tables; default "indexer" (the seat passes its node's instance schema). */
   schema?: string;
   /** Each log line of the child (JSON, Ponder's pino format). Default: kept in memory only. */
   onLog?: (line: string) => void;
@@ -50,8 +52,8 @@ export interface StartIndexerOptions {
   /** Skip the RPC start-up checks (chain id, decimals); tests of the checks themselves only. */
   skipChainChecks?: boolean;
   /**
-   * The caller holds the indexer lease (api/src/nodes/indexer-seat.ts), so a Ponder lock left on
-   * the schema is a dead process's: cleared, so Ponder starts at once instead of waiting out
+   * The caller holds the schema's instance slot (api/src/nodes/indexer-seat.ts), so a Ponder lock
+   * left on the schema is a dead process's: cleared, so Ponder starts at once instead of waiting out
    * its 25-s heartbeat expiry.
    */
   clearStaleLock?: boolean;
@@ -60,6 +62,12 @@ export interface StartIndexerOptions {
    * by killing the child spawned (the start then rejects). The caller lost the right to write.
    */
   signal?: AbortSignal;
+  /**
+   * Install the head notification's trigger on this instance's chain_heads (default true). False
+   * for a node's instance under the views schema (api/src/nodes/indexer-seat.ts): the trigger
+   * moves with the views to the followed instance (views.ts), so only that one wakes the runners.
+   */
+  headNotify?: boolean;
 }
 
 export interface IndexerProcess {
@@ -156,7 +164,7 @@ export async function startIndexer(opts: StartIndexerOptions): Promise<IndexerPr
   const url = `http://127.0.0.1:${port}`;
   let stopped = false;
   const exited = new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once("exit", (code) => r(code))));
-  void keepHeadNotifyInstalled(opts.databaseUrl, schema, () => stopped || child.exitCode !== null, onLine);
+  if (opts.headNotify !== false) void keepHeadNotifyInstalled(opts.databaseUrl, schema, () => stopped || child.exitCode !== null, onLine);
 
   return {
     url,

@@ -3,12 +3,14 @@
  * Postgres (docs/operators.md, "Several processes on one database"), one of them SIGKILLed every
  * 10 s while sessions are created and paid. All on 127.0.0.1: one embedded Postgres, one local
  * chain, three API processes behind a round-robin proxy (testing/round-robin-proxy.ts), two
- * session runners, two sweepers, two webhook workers and two `bun run indexer` (the one holding
- * the `indexer` lease runs Ponder, the other stands by). For CLUSTER_SECONDS (180): creates at CLUSTER_CREATES_PER_SECOND (2) through the
+ * session runners, two sweepers, two webhook workers and two `bun run indexer` (each runs its
+ * own Ponder into its own schema; the service reads the one holding the `indexer` lease). For CLUSTER_SECONDS (180): creates at CLUSTER_CREATES_PER_SECOND (2) through the
  * proxy, payments on the chain every second (every 8th session canceled instead), and every 10 s
  * one process (process group) SIGKILLed and started again a moment later — the active indexer
  * at least twice, its takeover timed from the kill to the first block indexed past the head at
- * the kill. Then one API key is hammered through the proxy at 5 × its limit for 10 s.
+ * the kill, and from the kill to the next payment FUNDED (the first payment sent after the kill;
+ * each indexer node runs its own Ponder, so the standby's index is warm and the takeover switches
+ * the service's reads to it). Then one API key is hammered through the proxy at 5 × its limit for 10 s.
  *
  * After recovery it prints one JSON line and exits non-zero unless: every paid session
  * SUCCEEDED and every canceled one is CANCELED, each with its transitions once and its events
@@ -16,7 +18,7 @@
  * the settlement received exactly what was paid and no deposit holds anything; the relayer's
  * live transactions have nonces 0..n-1 (no gap, no duplicate) and n is the chain's nonce; each
  * paid deposit was swept by exactly one mined transaction, each canceled one by none; each
- * takeover ≤ 30 s; the hammer's accepted requests within ±10 % of burst + perSecond × seconds.
+ * takeover ≤ 30 s to the next indexed block and ≤ 5 s to the next payment FUNDED; the hammer's accepted requests within ±10 % of burst + perSecond × seconds.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -47,6 +49,8 @@ const LIMIT = { perSecond: 20, burst: 20 };
 const HAMMER_SECONDS = 10;
 const HAMMER_OFFERED_PER_SECOND = 5 * LIMIT.perSecond;
 const TAKEOVER_LIMIT_SECONDS = 30;
+/** From the active indexer's kill to the next payment FUNDED (the standby is warm: docs/topology.md). */
+const FUNDED_AFTER_KILL_LIMIT_SECONDS = 5;
 
 const t0 = Date.now();
 const say = (line: string) => console.error(`[cluster +${((Date.now() - t0) / 1000).toFixed(1)}s] ${line}`);
@@ -75,6 +79,7 @@ const DepositRow = rowShape("session deposit", { session_id: col.text, address: 
 const RelayerTx = rowShape("relayer transaction", { relayer: col.text, nonce: col.wholeNumber, state: col.text, tx_hashes: col.json(Type.Array(col.hex)) });
 const LiveApis = rowShape("live API nodes", { n: col.int });
 const Backlog = rowShape("backlog", { sweeps: col.int, txs: col.int });
+const FirstFunded = rowShape("first FUNDED", { at_ms: col.nullable(col.float) });
 
 async function main() {
   // ---------------------------------------------------------------- the parts
@@ -122,7 +127,21 @@ async function main() {
 
   const indexedHead = async () => (await indexerProgress(db!).catch(() => ({ heads: new Map<number, bigint>() }))).heads.get(CHAIN_ID) ?? -1n;
   for (const by = Date.now() + 120_000; (await indexedHead()) < 0n; await Bun.sleep(500)) if (Date.now() > by) throw new Error(`the indexer never indexed a block:\n${indexers.map((p) => p.log()).join("\n")}`);
-  /** The indexer running Ponder now: the process group of the `indexer` lease's holder (none while the lease of a dead one runs out). */
+  /**
+   * How many indexer nodes' own indexes (schemas indexer_<n>) are within two blocks of the chain:
+   * a standby counts as warm when its index is. A node restarted moments ago is not yet.
+   */
+  const warmIndexes = async () => {
+    const chainHead = await clients.publicClient.getBlockNumber({ cacheTime: 0 });
+    let warm = 0;
+    for (const r of await db!`select nspname from pg_namespace where nspname ~ '^indexer_[0-9]+$'`) {
+      const [h] = await db!.unsafe(`select max(block_number)::text as b from "${r.nspname}".chain_heads`).catch(() => [{ b: null }]);
+      if (h?.b && BigInt(h.b) >= chainHead - 2n) warm++;
+    }
+    return warm;
+  };
+  for (const by = Date.now() + 120_000; (await warmIndexes()) < indexers.length; await Bun.sleep(500)) if (Date.now() > by) throw new Error(`the indexers' own indexes never both caught up:\n${indexers.map((p) => p.log()).join("\n")}`);
+  /** The indexer the service reads now: the process group of the `indexer` lease's holder (none while the lease of a dead one runs out). */
   const activeIndexer = async (): Promise<GroupProcess | undefined> => {
     const holder = decodeFirst(
       LeaseHolder,
@@ -142,6 +161,8 @@ async function main() {
   const answers = new Map<number, number>();
   const sessions: { id: string; deposit: Address; baseUnits: bigint; pay: boolean }[] = [];
   const toPay: (typeof sessions)[number][] = [];
+  /** When each payment was sent (Date.now() before its transfer): the next payment after a kill is the first sent after it. */
+  const sentAt = new Map<string, number>();
   const toCancel: string[] = [];
   let paid = 0n;
   const phaseEnd = Date.now() + SECONDS * 1000;
@@ -174,6 +195,7 @@ async function main() {
   const payLoop = (async () => {
     while (Date.now() < phaseEnd || toPay.length || creates.length > sessions.length) {
       for (const s of toPay.splice(0)) {
+        sentAt.set(s.id, Date.now());
         await mintTestUsd({ ...clients, to: s.deposit, amount: s.baseUnits, token });
         paid += s.baseUnits;
       }
@@ -183,6 +205,7 @@ async function main() {
   })();
   const kills: { name: string; at: number }[] = [];
   const takeovers: Promise<number | undefined>[] = [];
+  const fundedAfterKill: Promise<number | undefined>[] = [];
   const slots = Math.max(1, Math.floor(SECONDS / 10) - 1);
   const indexerSlots = new Set([1, Math.max(2, Math.floor(slots / 2) + 1)]);
   /** Seconds from the kill to the first block indexed past `head` (undefined: none within a minute). */
@@ -197,16 +220,34 @@ async function main() {
     }
     return undefined;
   };
+  /** Seconds from the kill to the first FUNDED of a payment sent after it (undefined: none within a minute). */
+  const timeNextFunded = async (at: number) => {
+    while (Date.now() - at < 60_000) {
+      const after = [...sentAt].filter(([, t]) => t >= at).map(([id]) => id);
+      const first = after.length
+        ? decodeFirst(FirstFunded, await db!`select (min(extract(epoch from created_at)) * 1000)::float8 as at_ms from app.session_events where status = 'FUNDED' and session_id = any(${after})`)
+        : undefined;
+      if (first?.at_ms) {
+        const s = (first.at_ms - at) / 1000;
+        say(`indexer takeover: the next payment FUNDED ${s.toFixed(1)} s after the kill`);
+        return s;
+      }
+      await Bun.sleep(100);
+    }
+    return undefined;
+  };
   // Each takeover is timed alone: while one is under way no indexer is killed (an indexer kill
-  // that falls then is owed, and done at the next slot with an active indexer).
+  // that falls then is owed, and done at the next slot with an active indexer and a warm
+  // standby — one restarted moments ago is still starting its Ponder: that is two failures at once).
   let timing = false;
   let owed = 0;
   const killLoop = (async () => {
     for (let slot = 0; slot < slots; slot++) {
       await Bun.sleep(10_000);
       if (indexerSlots.has(slot)) owed++;
-      const active = timing ? undefined : await activeIndexer();
-      const pool = timing ? procs.filter((p) => !indexers.includes(p)) : procs;
+      const bothWarm = !timing && (await warmIndexes()) === indexers.length;
+      const active = bothWarm ? await activeIndexer() : undefined;
+      const pool = bothWarm ? procs : procs.filter((p) => !indexers.includes(p));
       const victim = owed > 0 && active ? active : pool[Math.floor(Math.random() * pool.length)]!;
       if (!victim.running()) continue;
       const isActiveIndexer = victim === active;
@@ -218,7 +259,9 @@ async function main() {
       say(`SIGKILL ${victim.name}${isActiveIndexer ? ` (the active indexer; chain head ${head})` : ""}`);
       if (isActiveIndexer) {
         timing = true;
-        takeovers.push(timeTakeover(head, at).finally(() => (timing = false)));
+        const funded = timeNextFunded(at);
+        fundedAfterKill.push(funded);
+        takeovers.push(Promise.all([timeTakeover(head, at), funded]).then(([s]) => s).finally(() => (timing = false)));
       }
       await Bun.sleep(1_000);
       victim.start();
@@ -305,6 +348,10 @@ async function main() {
   takeoverSeconds.forEach((s, i) => {
     if (s === undefined || s > TAKEOVER_LIMIT_SECONDS) problems.push(`indexer takeover ${i + 1}: ${s === undefined ? "no block indexed within 60 s" : `${s.toFixed(1)} s`} (limit ${TAKEOVER_LIMIT_SECONDS} s)`);
   });
+  const fundedSeconds = await Promise.all(fundedAfterKill);
+  fundedSeconds.forEach((s, i) => {
+    if (s === undefined || s > FUNDED_AFTER_KILL_LIMIT_SECONDS) problems.push(`indexer takeover ${i + 1}: the next payment FUNDED ${s === undefined ? "not within 60 s" : `${s.toFixed(1)} s`} after the kill (limit ${FUNDED_AFTER_KILL_LIMIT_SECONDS} s)`);
+  });
   if (Math.abs(accepted - expected) > expected * 0.1) problems.push(`the hammer: ${accepted} requests accepted through ${apis.length} APIs, expected ${expected} ± 10 % (burst ${LIMIT.burst} + ${LIMIT.perSecond}/s × ${hammerSeconds.toFixed(1)} s)`);
   if (answers.has(500)) problems.push(`a 500 answer to the traffic (${JSON.stringify(Object.fromEntries(answers))})`);
   if (hammerOdd.length) problems.push(`the hammer was answered neither 200 nor 429: ${hammerOdd.join("; ")}`);
@@ -318,6 +365,7 @@ async function main() {
       kills: kills.length,
       killed: kills.map((k) => `${k.at}s ${k.name}`),
       takeoverSeconds: takeoverSeconds.map((s) => (s === undefined ? null : Number(s.toFixed(1)))),
+      fundedAfterKillSeconds: fundedSeconds.map((s) => (s === undefined ? null : Number(s.toFixed(1)))),
       hammer: { accepted, expected, ratio: Number((accepted / expected).toFixed(2)), answers: Object.fromEntries(hammerAnswers) },
       answers: Object.fromEntries(answers),
       proxyFailures: proxy.failures(),
@@ -328,6 +376,8 @@ async function main() {
       seconds: Math.round((Date.now() - t0) / 1000),
     }),
   );
+  // A slow takeover is explained by what the indexer nodes said (the seat, their Ponders).
+  if (problems.some((p) => p.startsWith("indexer takeover")) || process.env.CLUSTER_INDEXER_LOGS) for (const p of indexers) say(`${p.name} (last lines):\n${p.log().split("\n").filter((l) => !l.startsWith("{")).slice(-40).join("\n")}`);
   if (problems.length) throw new Error(`cluster suite failed:\n${problems.slice(0, 30).join("\n")}${problems.length > 30 ? `\n… and ${problems.length - 30} more` : ""}`);
 }
 

@@ -3,7 +3,7 @@
  *   1. in dev, a local anvil test network with TestUSD and the deposit factory deployed
  *      (idempotent; chain state kept in the data dir) — before the API, whose workers use it;
  *   2. once the API and its Postgres are up, this node's seat at the indexer
- *      (nodes/indexer-start.ts: it runs Ponder while this node holds the seat, stands by otherwise).
+ *      (nodes/indexer-start.ts: it runs its own Ponder all the time; the service reads it while this node holds the seat).
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -746,14 +746,14 @@ export const nodes = app.table(
     migration: text("migration").notNull(),
     startedAt: ts("started_at").notNull().defaultNow(),
     heartbeatAt: ts("heartbeat_at").notNull().defaultNow(),
-    /** The indexer role's state: `active` (its Ponder writes the index), `standby`; null without it. */
+    /** The indexer role's state: `active` (the service reads its index), `standby` (its index kept warm); null without it. */
     indexer: text("indexer"),
   },
   (t) => [index("nodes_heartbeat_idx").on(t.heartbeatAt)],
 );
 
 /**
- * A lease one node holds at a time (name `indexer`: the node whose Ponder writes the index). The
+ * A lease one node holds at a time (name `indexer`: the node whose index the service reads). The
  * holder renews it before `expires_at`; a node that cannot renew in time stops the work first.
  */
 export const leases = app.table("leases", {

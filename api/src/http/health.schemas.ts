@@ -19,7 +19,7 @@ const NodesSummary = t.Object(
     indexer: t.Union(
       [
         t.Object({
-          node: t.String({ description: "the node whose indexer writes the index (it holds the indexer lease)" }),
+          node: t.String({ description: "the node whose index the service reads (it holds the indexer lease; every indexer node writes an index of its own)" }),
           host: NullableString,
           since: t.String(),
           leaseValid: t.Boolean({ description: "false: its holder stopped renewing (died?) and no standby has taken over yet" }),

@@ -1,11 +1,13 @@
 /**
  * An indexer node on its own: `bun run indexer`. It sits at the indexer seat (indexer-seat.ts):
- * while it holds the indexer lease it runs the Ponder indexer as its child (HTTP on 127.0.0.1:
- * SERVICE_INDEXER_PORT: /sql, /graphql, /ready); otherwise it waits as a standby and takes over
- * within seconds of the holder's death. Run two, on two hosts, for an indexer that survives one.
- * Uses DATABASE_URL (or the embedded Postgres of the data dir when `bun run dev` has it running)
- * and the networks (SERVICE_RPC_URL_<KEY>, …). SERVICE_INDEXER=false is refused here (nothing to do).
- * Stops cleanly on SIGINT/SIGTERM (the lease is released: a standby takes over at once).
+ * it runs its own Ponder indexer as its child, into a schema of its own, all the time (HTTP on
+ * 127.0.0.1: SERVICE_INDEXER_PORT: /sql, /graphql, /ready); while it holds the indexer lease the
+ * service reads its index (the views schema `indexer`), otherwise it is a warm standby whose index
+ * the service reads within a second of the holder's death. Run two, on two hosts, for an indexer
+ * that survives one. Uses DATABASE_URL (or the embedded Postgres of the data dir when `bun run dev`
+ * has it running) and the networks (SERVICE_RPC_URL_<KEY>, …). SERVICE_INDEXER=false is refused
+ * here (nothing to do). Stops cleanly on SIGINT/SIGTERM (the lease is released: a standby takes
+ * over at once).
  */
 import { databaseUrlOf } from "../config.ts";
 import { connect } from "../db/client.ts";

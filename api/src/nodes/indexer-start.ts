@@ -9,9 +9,10 @@ import { IndexerSeat } from "./indexer-seat.ts";
 import type { IndexerState } from "./registry.ts";
 
 /**
- * This node's seat at the indexer (nodes/indexer-seat.ts): it runs Ponder while it holds the
- * indexer lease, and waits as a standby while another node does. Undefined when the indexer is
- * off here (SERVICE_INDEXER=false) or no network is configured.
+ * This node's seat at the indexer (nodes/indexer-seat.ts): it runs its own Ponder into its own
+ * schema all the time, and the service reads that index while this node holds the indexer lease
+ * (a warm standby while another node does). Undefined when the indexer is off here
+ * (SERVICE_INDEXER=false) or no network is configured.
  */
 export async function startIndexerSeat(opts: {
   config: Config;
@@ -33,14 +34,16 @@ export async function startIndexerSeat(opts: {
     nodeId: opts.nodeId,
     log,
     onState: (state) => {
-      if (state === "standby") log("indexer   standby: another node holds the indexer lease (or none yet); this one takes over if it stops");
+      if (state === "standby") log("indexer   standby: another node holds the indexer lease (or none yet); this one's index is kept up to date and the service reads it if that node stops");
       opts.onState?.(state);
     },
     // The seat is given up (another node may take it) and tried again after a pause.
     onFailure: (err) => log(`indexer   FAILED, seat given up (tried again shortly): ${String((err as Error)?.message ?? err)}`),
-    startIndexer: async (signal) => {
-      const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log, clearStaleLock: true, signal });
-      log(`indexer   ${indexer.url}  (SQL ${indexer.url}/sql, GraphQL ${indexer.url}/graphql; ${chains.indexMode} mode; networks: ${chains.networks.map((n) => n.key).join(", ")})`);
+    // The slot is ours, so a Ponder lock left on its schema is a dead node's (cleared); the head
+    // notification's trigger moves with the views (indexer/views.ts), not installed per instance.
+    startIndexer: async (schema, signal) => {
+      const indexer = await startIndexer({ databaseUrl: opts.databaseUrl, port: config.indexerPort, env: opts.env, notice: log, schema, clearStaleLock: true, headNotify: false, signal });
+      log(`indexer   ${indexer.url}  (SQL ${indexer.url}/sql, GraphQL ${indexer.url}/graphql; schema "${schema}"; ${chains.indexMode} mode; networks: ${chains.networks.map((n) => n.key).join(", ")})`);
       reportCatchUp(indexer, config, log);
       return indexer;
     },

@@ -7,7 +7,7 @@
 import type { Sql } from "postgres";
 import { col, decodeFirst, rowShape } from "../db/rows.ts";
 
-/** The node whose Ponder writes the index. */
+/** The node whose index (its Ponder's schema) the service reads: the views schema `indexer` follows it. */
 export const INDEXER_LEASE = "indexer";
 
 const Acquired = rowShape("lease acquired", { holder: col.text, previous: col.nullable(col.text), previous_expired_ms: col.nullable(col.float) });
@@ -84,7 +84,7 @@ export interface IndexerLease {
   valid: boolean;
 }
 
-/** Who writes the index, or null when no node ever has (or the last one stopped cleanly). */
+/** Whose index the service reads, or null when no node ever has (or the last one stopped cleanly). */
 export async function indexerLease(sql: Sql): Promise<IndexerLease | null> {
   const rows = await sql`
     select l.holder, l.acquired_at, l.expires_at, l.expires_at > now() as valid, n.host, n.pid

@@ -1,6 +1,8 @@
 /**
- * Everything the session side reads from the indexer's tables (schema `indexer`, written by
- * Ponder: indexer/src/index.ts), in one place: a session's transfers in and out with their
+ * Everything the session side reads from the indexer's tables, in one place — always through the
+ * views schema `indexer`, which follows the index of the node holding the indexer seat (each
+ * indexer node's Ponder writes a schema of its own, indexer_<n>: indexer/views.ts), never an
+ * instance's schema by name, so a takeover switches every read at once: a session's transfers in and out with their
  * confirmations, its payment by authorization (by the session's EIP-3009 nonce), whether the indexer has stored a block past an expiry, the chains' indexed
  * heads, and which sessions new blocks concern. The schema may be missing (no indexer ever ran
  * here: nothing indexed) or being rebuilt (not ready: missing rows are not missing payments).
@@ -22,7 +24,7 @@ import type { Transfer } from "./decide.ts";
 import type { IndexedAuthorized, IndexedOutflow } from "./movements.ts";
 import type { PaymentMethod } from "./facts.ts";
 
-/** The Postgres schema the indexer writes (indexer/process.ts). */
+/** The views schema over the seat holder's index (indexer/views.ts VIEWS_SCHEMA; a test checks both agree). */
 export const INDEXER_SCHEMA = "indexer";
 
 /**
@@ -34,9 +36,10 @@ export const INDEXED_HEAD_CHANNEL = "paysession_indexed_head";
 export type { IndexedAuthorized, IndexedOutflow };
 
 /**
- * Whether schema `indexer` has its tables, as this process last saw: only a positive answer is
- * kept, so the catalog is asked once instead of at every step. It can only go stale one way — the
- * tables dropped for a rebuild — and then the next statement naming them fails with 42P01
+ * Whether schema `indexer` has its tables (views), as this process last saw: only a positive answer is
+ * kept, so the catalog is asked once instead of at every step. A takeover keeps them (CREATE OR
+ * REPLACE VIEW: the same relations, now over another schema). It can only go stale one way — the
+ * followed instance's tables dropped for a rebuild, and its views with them — and then the next statement naming them fails with 42P01
  * (undefined table), which forgets the answer (forgetOnMissingTable): the caller's transaction
  * is lost and retried (stepSession does it once), never answered from a stale "ready". Whether the
  * indexer is *ready* is never kept: every read asks `_ponder_meta` in the same statement.
