@@ -33,7 +33,7 @@ import { createGroup } from "./sessions/create/group.ts";
 import { KeyMemo } from "./credentials/key-memo.ts";
 import { apiKeyLookups } from "./credentials/store.ts";
 import { NodePresence } from "./nodes/presence.ts";
-import { thisNode, type NodeRole } from "./nodes/registry.ts";
+import { ALIVE_MS, BEAT_MS, thisNode, type NodeRole } from "./nodes/registry.ts";
 import { purgeFullBuckets } from "./http/payer-limit.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
@@ -154,8 +154,9 @@ export async function startService(config: Config, log: (line: string) => void =
       options.readiness ??
       new NetworkReadiness(networks, { relayerFor: relayerAddressFor(config, networks), refreshMs: config.networkCheckMs, log });
     readiness.start();
-    // The limiter gives requests that waited through a stall of this loop what they were owed.
-    loopStalls = watchLoopStalls();
+    // The limiter gives requests that waited through a stall of this loop what they were owed —
+    // up to when the other API processes stop counting this one (its last beat ALIVE_MS old).
+    loopStalls = watchLoopStalls(ALIVE_MS - BEAT_MS);
     // The services bag of the HTTP layer: the process's parts, made here where they live.
     const services: Services = {
       config,

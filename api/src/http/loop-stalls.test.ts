@@ -32,3 +32,10 @@ test("a stall is owed only during its catch-up, as long again as the stall", () 
   run(s, 4_000, 4_100);
   expect(s.owedWithin(0, 4_100)).toEqual({ ms: 0, until: 0 });
 });
+
+test("of a stall longer than the registry's patience, only the part before the others stop counting this process is owed", () => {
+  const s = new LoopStalls(0, 5_000);
+  s.tick(12_000); // stalled 12 s: the others took this process's share after about 5 s
+  expect(s.owedWithin(0, 12_000)).toEqual({ ms: 5_000, until: 17_000 });
+  expect(s.owedWithin(6_000, 12_000).ms).toBe(0);
+});

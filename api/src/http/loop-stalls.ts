@@ -11,7 +11,8 @@
  * marks the time between as a stall (a stall still under way when a request asks is counted up to
  * now). A stall's time is owed to requests only during its catch-up — as long again as the stall,
  * right after it: the backlog is what came during the stall, and a key that sent nothing then gets
- * nothing more later. Pure bookkeeping on the clock it is given; `watchLoopStalls` runs the timer.
+ * nothing more later. Of a stall longer than the registry's patience, only the part before the
+ * others stopped counting this process is owed. Pure bookkeeping on the clock it is given; `watchLoopStalls` runs the timer.
  */
 
 export const TICK_MS = 10;
@@ -29,7 +30,15 @@ export class LoopStalls {
   private lastTick: number;
   private readonly past: Stall[] = [];
 
-  constructor(now: number) {
+  /**
+   * `maxOwedMs`: how much of one stall is owed at most. A process silent for long drops out of
+   * the other processes' count (nodes/registry.ts ALIVE_MS) and they take its share: the time
+   * after that is theirs, not this process's backlog's.
+   */
+  constructor(
+    now: number,
+    private readonly maxOwedMs = Number.POSITIVE_INFINITY,
+  ) {
     this.lastTick = now;
   }
 
@@ -48,9 +57,10 @@ export class LoopStalls {
     let ms = 0;
     let until = 0;
     const count = (s: Stall) => {
-      const catchUpEnd = s.to + (s.to - s.from);
+      const owedEnd = Math.min(s.to, s.from + this.maxOwedMs);
+      const catchUpEnd = s.to + (owedEnd - s.from);
       if (catchUpEnd < now) return;
-      const overlap = Math.min(s.to, now) - Math.max(s.from, from);
+      const overlap = Math.min(owedEnd, now) - Math.max(s.from, from);
       if (overlap <= 0) return;
       ms += overlap;
       until = Math.max(until, catchUpEnd);
@@ -63,8 +73,8 @@ export class LoopStalls {
 }
 
 /** A LoopStalls fed by a timer on this event loop; `stop` ends the timer. */
-export function watchLoopStalls(): { stalls: LoopStalls; stop(): void } {
-  const stalls = new LoopStalls(Date.now());
+export function watchLoopStalls(maxOwedMs?: number): { stalls: LoopStalls; stop(): void } {
+  const stalls = new LoopStalls(Date.now(), maxOwedMs);
   const timer = setInterval(() => stalls.tick(Date.now()), TICK_MS);
   timer.unref?.();
   return { stalls, stop: () => clearInterval(timer) };
