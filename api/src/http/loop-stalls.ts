@@ -18,8 +18,8 @@
 export const TICK_MS = 10;
 /** A tick this late means requests waited: the loop did not run for that long. */
 export const STALL_AFTER_MS = 30;
-/** Stalls further back than this can no longer matter (no catch-up lasts as long). */
-const KEEP_MS = 60_000;
+
+const NOTHING_OWED = Object.freeze({ ms: 0, until: 0 });
 
 export interface Stall {
   from: number;
@@ -28,7 +28,8 @@ export interface Stall {
 
 export class LoopStalls {
   private lastTick: number;
-  private readonly past: Stall[] = [];
+  /** Stalls whose catch-up has not ended at the last tick, oldest first. */
+  private readonly live: (Stall & { owedEnd: number; catchUpEnd: number })[] = [];
 
   /**
    * `maxOwedMs`: how much of one stall is owed at most. A process silent for long drops out of
@@ -44,32 +45,38 @@ export class LoopStalls {
 
   /** The timer ran at `now`. */
   tick(now: number): void {
-    if (now - this.lastTick > STALL_AFTER_MS) this.past.push({ from: this.lastTick, to: now });
+    if (now - this.lastTick > STALL_AFTER_MS) this.live.push(this.stall(this.lastTick, now));
     this.lastTick = Math.max(this.lastTick, now);
-    while (this.past.length > 0 && this.past[0]!.to < now - KEEP_MS) this.past.shift();
+    // A catch-up over can matter to no later question.
+    while (this.live.length > 0 && this.live[0]!.catchUpEnd < now) this.live.shift();
   }
 
   /**
    * How many milliseconds of [from, now] the loop was stalled, counting only stalls whose catch-up
    * has not ended by `now`, and until when the latest of them may still be caught up on.
    */
-  owedWithin(from: number, now: number): { ms: number; until: number } {
-    let ms = 0;
-    let until = 0;
-    const count = (s: Stall) => {
-      const owedEnd = Math.min(s.to, s.from + this.maxOwedMs);
-      const catchUpEnd = s.to + (owedEnd - s.from);
-      if (catchUpEnd < now) return;
-      const overlap = Math.min(owedEnd, now) - Math.max(s.from, from);
-      if (overlap <= 0) return;
-      ms += overlap;
-      until = Math.max(until, catchUpEnd);
-    };
-    for (const s of this.past) count(s);
+  owedWithin(from: number, now: number): { readonly ms: number; readonly until: number } {
+    const stalledNow = now - this.lastTick > STALL_AFTER_MS;
+    if (this.live.length === 0 && !stalledNow) return NOTHING_OWED;
+    const owed = { ms: 0, until: 0 };
+    for (const s of this.live) add(owed, s, from, now);
     // Still stalled as far as the timer knows: this request is part of the backlog.
-    if (now - this.lastTick > STALL_AFTER_MS) count({ from: this.lastTick, to: now });
-    return { ms, until };
+    if (stalledNow) add(owed, this.stall(this.lastTick, now), from, now);
+    return owed;
   }
+
+  private stall(from: number, to: number) {
+    const owedEnd = Math.min(to, from + this.maxOwedMs);
+    return { from, to, owedEnd, catchUpEnd: to + (owedEnd - from) };
+  }
+}
+
+function add(owed: { ms: number; until: number }, s: { from: number; owedEnd: number; catchUpEnd: number }, from: number, now: number): void {
+  if (s.catchUpEnd < now) return;
+  const overlap = Math.min(s.owedEnd, now) - Math.max(s.from, from);
+  if (overlap <= 0) return;
+  owed.ms += overlap;
+  owed.until = Math.max(owed.until, s.catchUpEnd);
 }
 
 /** A LoopStalls fed by a timer on this event loop; `stop` ends the timer. */

@@ -17,6 +17,9 @@
  */
 import type { LoopStalls } from "./loop-stalls.ts";
 
+const NOTHING_OWED = { ms: 0, until: 0 };
+const OK = Object.freeze({ ok: true as const });
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -39,23 +42,27 @@ export class RateLimiter {
   /** Takes one token; when none is left, says how many whole seconds until one is. */
   take(key: string, nowMs: number): { ok: true } | { ok: false; retryAfterSeconds: number } {
     const { perSecond, burst } = shareOf(this.perSecond, this.burst, this.share());
+    let b = this.buckets.get(key);
     // A key not seen yet has been full forever: a stall under way still owes its backlog.
-    const b = this.buckets.get(key) ?? { tokens: burst, at: 0, credit: 0, creditUntil: 0 };
+    if (!b) this.buckets.set(key, (b = { tokens: burst, at: 0, credit: 0, creditUntil: 0 }));
     // A clock set back gives nothing and takes nothing.
     const elapsed = Math.max(0, nowMs - b.at);
-    const owed = this.stalls && elapsed > 0 ? this.stalls.owedWithin(b.at, nowMs) : { ms: 0, until: 0 };
+    const owed = this.stalls && elapsed > 0 ? this.stalls.owedWithin(b.at, nowMs) : NOTHING_OWED;
     const tokens = Math.min(burst, b.tokens + ((elapsed - owed.ms) / 1000) * perSecond);
-    let credit = (nowMs <= b.creditUntil ? b.credit : 0) + (owed.ms / 1000) * perSecond;
-    const creditUntil = credit > 0 ? Math.max(nowMs <= b.creditUntil ? b.creditUntil : 0, owed.until) : 0;
+    const creditLive = nowMs <= b.creditUntil;
+    const credit = (creditLive ? b.credit : 0) + (owed.ms / 1000) * perSecond;
+    b.creditUntil = credit > 0 ? Math.max(creditLive ? b.creditUntil : 0, owed.until) : 0;
+    b.at = nowMs;
     if (credit + tokens >= 1) {
       // The credit first: it lapses, the bucket does not.
       const fromCredit = Math.min(1, credit);
-      credit -= fromCredit;
-      this.buckets.set(key, { tokens: tokens - (1 - fromCredit), at: nowMs, credit, creditUntil });
+      b.credit = credit - fromCredit;
+      b.tokens = tokens - (1 - fromCredit);
       if (this.buckets.size > 100_000) this.prune(nowMs, perSecond, burst);
-      return { ok: true };
+      return OK;
     }
-    this.buckets.set(key, { tokens, at: nowMs, credit, creditUntil });
+    b.credit = credit;
+    b.tokens = tokens;
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens - credit) / perSecond)) };
   }
 
