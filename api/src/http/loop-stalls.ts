@@ -5,14 +5,16 @@
  * would judge them as if they had just come — a token bucket checked after a 2-second gap refills
  * at most to its burst, so the rate owed to the requests that waited through the stall is thrown
  * away. Knowing the stall lets the limiter give them what they would have had, had they been
- * looked at on arrival (docs/decisions.md, "The per-key limit").
+ * looked at on arrival (docs/decisions.md, "A stalled event loop owes its backlog the rate of the
+ * stall").
  *
  * A timer ticks every TICK_MS; a tick that comes more than STALL_AFTER_MS after the one before
  * marks the time between as a stall (a stall still under way when a request asks is counted up to
  * now). A stall's time is owed to requests only during its catch-up — as long again as the stall,
  * right after it: the backlog is what came during the stall, and a key that sent nothing then gets
  * nothing more later. Of a stall longer than the registry's patience, only the part before the
- * others stopped counting this process is owed. Pure bookkeeping on the clock it is given; `watchLoopStalls` runs the timer.
+ * others stopped counting this process is owed. Pure bookkeeping on the clock it is given;
+ * `watchLoopStalls` runs the timer.
  */
 
 export const TICK_MS = 10;
