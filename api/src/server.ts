@@ -14,6 +14,7 @@ import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./db/idempotency-keys.ts";
 import type { Services } from "./http/services.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
+import { watchLoopStalls } from "./http/loop-stalls.ts";
 import { Faucet } from "./sandbox/faucet.ts";
 import type { NetworkConfig } from "../../shared/chains/config.ts";
 import { resolveEncryptionKey } from "./webhooks/secrets.ts";
@@ -32,7 +33,7 @@ import { createGroup } from "./sessions/create/group.ts";
 import { KeyMemo } from "./credentials/key-memo.ts";
 import { apiKeyLookups } from "./credentials/store.ts";
 import { NodePresence } from "./nodes/presence.ts";
-import { thisNode, type NodeRole } from "./nodes/registry.ts";
+import { ALIVE_MS, BEAT_MS, thisNode, type NodeRole } from "./nodes/registry.ts";
 import { purgeFullBuckets } from "./http/payer-limit.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
@@ -108,6 +109,7 @@ export async function startService(config: Config, log: (line: string) => void =
   let sweeper: Sweeper | undefined;
   let readiness: NetworkReadiness | undefined;
   let presence: NodePresence | undefined;
+  let loopStalls: ReturnType<typeof watchLoopStalls> | undefined;
   const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
     if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
     sweeper = await startSweeper({
@@ -152,6 +154,9 @@ export async function startService(config: Config, log: (line: string) => void =
       options.readiness ??
       new NetworkReadiness(networks, { relayerFor: relayerAddressFor(config, networks), refreshMs: config.networkCheckMs, log });
     readiness.start();
+    // The limiter gives requests that waited through a stall of this loop what they were owed —
+    // up to when the other API processes stop counting this one (its last beat ALIVE_MS old).
+    loopStalls = watchLoopStalls(ALIVE_MS - BEAT_MS);
     // The services bag of the HTTP layer: the process's parts, made here where they live.
     const services: Services = {
       config,
@@ -161,7 +166,7 @@ export async function startService(config: Config, log: (line: string) => void =
       networks,
       readiness,
       faucet: new Faucet(),
-      limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst, () => nodePresence.apiNodes),
+      limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst, () => nodePresence.apiNodes, loopStalls.stalls),
       presence: nodePresence,
       keyTouchedAt: new Map(),
       apiKeys: apiKeyLookups(groupedDatabase.sql),
@@ -243,6 +248,7 @@ export async function startService(config: Config, log: (line: string) => void =
         // hand back what they claimed), then the pool, then Postgres.
         await (drained ??= front.drain(config.shutdownGraceMs));
         clearInterval(housekeeping);
+        loopStalls?.stop();
         readiness?.stop();
         await runner?.stop();
         await runnerDatabase?.close();
@@ -256,6 +262,7 @@ export async function startService(config: Config, log: (line: string) => void =
       },
     };
   } catch (err) {
+    loopStalls?.stop();
     readiness?.stop();
     await runner?.stop().catch(() => {});
     await runnerDatabase?.close().catch(() => {});

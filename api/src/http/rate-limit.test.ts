@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { RateLimiter, shareOf } from "./rate-limit.ts";
+import { LoopStalls } from "./loop-stalls.ts";
 
 test("a burst is allowed, then requests are refused until tokens refill", () => {
   const rl = new RateLimiter(10, 3);
@@ -59,4 +60,63 @@ test("a share never holds less than one request", () => {
   expect(shareOf(1, 2, 5)).toEqual({ perSecond: 0.2, burst: 1 });
   expect(shareOf(10, 10, 0)).toEqual({ perSecond: 10, burst: 10 });
   expect(shareOf(10, 10, Number.NaN)).toEqual({ perSecond: 10, burst: 10 });
+});
+
+/** A limiter of 10/s, burst 5, shared by three processes, that knows when its loop stalled. */
+function stallAware() {
+  const stalls = new LoopStalls(0);
+  return { stalls, rl: new RateLimiter(30, 15, () => 3, stalls) };
+}
+const drain = (rl: RateLimiter, t: number) => {
+  let n = 0;
+  while (rl.take("k", t).ok) n++;
+  return n;
+};
+
+test("requests that waited through a stall of the loop get the rate they were owed, not just the burst", () => {
+  const { stalls, rl } = stallAware();
+  for (let t = 0; t <= 1_000; t += 10) stalls.tick(t);
+  expect(drain(rl, 1_000)).toBe(5); // the share's burst
+  // The loop stalls 2 s (four bursts' worth of refill); the backlog is looked at after it.
+  stalls.tick(3_000);
+  expect(drain(rl, 3_000)).toBe(20);
+  // Without knowing the stall, only the burst.
+  const blind = new RateLimiter(30, 15, () => 3);
+  drain(blind, 1_000);
+  expect(drain(blind, 3_000)).toBe(5);
+});
+
+test("a stall under way when the backlog is looked at (the timer has not run yet) counts too", () => {
+  const { stalls, rl } = stallAware();
+  for (let t = 0; t <= 1_000; t += 10) stalls.tick(t);
+  drain(rl, 1_000);
+  expect(drain(rl, 3_000)).toBe(20);
+});
+
+test("a key first seen in a stall's backlog gets its burst and what the stall owed", () => {
+  const { stalls, rl } = stallAware();
+  for (let t = 0; t <= 1_000; t += 10) stalls.tick(t);
+  stalls.tick(3_000);
+  expect(drain(rl, 3_000)).toBe(25);
+});
+
+test("what a stall owed lapses after its catch-up: a key idle through it gets no more than the burst later", () => {
+  const { stalls, rl } = stallAware();
+  for (let t = 0; t <= 1_000; t += 10) stalls.tick(t);
+  drain(rl, 1_000);
+  stalls.tick(3_000);
+  for (let t = 3_000; t <= 10_000; t += 10) stalls.tick(t);
+  expect(drain(rl, 10_000)).toBe(5);
+  // Taken partly during the catch-up: the rest of the credit is not carried past it.
+  stalls.tick(12_000);
+  expect(rl.take("k", 12_000).ok).toBe(true);
+  for (let t = 12_000; t <= 20_000; t += 10) stalls.tick(t);
+  expect(drain(rl, 20_000)).toBe(5);
+});
+
+test("a clock set back neither refills nor takes away: the refill goes on from there", () => {
+  const rl = new RateLimiter(10, 2);
+  expect(drain(rl, 10_000)).toBe(2);
+  expect(rl.take("k", 5_000).ok).toBe(false);
+  expect(rl.take("k", 5_100).ok).toBe(true);
 });
