@@ -9,7 +9,7 @@ import { Elysia } from "elysia";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { merchantWithUser, signIn, type Browser } from "../../../testing/dashboard.ts";
 import { rawRequest } from "../../../testing/raw-http.ts";
-import { familyOf } from "./page-families.ts";
+import { familyOf, type PageFamily } from "./page-families.ts";
 import { buildApp } from "./app.ts";
 import { DASHBOARD_PAGES } from "../dashboard/request.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
@@ -19,7 +19,7 @@ const securityOf = (h: Headers | Record<string, string>) =>
   Object.fromEntries(NAMES.map((n) => [n, h instanceof Headers ? h.get(n) : (h[n] ?? null)]));
 
 describe("familyOf", () => {
-  const families = [{ prefix: "/dashboard", headers: { a: "1" } }, { prefix: "/checkout/v1", headers: { b: "1" } }, { prefix: "/checkout/v1/inner/", headers: { c: "1" } }];
+  const families: PageFamily[] = [{ prefix: "/dashboard", headers: { a: "1" } }, { prefix: "/checkout/v1", headers: { b: "1" } }, { prefix: "/checkout/v1/inner/", headers: { c: "1" } }];
   test("the path itself and what is under it, never a longer name; the longest prefix wins", () => {
     expect(familyOf(families, "/dashboard")?.headers).toEqual({ a: "1" });
     expect(familyOf(families, "/dashboard/sandbox/x")?.headers).toEqual({ a: "1" });
