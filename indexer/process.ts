@@ -29,6 +29,7 @@ import { ensureStateTables, resolveStartBlocks, swapSetting } from "./state.ts";
 import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from "./rewind.ts";
 import { installHeadNotify } from "./head-notify.ts";
 import { isDatabaseUnavailable } from "../api/src/db/outage.ts";
+import { hasErrorCode } from "../shared/error-chain.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** Ponder's bin, behind a wrapper that exits with us (ponder-child.ts). */
@@ -315,7 +316,7 @@ async function unlockSchema(sql: postgres.Sql, schema: string): Promise<void> {
     await sql.unsafe(`update "${schema.replace(/"/g, '""')}"._ponder_meta set value = jsonb_set(value, '{is_locked}', to_jsonb(0)) where key = 'app'`);
   } catch (e) {
     // No _ponder_meta yet (never started, or stopped before migrating): nothing to unlock.
-    if ((e as { code?: string })?.code !== "42P01" && (e as { code?: string })?.code !== "3F000") throw e;
+    if (!hasErrorCode(e, "42P01", "3F000")) throw e;
   }
 }
 

@@ -8,6 +8,7 @@
 import postgres from "postgres";
 import type { WatchedLookup } from "./watched.ts";
 import { CUSTOM_PLANS } from "../shared/postgres-settings.ts";
+import { hasErrorCode } from "../shared/error-chain.ts";
 
 /**
  * The one statement of the lookup. Each branch of the view is one table read by its address
@@ -27,7 +28,7 @@ export function postgresWatchedLookup(databaseUrl: string): WatchedLookup & { en
     } catch (e) {
       // No view yet means the API never ran its migrations here: no address was ever
       // registered, so nothing can be kept. Say so once.
-      if ((e as { code?: string })?.code !== "42P01") throw e;
+      if (!hasErrorCode(e, "42P01")) throw e;
       if (!warned) console.warn("bounded mode: app.watched_addresses does not exist yet; keeping no transfers");
       warned = true;
       return new Set<string>();
@@ -62,7 +63,7 @@ export function postgresAuthorizationLookup(databaseUrl: string): ((nonce: strin
       return row?.ours === true;
     } catch (e) {
       // As above: no table means no authorization was ever recorded here.
-      if ((e as { code?: string })?.code !== "42P01") throw e;
+      if (!hasErrorCode(e, "42P01")) throw e;
       if (!warned) console.warn("bounded mode: app.session_nonces does not exist yet; keeping no authorized transfers");
       warned = true;
       return false;

@@ -3,6 +3,11 @@
  * would (fetch cannot send repeated headers, a lying Content-Length or a hand-made chunked body),
  * and the answer read back. `answer` is undefined when the connection closed, or went quiet,
  * before a whole response arrived: the case a server must never produce.
+ *
+ * `sendFirst`: the client writes the whole request, in pieces as a network delivers it, before it
+ * reads anything — as most HTTP clients do. A server that answers early and then closes the
+ * connection with part of the body unread makes the kernel reset it, and such a client loses the
+ * answer waiting in its receive buffer.
  */
 import { connect } from "node:net";
 
@@ -16,8 +21,14 @@ export interface RawAnswer {
   noAnswer?: string;
 }
 
+export interface RawOptions {
+  /** Write everything (in pieces of `pieceBytes`, yielding between them) before reading. */
+  sendFirst?: boolean;
+  pieceBytes?: number;
+}
+
 /** `head` without the blank line that ends it; `body` is written after it as given (already framed). */
-export function rawRequest(url: string, head: string, body: Uint8Array | string = "", timeoutMs = 5_000): Promise<RawAnswer> {
+export function rawRequest(url: string, head: string, body: Uint8Array | string = "", timeoutMs = 5_000, opts: RawOptions = {}): Promise<RawAnswer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
     let buf: Buffer = Buffer.alloc(0);
@@ -41,8 +52,21 @@ export function rawRequest(url: string, head: string, body: Uint8Array | string 
     // A reset while we still write (the server answered early and stopped reading) is not the
     // end: its answer may be in our receive buffer already. 'close' follows and decides.
     socket.on("error", () => {});
-    socket.write(`${head}\r\n\r\n`);
-    socket.write(body);
+    if (!opts.sendFirst) {
+      socket.write(`${head}\r\n\r\n`);
+      socket.write(body);
+      return;
+    }
+    socket.pause();
+    void (async () => {
+      const bytes = Buffer.concat([Buffer.from(`${head}\r\n\r\n`, "latin1"), Buffer.from(body)]);
+      const piece = opts.pieceBytes ?? 16 * 1024;
+      for (let i = 0; i < bytes.length && !socket.destroyed; i += piece) {
+        socket.write(bytes.subarray(i, i + piece));
+        await new Promise((r) => setImmediate(r));
+      }
+      socket.resume();
+    })();
   });
 }
 

@@ -6,6 +6,8 @@
  * again (it may have done its work): if that upstream dies before answering, the client gets
  * 502 and retries itself (with its Idempotency-Key).
  */
+import { hasErrorCode } from "../shared/error-chain.ts";
+
 export interface RoundRobinProxy {
   url: string;
   /** Requests answered 502 because no upstream took the connection or one died mid-request. */
@@ -14,7 +16,7 @@ export interface RoundRobinProxy {
 }
 
 /** Bun's fetch: the connection was refused, so the request never reached the upstream. */
-const neverReached = (err: unknown) => (err as { code?: string })?.code === "ECONNREFUSED";
+const neverReached = (err: unknown) => hasErrorCode(err, "ECONNREFUSED");
 
 export function startRoundRobinProxy(upstreams: string[], port = 0): RoundRobinProxy {
   let next = 0;

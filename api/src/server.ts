@@ -10,6 +10,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
 import { buildApp, type Face } from "./http/app.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
+import { DASHBOARD_PAGES } from "./dashboard/request.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./db/idempotency-keys.ts";
 import type { Services } from "./http/services.ts";
@@ -38,7 +39,7 @@ import { purgeFullBuckets } from "./http/payer-limit.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
-  return [() => dashboardRoutes(services)];
+  return [{ routes: () => dashboardRoutes(services), pages: DASHBOARD_PAGES }];
 }
 
 export interface RunningService {

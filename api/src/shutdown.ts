@@ -15,6 +15,7 @@
  * and exiting (143) without waiting for anyone: its listeners are removed so ours alone decide.
  */
 import { isDatabaseUnavailable } from "./db/outage.ts";
+import { errorChain } from "../../shared/error-chain.ts";
 
 export function stopOnSignals(log: (line: string) => void, stop: () => Promise<void>): void {
   let stopping = false;
@@ -49,7 +50,7 @@ export function stopOnSignals(log: (line: string) => void, stop: () => Promise<v
 }
 
 function describe(err: unknown): string {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (const e of errorChain(err)) {
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === "string" && typeof message === "string") return `${code} ${message}`;
   }

@@ -16,6 +16,7 @@
  */
 import { Elysia } from "elysia";
 import { bundle, checkoutPage, stylesheet, type Asset } from "./bundles.ts";
+import type { PageFamily } from "../http/page-families.ts";
 
 export const CHECKOUT_CSP = [
   "default-src 'none'",
@@ -27,6 +28,12 @@ export const CHECKOUT_CSP = [
   "base-uri 'none'",
   "form-action 'none'",
 ].join("; ");
+
+/** The checkout page's security headers, which its error answers carry too (http/page-families.ts). */
+export const CHECKOUT_PAGES: PageFamily = {
+  prefix: "/checkout/v1",
+  headers: { "content-security-policy": CHECKOUT_CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" },
+};
 
 const SDK_CACHE = "public, max-age=86400, stale-while-revalidate=604800";
 const HASHED_CACHE = "public, max-age=31536000, immutable";
@@ -52,7 +59,7 @@ export function checkoutRoutes() {
     // (so a path prefix in front of the service keeps working): send it there.
     const url = new URL(request.url);
     if (!url.pathname.endsWith("/")) return new Response(null, { status: 308, headers: { location: `${url.pathname}/` } });
-    return serve(request, await checkoutPage(), "no-cache", { "content-security-policy": CHECKOUT_CSP, "referrer-policy": "no-referrer" });
+    return serve(request, await checkoutPage(), "no-cache", CHECKOUT_PAGES.headers);
   };
   return new Elysia()
     .get("/sdk/v1/paysession.js", async ({ request }) => serve(request, await bundle("sdk.js"), SDK_CACHE), { detail: { hide: true } })

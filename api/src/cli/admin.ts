@@ -38,6 +38,7 @@ import { listNodes } from "../nodes/registry.ts";
 import { indexerLease } from "../nodes/lease.ts";
 import { changePassword, createUser, findUserByEmail, UserInputError } from "../dashboard/users.ts";
 import { newSecret } from "../../../shared/ids.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy|migrate|nodes|pg|sandbox:chain> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--port P --data-dir D --max-connections N] [--json]`;
 
@@ -121,7 +122,10 @@ async function databaseCommand() {
   };
 
   try {
-    const applied = await migrate(database.sql).catch((e) => (e instanceof DatabaseAhead ? die(`refusing to start: ${e.message}`) : Promise.reject(e)));
+    const applied = await migrate(database.sql).catch((e) => {
+      const ahead = findInChain(e, (x) => x instanceof DatabaseAhead);
+      return ahead ? die(`refusing to start: ${ahead.message}`) : Promise.reject(e);
+    });
     const db = database.db;
     switch (command) {
       case "migrate": {
@@ -186,7 +190,8 @@ async function databaseCommand() {
             { user: { id: user.id, email: user.email, merchantId: user.merchantId }, ...(values.password ? {} : { password }) },
           );
         } catch (e) {
-          if (e instanceof UserInputError) die(e.message);
+          const refused = findInChain(e, (x) => x instanceof UserInputError);
+          if (refused) die(refused.message);
           throw e;
         }
         break;
@@ -197,7 +202,8 @@ async function databaseCommand() {
         try {
           await changePassword(db, user.id, password);
         } catch (e) {
-          if (e instanceof UserInputError) die(e.message);
+          const refused = findInChain(e, (x) => x instanceof UserInputError);
+          if (refused) die(refused.message);
           throw e;
         }
         out(`new password for ${user.email}${values.password ? "" : `: ${password}`}; every signed-in session of theirs has ended`, { user: { id: user.id, email: user.email }, ...(values.password ? {} : { password }) });

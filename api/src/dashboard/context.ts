@@ -11,7 +11,8 @@
  */
 import type { Services } from "../http/services.ts";
 import type { Environment } from "../../../shared/environment.ts";
-import { isDatabaseUnavailable } from "../db/outage.ts";
+import { isDatabaseUnavailable, isRetryableConflict } from "../db/outage.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 import { html, type Html } from "./html.ts";
 import { bare, layout, type Notice, type Section } from "./layout.ts";
 import type { Login } from "./logins.ts";
@@ -54,7 +55,8 @@ export async function attempt<T>(run: () => Promise<T>): Promise<Attempted<T>> {
   try {
     return { ok: true, value: await run() };
   } catch (e) {
-    if (e instanceof ApiError) return { ok: false, error: e };
+    const refusal = findInChain(e, (x) => x instanceof ApiError);
+    if (refusal) return { ok: false, error: refusal };
     throw e;
   }
 }
@@ -64,8 +66,11 @@ function guard(handler: (request: Request) => Promise<Response>) {
     try {
       return await handler(request);
     } catch (e) {
-      if (e instanceof FormError) return errorPage(e.status, "That did not work", e.message);
-      if (isDatabaseUnavailable(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.");
+      const refused = findInChain(e, (x) => x instanceof FormError);
+      if (refused) return errorPage(refused.status, "That did not work", refused.message);
+      // As the API's error mapping (http/app.ts): the database away or slow past the statement
+      // timeout, or a conflict that rolled the work back, is a 503 that says when to come back.
+      if (isDatabaseUnavailable(e) || isRetryableConflict(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.", { "retry-after": "1" });
       console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String(e instanceof Error ? (e.stack ?? e) : e) }));
       return errorPage(500, "Something went wrong", "That is our bug, and it was logged. Try again, or go back.");
     }

@@ -9,6 +9,7 @@ import { Html } from "./html.ts";
 import { cookieName, findLogin, LOGIN_COOKIE, readCookie, secureCookies, type Login } from "./logins.ts";
 import { timingSafeEqual } from "node:crypto";
 import { clientAddresses } from "../http/client-address.ts";
+import type { PageFamily } from "../http/page-families.ts";
 
 /** Our own assets only; no inline script or style; never in a frame; forms post only here. */
 export const CSP =
@@ -24,6 +25,9 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=()",
   "cache-control": "no-store",
 };
+
+/** Every answer under /dashboard carries them, the HTTP front's and the router's errors too (http/page-families.ts). */
+export const DASHBOARD_PAGES: PageFamily = { prefix: "/dashboard", headers: SECURITY_HEADERS };
 
 export function page(body: Html | string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(body.toString(), { status, headers: { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS, ...headers } });

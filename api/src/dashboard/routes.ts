@@ -52,6 +52,7 @@ import { eventsBody, eventsQuery } from "./pages/events.ts";
 import { cancelBody } from "./pages/cancel.ts";
 import { findEvent } from "../webhooks/events.ts";
 import { homePage } from "./home-route.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 const HIDE = { detail: { hide: true } };
 /** A page cursor (?after=, ?before=) that is not a row of this account and environment. */
@@ -212,7 +213,8 @@ export function dashboardRoutes(services: Services) {
             try {
               ({ token } = await signUp(db, { name, email, password: form.get("password") ?? "", ip: clientIp(r) }));
             } catch (e) {
-              if (e instanceof UserInputError) return again(e.message, 400);
+              const refused = findInChain(e, (x) => x instanceof UserInputError);
+              if (refused) return again(refused.message, 400);
               throw e;
             }
             return redirect(HOME, { "set-cookie": loginCookie(token, secure) });
@@ -255,15 +257,24 @@ export function dashboardRoutes(services: Services) {
           const { filters } = parseFilters(c.query);
           const owner = { merchantId: c.login.merchant.id, environment: c.env };
           // Streamed a keyset page at a time: an export of 100,000 rows never sits in memory whole.
+          const pageAfter = async (after: string | undefined) => {
+            const p = await listTransactions(sql, owner, filters, { after }, 1000);
+            const rec = await reconciliationOf(sql, p.rows);
+            return { lines: p.rows.map((r) => csvRow(r, rec.get(r.id))), next: p.next };
+          };
+          // The first page is read before the answer starts: a database that does not answer then
+          // gets the 503 page, not a 200 whose download breaks off (a later page that fails can
+          // only end the download short, which the browser reports as failed).
+          let first: { lines: string[]; next: string | undefined } | undefined = await pageAfter(undefined);
           let after: string | undefined;
           const stream = new ReadableStream<string>({
             start(ctrl) {
               ctrl.enqueue(CSV_HEADER);
             },
             async pull(ctrl) {
-              const p = await listTransactions(sql, owner, filters, { after }, 1000);
-              const rec = await reconciliationOf(sql, p.rows);
-              for (const r of p.rows) ctrl.enqueue(csvRow(r, rec.get(r.id)));
+              const p = first ?? (await pageAfter(after));
+              first = undefined;
+              for (const line of p.lines) ctrl.enqueue(line);
               after = p.next;
               if (!after) ctrl.close();
             },

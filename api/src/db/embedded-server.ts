@@ -14,6 +14,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { hasErrorCode } from "../../../shared/error-chain.ts";
 
 /** One run of the postmaster: its pid, its end, and a fast shutdown (SIGINT) that waits for it. */
 export interface ServerRun {
@@ -52,7 +53,7 @@ export function livePostmaster(dataDir: string): number | undefined {
     process.kill(pid, 0);
   } catch (e) {
     // EPERM: it lives, as another user (the postgres user, when we are not root).
-    if ((e as { code?: string }).code !== "EPERM") return undefined;
+    if (!hasErrorCode(e, "EPERM")) return undefined;
   }
   const comm = `/proc/${pid}/comm`;
   // Where /proc is (Linux): a zombie or another program under a reused pid is no postmaster.

@@ -20,13 +20,14 @@
  * another's write.
  */
 import { DeadlineExceeded, requestScope, type RequestScope } from "./deadline.ts";
+import { findErrorCode } from "../../../shared/error-chain.ts";
 
 /**
  * SQLSTATE classes 22 (data exception: a value Postgres cannot store) and 23 (integrity
  * constraint): a batch refused for its content, not because the database is away. Groups that
  * write retry such a batch one item at a time, so that only the item at fault fails.
  */
-export const refusedForContent = (e: unknown): boolean => /^2[23]/.test(String((e as { code?: unknown } | null)?.code ?? ""));
+export const refusedForContent = (e: unknown): boolean => findErrorCode(e, (code) => /^2[23][0-9A-Z]{3}$/.test(code)) !== undefined;
 
 export interface Member<I, O> {
   item: I;

@@ -4,7 +4,9 @@
  *   - `isDatabaseUnavailable(err)`: the error means "the database is not answering" (refused,
  *     reset, closed, connect timeout, shutting down, starting up, too many connections, a
  *     statement or request deadline) rather than "this statement is wrong". Requests answer
- *     those with 503 service_unavailable + Retry-After; loops back off.
+ *     those with 503 service_unavailable + Retry-After; loops back off. The code is looked for
+ *     along the error's cause chain (shared/error-chain.ts): drizzle throws a DrizzleQueryError
+ *     whose PostgresError, with the SQLSTATE, is its `cause`.
  *   - `Outage`: one per loop. `failed(err)` logs the first failure of an outage (once, not per
  *     attempt) and returns the pause before the next attempt (doubling, 250 ms → 10 s, ±20 %);
  *     `ok()` logs once that the database is back and resets the pause.
@@ -13,6 +15,8 @@
  *     try { await work(); outage.ok(); }
  *     catch (e) { const wait = outage.failed(e); if (wait === undefined) log(...); else await Bun.sleep(wait); }
  */
+
+import { findErrorCode, hasErrorCode } from "../../../shared/error-chain.ts";
 
 /** postgres.js connection errors, Node socket errors, and SQLSTATE classes 08 / 57P0x / 53300. */
 const CONNECTION_CODES = new Set([
@@ -34,16 +38,26 @@ const CONNECTION_CODES = new Set([
   "53300", // too_many_connections
   "57014", // query_canceled: our statement_timeout or request deadline
   "25P03", // idle_in_transaction_session_timeout
+  "55P03", // lock_not_available: a lock not had within lock_timeout, as a statement timeout
   "REQUEST_DEADLINE",
 ]);
 
-/** Walks the error's `cause` chain too: drizzle wraps postgres.js's error in a DrizzleQueryError. */
+/** The code on the error's chain that says the database is away, or undefined. */
+export function unavailableCode(err: unknown): string | undefined {
+  return findErrorCode(err, (code) => CONNECTION_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code));
+}
+
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;
-  }
-  return false;
+  return unavailableCode(err) !== undefined;
+}
+
+/**
+ * A deadlock (40P01) or serialization failure (40001): the transaction was rolled back whole and
+ * the same work, tried again, goes through. Not an outage (a loop retries it at once, without
+ * backing off); a request that loses one answers 503 + Retry-After as for an outage.
+ */
+export function isRetryableConflict(err: unknown): boolean {
+  return hasErrorCode(err, "40P01", "40001");
 }
 
 export interface OutageOptions {
@@ -81,10 +95,10 @@ export class Outage {
    * An outage error: the pause before the next attempt; the first one of an outage is logged.
    */
   failed(err: unknown): number | undefined {
-    if (!isDatabaseUnavailable(err)) return undefined;
+    const code = unavailableCode(err);
+    if (code === undefined) return undefined;
     if (this.since === undefined) {
       this.since = Date.now();
-      const code = (err as { code?: string }).code;
       this.log(`${this.what}: database unavailable (${code}); backing off, retrying until it answers (logged once per outage)`);
     }
     const base = Math.min(this.max, this.min * 2 ** Math.min(this.attempts, 20));

@@ -14,7 +14,6 @@
  * every payer view asks.
  */
 import {
-  BaseError,
   ContractFunctionRevertedError,
   ContractFunctionZeroDataError,
   domainSeparator,
@@ -29,6 +28,7 @@ import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { readMarketFees } from "../../../shared/chains/fees.ts";
 import type { AuthorizationTerms, SubmittedAuthorization, TokenDomain } from "./authorization.ts";
 import { capacity, gasRefusal, SUBMISSION_GAS_BUDGET, type Capacity } from "./submission.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 /** A token on a network: the session's (its deposit row names the token it asks for). */
 export interface TokenOnNetwork {
@@ -155,13 +155,12 @@ export async function hasCode(net: TokenOnNetwork, address: Address): Promise<bo
 }
 
 function isRevert(err: unknown): boolean {
-  return err instanceof BaseError && err.walk((e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== null;
+  return findInChain(err, (e) => e instanceof ContractFunctionRevertedError || e instanceof ContractFunctionZeroDataError) !== undefined;
 }
 
 function revertReason(err: unknown): string | undefined {
-  if (!(err instanceof BaseError)) return undefined;
-  const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError);
-  return reverted instanceof ContractFunctionRevertedError ? reverted.reason ?? reverted.data?.errorName : undefined;
+  const reverted = findInChain(err, (e): e is ContractFunctionRevertedError => e instanceof ContractFunctionRevertedError);
+  return reverted ? (reverted.reason ?? reverted.data?.errorName) : undefined;
 }
 
 /** How long the relayer's capacity is reused: fees and balances move with every block. */

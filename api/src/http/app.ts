@@ -1,13 +1,17 @@
 /**
  * The Elysia application: request ids, CORS for the session-token routes only, the error
- * mapping to the one error shape, Swagger, and the resource routes.
+ * mapping to the one error shape (`answerError`, which the HTTP front uses too, so that an
+ * error answered under a page's path carries that page's security headers: page-families.ts),
+ * Swagger, and the resource routes.
  */
 import { Elysia } from "elysia";
 import { ApiError, ERROR_CATALOGUE, errorBody } from "../errors.ts";
 import { newId } from "../../../shared/ids.ts";
 import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
-import { isDatabaseUnavailable, Outage } from "../db/outage.ts";
+import { isDatabaseUnavailable, isRetryableConflict, Outage } from "../db/outage.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
+import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
@@ -16,9 +20,9 @@ import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import { payerSandboxRoutes } from "./payer-sandbox.ts";
 import { authorizationRoutes } from "./authorizations.ts";
-import { checkoutRoutes } from "../checkout/routes.ts";
+import { CHECKOUT_PAGES, checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
-import { apiReferenceRoutes, REFERENCE_PATH } from "./api-reference/routes.ts";
+import { apiReferenceRoutes, REFERENCE_PAGES, REFERENCE_PATH } from "./api-reference/routes.ts";
 import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
 import { eventComponents } from "./payment-sessions.schemas.ts";
@@ -122,13 +126,25 @@ const REFERENCE_META = {
 };
 
 /**
- * A face served beside the API (the dashboard): its routes. The faces sit above the HTTP layer
- * and are passed in by server.ts, so this file never imports them.
+ * A face served beside the API (the dashboard): its routes, and its pages' family (the path
+ * they live under and the security headers each of its answers carries, errors included). The
+ * faces sit above the HTTP layer and are passed in by server.ts, so this file never imports them.
  */
-export type Face = () => AnyElysia;
+export interface Face {
+  routes: () => AnyElysia;
+  pages: PageFamily;
+}
 
 export function buildApp(services: Services, faces: Face[] = []) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
+  const families: PageFamily[] = [CHECKOUT_PAGES, REFERENCE_PAGES, ...faces.map((f) => f.pages)];
+  /**
+   * An error in the one shape, with the security headers of the page family the path is in
+   * (none for the API's own routes). `extra` goes last but for those headers, which nothing
+   * may weaken.
+   */
+  const answerError = (err: ApiError, request: Request, extra: Record<string, string> = {}): Response =>
+    errorResponse(err, request, { ...extra, ...(familyOf(families, pathOf(request))?.headers ?? {}) });
   // Elysia finds the path in request.url by skipping 11 characters unless told the host may be
   // short: with a Host of under 4 characters ("api", a proxy's name for this service) it cut
   // into the path and no route matched. The server speaks plain http:// (TLS ends at a proxy),
@@ -163,11 +179,12 @@ export function buildApp(services: Services, faces: Face[] = []) {
       );
     })
     .onError(({ code, error, request }) => {
-      if (error instanceof ApiError) return errorResponse(error, request);
+      const refusal = findInChain(error, (e) => e instanceof ApiError);
+      if (refusal) return answerError(refusal, request);
       if (code === "NOT_FOUND") {
         const path = pathOf(request);
         const other = routeMatchers.some((r) => r.re.test(path) && r.method !== request.method);
-        return errorResponse(
+        return answerError(
           other
             ? new ApiError("method_not_allowed", `${request.method} is not allowed on ${path}.`)
             : new ApiError("route_not_found", `No endpoint ${request.method} ${path}.`),
@@ -178,19 +195,23 @@ export function buildApp(services: Services, faces: Face[] = []) {
         // Only query strings reach Elysia's validator (bodies are checked by validate.ts).
         const first = (error as { all?: { path?: string }[] }).all?.[0];
         const param = first?.path?.replace(/^\//, "").replace(/\//g, ".") || undefined;
-        return errorResponse(new ApiError("parameter_invalid", `${param ?? "A query parameter"} has an invalid value.`, param), request);
+        return answerError(new ApiError("parameter_invalid", `${param ?? "A query parameter"} has an invalid value.`, param), request);
       }
-      if (code === "PARSE") return errorResponse(new ApiError("body_malformed"), request);
-      // The database is away (or the request's deadline cut its transaction): 503, never 500.
+      if (code === "PARSE") return answerError(new ApiError("body_malformed"), request);
+      // The database is away, slow past the statement timeout, or the request's deadline cut its
+      // transaction: 503, never 500. The code may sit on the error's cause (drizzle wraps
+      // postgres.js's error in its own), so it is looked for along the chain.
       if (isDatabaseUnavailable(error)) {
         requestsOutage.failed(error);
-        return errorResponse(new ApiError("service_unavailable", "The database is not answering. Retry shortly."), request);
+        return answerError(new ApiError("service_unavailable", "The database is not answering. Retry shortly."), request);
       }
+      // A deadlock or serialization failure rolled the transaction back whole: tried again, it goes through.
+      if (isRetryableConflict(error)) return answerError(new ApiError("service_unavailable", "The request met a concurrent change and changed nothing. Retry it."), request);
       // Anything else is our bug: log it server-side (never request headers), answer 500.
       console.error(
         JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: redactUrls(String((error as Error)?.stack ?? error)) }),
       );
-      return errorResponse(new ApiError("internal_error"), request);
+      return answerError(new ApiError("internal_error"), request);
     })
     .use(healthRoutes(services))
     .use(metricsRoutes(services))
@@ -205,7 +226,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(checkoutRoutes());
   // The faces (the merchant dashboard: pages hidden from the API reference). Their actions call
   // the same domain functions as the routes above.
-  for (const face of faces) app.use(face());
+  for (const face of faces) app.use(face.routes());
 
   app.use(apiReferenceRoutes(() => buildOpenApi(app, REFERENCE_META)));
 
@@ -213,7 +234,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);
     routeMatchers.push({ method: r.method, re });
   }
-  return app;
+  return Object.assign(app, { answerError });
 }
 
 export type App = ReturnType<typeof buildApp>;

@@ -14,7 +14,7 @@
 import type { Server } from "bun";
 import { ApiError } from "../errors.ts";
 import { requestScope, type RequestScope } from "../db/deadline.ts";
-import { errorResponse, requestsOutage, type App } from "./app.ts";
+import { requestsOutage, type App } from "./app.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import { clientAddresses } from "./client-address.ts";
 import { withinBodyCap } from "./body.ts";
@@ -60,7 +60,7 @@ export function serveApp(
       if (draining) {
         return finish(
           request,
-          errorResponse(new ApiError("service_unavailable", "The server is shutting down. Retry shortly."), request, { connection: "close" }),
+          app.answerError(new ApiError("service_unavailable", "The server is shutting down. Retry shortly."), request, { connection: "close" }),
           t0,
         );
       }
@@ -70,12 +70,13 @@ export function serveApp(
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         const handled = requestScope.run(scope, () =>
-          withinBodyCap(request).then(
+          // An over-cap body is read to its end (within a bound) before its 413, in well under the deadline.
+          withinBodyCap(request, { drainMs: opts.requestTimeoutMs / 2 }).then(
             (capped) => {
               if (ip && capped !== request) clientAddresses.set(capped, ip);
               return app.handle(capped);
             },
-            (err: ApiError) => errorResponse(err, request),
+            (err: ApiError) => app.answerError(err, request),
           ),
         );
         const late = (ms: number) => new Promise<"late">((r) => (timer = setTimeout(() => r("late"), ms)));
@@ -92,7 +93,7 @@ export function serveApp(
         }
         if (res === "late") {
           handled.catch(() => {});
-          res = errorResponse(new ApiError("service_unavailable", `No answer within ${opts.requestTimeoutMs} ms (the database is slow or away). Retry shortly; a create retried with the same Idempotency-Key is never made twice.`), request);
+          res = app.answerError(new ApiError("service_unavailable", `No answer within ${opts.requestTimeoutMs} ms (the database is slow or away). Retry shortly; a create retried with the same Idempotency-Key is never made twice.`), request);
         }
         return finish(request, res, t0);
       } finally {

@@ -10,14 +10,16 @@ import { parseChainsEnv, type ChainsConfig, type NetworkConfig } from "../../../
 import { DatabaseAhead, migrate } from "../db/migrate.ts";
 import { NodePresence } from "./presence.ts";
 import { thisNode, type NodeRole } from "./registry.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 export async function joinAsNode(sql: Sql, roles: NodeRole[], log: (line: string) => void): Promise<NodePresence> {
   try {
     const applied = await migrate(sql);
     if (applied.length) log(`applied migrations: ${applied.join(", ")}`);
   } catch (e) {
-    if (!(e instanceof DatabaseAhead)) throw e;
-    console.error(`refusing to start: ${e.message}`);
+    const ahead = findInChain(e, (x) => x instanceof DatabaseAhead);
+    if (!ahead) throw e;
+    console.error(`refusing to start: ${ahead.message}`);
     process.exit(1);
   }
   const presence = new NodePresence(sql, thisNode(roles), log);

@@ -23,6 +23,7 @@ import { authorizationNonce } from "../gasless/authorization.ts";
 import type { Transfer } from "./decide.ts";
 import type { IndexedAuthorized, IndexedOutflow } from "./movements.ts";
 import type { PaymentMethod } from "./facts.ts";
+import { hasErrorCode } from "../../../shared/error-chain.ts";
 
 /** The views schema over the seat holder's index (indexer/views.ts VIEWS_SCHEMA; a test checks both agree). */
 export const INDEXER_SCHEMA = "indexer";
@@ -47,7 +48,7 @@ export type { IndexedAuthorized, IndexedOutflow };
 let tablesSeen = false;
 
 /** An undefined-table error (42P01): the indexer dropped its tables for a rebuild. */
-export const isMissingTable = (e: unknown) => e instanceof Error && "code" in e && e.code === "42P01";
+export const isMissingTable = (e: unknown) => hasErrorCode(e, "42P01");
 
 /** Forgets the tables on an undefined-table error and says whether it was one. */
 export function forgetOnMissingTable(e: unknown): boolean {

@@ -5,7 +5,7 @@
  * why sweeps wait, if they do. Small I/O helpers both halves use live here too.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { BaseError, ExecutionRevertedError, keccak256, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from "viem";
+import { ExecutionRevertedError, keccak256, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { SweepSettings } from "../config.ts";
 import { publicClientFor } from "../../../shared/chains/check.ts";
@@ -17,6 +17,7 @@ import { nextNonce, retryDelayMs, type Fees } from "./plan.ts";
 import { readMarketFees } from "../../../shared/chains/fees.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_STATES } from "./states.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 const SweepAttempts = rowShape("sweeps' attempts", { id: col.text, attempts: col.int });
 const NonceLock = rowShape("relayer nonce lock", { ok: col.bool });
@@ -59,9 +60,7 @@ export interface SignedTx {
 export const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
 
 export function isRevert(e: unknown): boolean {
-  if (e instanceof BaseError) {
-    if (e.walk((x) => x instanceof ExecutionRevertedError)) return true;
-  }
+  if (findInChain(e, (x) => x instanceof ExecutionRevertedError)) return true;
   return /execution reverted|revert/i.test(String((e as Error)?.message ?? e));
 }
 

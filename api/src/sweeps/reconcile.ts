@@ -24,6 +24,7 @@ import { wakeSessions } from "../effects/wake.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 import { requeueAuthorizations } from "./authorization-outcome.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
 export const RECONCILE_GRACE_MS = 10_000;
@@ -124,7 +125,7 @@ async function receiptExists(client: PublicClient, hash: Hex): Promise<boolean> 
     await client.getTransactionReceipt({ hash });
     return true;
   } catch (e) {
-    if (e instanceof TransactionReceiptNotFoundError) return false;
+    if (findInChain(e, (x) => x instanceof TransactionReceiptNotFoundError)) return false;
     throw e;
   }
 }

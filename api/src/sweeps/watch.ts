@@ -22,6 +22,7 @@ import { reconcileWithChain } from "./reconcile.ts";
 import { planSubmission } from "../gasless/submission.ts";
 import { authorizationsOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
 import type { SweepChain } from "./chain.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 const FEE_BUMP_PERCENT = 25;
 /**
@@ -87,7 +88,7 @@ async function receiptOf(c: SweepChain, hashes: readonly Hex[]): Promise<Transac
     try {
       return await c.client.getTransactionReceipt({ hash });
     } catch (e) {
-      if (!(e instanceof TransactionReceiptNotFoundError)) throw e;
+      if (!findInChain(e, (x) => x instanceof TransactionReceiptNotFoundError)) throw e;
     }
   }
   return null;

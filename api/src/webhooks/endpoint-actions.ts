@@ -34,6 +34,7 @@ import { buildTestEvent, type TestEvent } from "./payload.ts";
 import { sendWebhook } from "./sender.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
 import { checkUrl, resolveTarget, TargetError, type Resolver } from "./target.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 /** The parts of the process these functions use (the HTTP layer's Services has them). */
 export interface EndpointServices {
@@ -70,7 +71,8 @@ export async function checkWebhookUrl(services: EndpointServices, raw: string, e
     await resolveTarget(target, environment, services.resolver, undefined, services.config.webhooks.allowPrivateTargets);
     return target.url.toString();
   } catch (e) {
-    if (e instanceof TargetError) throw new ApiError(e.code, e.message, "url");
+    const refused = findInChain(e, (x) => x instanceof TargetError);
+    if (refused) throw new ApiError(refused.code, refused.message, "url");
     throw e;
   }
 }

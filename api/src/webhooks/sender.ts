@@ -15,6 +15,7 @@
 import type { Environment } from "../../../shared/environment.ts";
 import { classifyAddress } from "./address.ts";
 import { checkUrl, resolveTarget, TargetError, type Resolver } from "./target.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
 export const USER_AGENT = "Paysession-Webhooks/1";
@@ -75,7 +76,8 @@ export async function sendWebhook(
     if (target.url.protocol === "https:" && !target.literal) serverName = target.host;
     else if (target.url.protocol === "https:" && target.host === "localhost") serverName = "localhost";
   } catch (e) {
-    return done({ error: e instanceof TargetError ? `refused: ${e.message}` : `refused: ${String(e)}` });
+    const refused = findInChain(e, (x) => x instanceof TargetError);
+    return done({ error: refused ? `refused: ${refused.message}` : `refused: ${String(e)}` });
   }
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;

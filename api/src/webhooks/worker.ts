@@ -46,7 +46,7 @@ import { insertAttempts, type NewAttempt } from "./attempts.ts";
 import { signingSecrets } from "./endpoints.ts";
 import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
-import { Outage } from "../db/outage.ts";
+import { isRetryableConflict, Outage } from "../db/outage.ts";
 import { Pump } from "../pump.ts";
 
 const CLAIM_BATCH = 200;
@@ -277,9 +277,8 @@ export class WebhookWorker {
           if (wakeNow) this.wake();
         } catch (e) {
           this.outcomes.unshift(...batch);
-          const code = (e as { code?: string })?.code;
           // A deadlock or serialization failure is retried at once; anything else after a pause.
-          if (code !== "40P01" && code !== "40001") {
+          if (!isRetryableConflict(e)) {
             const wait = this.recordOutage.failed(e);
             if (wait === undefined) this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
             if (this.stopping) return;

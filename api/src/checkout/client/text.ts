@@ -5,6 +5,7 @@
  */
 import type { SessionStatus as Status } from "../../../../shared/status.ts";
 import { sameAddress, type TokenOption } from "./tokens.ts";
+import { hasErrorCode } from "../../../../shared/error-chain.ts";
 
 export type { Status };
 
@@ -181,16 +182,17 @@ export interface WalletProblem {
 
 /** An EIP-1193 error (or anything a wallet threw) → a plain message with a way forward. */
 export function walletProblem(err: unknown, ctx: { networkName?: string } = {}): WalletProblem {
-  const e = (err ?? {}) as { code?: number; message?: string; data?: { originalError?: { code?: number } }; cause?: unknown };
-  // Some wallets wrap the real error in an internal one (-32603 with data.originalError).
-  const code = e.data?.originalError?.code ?? e.code;
+  const e = (err ?? {}) as { message?: string };
+  // Some wallets wrap the real error in an internal one (-32603 with data.originalError), and
+  // libraries in a `cause`: the codes are looked for along the whole chain.
+  const is = (...codes: number[]) => hasErrorCode(err, ...codes);
   const text = typeof e.message === "string" ? e.message : typeof err === "string" ? err : "";
-  if (code === 4001 || /user rejected|user denied|rejected the request/i.test(text)) {
+  if (is(4001) || /user rejected|user denied|rejected the request/i.test(text)) {
     return { kind: "rejected", message: "You rejected the request in your wallet. Nothing was sent. Try again when you are ready." };
   }
-  if (code === 4100) return { kind: "rejected", message: "Your wallet did not allow this site. Connect again and approve the connection." };
-  if (code === 4900 || code === 4901) return { kind: "disconnected", message: "Your wallet is disconnected. Connect it again to go on." };
-  if (code === 4902) {
+  if (is(4100)) return { kind: "rejected", message: "Your wallet did not allow this site. Connect again and approve the connection." };
+  if (is(4900, 4901)) return { kind: "disconnected", message: "Your wallet is disconnected. Connect it again to go on." };
+  if (is(4902)) {
     return { kind: "unknown_network", message: `Your wallet does not know ${ctx.networkName ?? "this network"}. Add it in your wallet, or pay with the QR code instead.` };
   }
   if (/insufficient funds|gas required exceeds|exceeds balance|insufficient balance for transfer/i.test(text)) {
@@ -201,9 +203,8 @@ export function walletProblem(err: unknown, ctx: { networkName?: string } = {}):
 
 /** The wallet cannot sign typed data (EIP-1193 4200 unsupported method, JSON-RPC -32601 method not found): pay by transfer instead. */
 export function cannotSignTypedData(err: unknown): boolean {
-  const e = (err ?? {}) as { code?: number; message?: string; data?: { originalError?: { code?: number } } };
-  const code = e.data?.originalError?.code ?? e.code;
-  return code === 4200 || code === -32601 || /signTypedData.*(not supported|unsupported|does not exist)|method not found/i.test(String(e.message ?? ""));
+  const e = (err ?? {}) as { message?: string };
+  return hasErrorCode(err, 4200, -32601) || /signTypedData.*(not supported|unsupported|does not exist)|method not found/i.test(String(e.message ?? ""));
 }
 
 /** Under the Pay button when the payment is by signature: what the payer signs and that it costs no network fee. */

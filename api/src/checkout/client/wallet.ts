@@ -6,6 +6,7 @@
  * itself. viem only encodes the call (tree-shaken to the ABI coder).
  */
 import { encodeFunctionData, erc20Abi, numberToHex } from "viem";
+import { hasErrorCode } from "../../../../shared/error-chain.ts";
 
 export interface Eip1193 {
   request(args: { method: string; params?: unknown[] | object }): Promise<unknown>;
@@ -82,8 +83,7 @@ export class Wallet {
     try {
       await this.provider.request({ method: "wallet_switchEthereumChain", params: [{ chainId: hex }] });
     } catch (err) {
-      const e = err as { code?: number; data?: { originalError?: { code?: number } } };
-      const unknown = e.code === 4902 || e.data?.originalError?.code === 4902;
+      const unknown = hasErrorCode(err, 4902);
       if (!unknown || !chain.rpcUrl) throw err;
       await this.provider.request({
         method: "wallet_addEthereumChain",

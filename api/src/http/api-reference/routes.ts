@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { ApiError } from "../../errors.ts";
 import type { Doc } from "./openapi.ts";
+import type { PageFamily } from "../page-families.ts";
 
 export const REFERENCE_PATH = "/docs";
 
@@ -42,13 +43,13 @@ export const REFERENCE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const pageHeaders = {
-  "content-type": "text/html; charset=utf-8",
-  "content-security-policy": REFERENCE_CSP,
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-cache",
+/** The reference's security headers, which its error answers carry too (http/page-families.ts). */
+export const REFERENCE_PAGES: PageFamily = {
+  prefix: REFERENCE_PATH,
+  headers: { "content-security-policy": REFERENCE_CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" },
 };
+
+const pageHeaders = { "content-type": "text/html; charset=utf-8", ...REFERENCE_PAGES.headers, "cache-control": "no-cache" };
 
 /** `document()` is called at the first request, once every route of the app is mounted. */
 export function apiReferenceRoutes(document: () => Doc) {
