@@ -392,6 +392,7 @@ async function measureMerchantView() {
   const other = await createMerchant(database.db, "Other merchants");
   const { secret: otherKey } = await createApiKey(database.db, other.id, "sandbox", "bench load");
   const shop = await createMerchant(database.db, "Merchant");
+  const { secret: merchantKey } = await createApiKey(database.db, shop.id, "sandbox", "bench merchant");
   await clients.publicClient.waitForTransactionReceipt({ hash: await send("mint", MERCHANT_PAYER.address, 10n ** 15n), pollingInterval: 2 });
   const rounds: { idle: Awaited<ReturnType<typeof merchantPhase>>; loaded: Awaited<ReturnType<typeof merchantPhase>> }[] = [];
   for (let i = 0; i < MERCHANT_ROUNDS; i++) {
