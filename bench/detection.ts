@@ -75,7 +75,9 @@ const { secret: apiKey } = await createApiKey(database.db, merchant.id, "sandbox
 const RUNNER_APART = process.env.BENCH_RUNNER === "process";
 const servicePort = await freePort();
 const serviceUrl = `http://127.0.0.1:${servicePort}`;
-const serviceProcess = Bun.spawn(["bun", join(ROOT, "api/src/main.ts")], {
+/** BENCH_API_MAIN: another build's API (its main.ts), to alternate builds on one machine; the indexer stays this checkout's. */
+const API_MAIN = process.env.BENCH_API_MAIN ?? join(ROOT, "api/src/main.ts");
+const serviceProcess = Bun.spawn(["bun", API_MAIN], {
   env: {
     ...process.env,
     ...chainEnv,
