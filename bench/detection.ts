@@ -27,7 +27,7 @@
  * refusal can never pass for what the machine sustains.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "node:child_process";
 import type { Address } from "viem";
@@ -386,6 +386,8 @@ async function merchantPhase(rate: number, merchantKey: string, otherKey: string
     pollAnswerMs: stats(payments.flatMap((p) => p.answerMs)),
     pollsPerPayment: stats(payments.map((p) => p.polls)),
     lagBlocks: { p50: percentile(sortedLags, 50), max: sortedLags.at(-1) ?? null },
+    /** The machine's 1-minute load average at the phase's end: other work on a shared machine shows here. */
+    loadAverage: round(loadavg()[0]!, 1),
   };
 }
 
@@ -408,8 +410,8 @@ async function measureMerchantView() {
   return {
     settings: { secondsPerPhase: MERCHANT_SECONDS, rounds: MERCHANT_ROUNDS, pollMs: MERCHANT_POLL_MS, payEveryMs: PAY_EVERY_MS, loadCreatesPerSecond: MERCHANT_LOAD },
     rounds: rounds.map((r, i) => ({
-      idle: { p50: r.idle.receiptToFundedSeenMs?.p50, p90: r.idle.receiptToFundedSeenMs?.p90 },
-      loaded: { p50: r.loaded.receiptToFundedSeenMs?.p50, p90: r.loaded.receiptToFundedSeenMs?.p90 },
+      idle: { p50: r.idle.receiptToFundedSeenMs?.p50, p90: r.idle.receiptToFundedSeenMs?.p90, loadAverage: r.idle.loadAverage },
+      loaded: { p50: r.loaded.receiptToFundedSeenMs?.p50, p90: r.loaded.receiptToFundedSeenMs?.p90, createdPerSecond: r.loaded.driver?.createdPerSecond, loadAverage: r.loaded.loadAverage },
       ratioP50: ratios[i],
       ratioP90: round((r.loaded.receiptToFundedSeenMs?.p90 ?? NaN) / (r.idle.receiptToFundedSeenMs?.p90 ?? NaN), 2),
     })),
