@@ -59,8 +59,8 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
 }
 
 async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts: StepOptions): Promise<StepResult> {
-  // Two round trips (db/pipelined-transaction.ts): BEGIN goes out with the lock and the reads,
-  // COMMIT with the writes — block → FUNDED waits on each round trip, and under load on the
+  // Three round trips (db/pipelined-transaction.ts): BEGIN, the lock with the reads, the writes
+  // with COMMIT behind them — block → FUNDED waits on each round trip, and under load on the
   // machine's busy cores too.
   return pipelinedTransaction(sql, async (tx, writes) => {
     // Sent together (postgres.js pipelines a transaction's queries): the server runs them in

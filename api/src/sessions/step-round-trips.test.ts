@@ -1,6 +1,6 @@
 /**
- * A session's step is two round trips to Postgres — BEGIN goes out with the lock and the reads,
- * COMMIT with the writes (db/pipelined-transaction.ts) — on the real stack (anvil, Ponder, the
+ * A session's step is three round trips to Postgres — BEGIN, the lock with the reads, the writes
+ * with COMMIT behind them (db/pipelined-transaction.ts) — on the real stack (anvil, Ponder, the
  * service), counted on the step's own connection: block → FUNDED waits on every round trip, and
  * under load each one waits for a busy core too (docs/on-chain.md, "Detection as the merchant sees it").
  */
@@ -32,7 +32,7 @@ async function paidAndIndexed() {
   return s;
 }
 
-test("the funding step: PENDING → FUNDED in two round trips", async () => {
+test("the funding step: PENDING → FUNDED in three round trips", async () => {
   const networks = stack.svc.services.networks;
   // A first funding step prepares its statements on the connection, as a runner's first does.
   const first = await paidAndIndexed();
@@ -42,7 +42,7 @@ test("the funding step: PENDING → FUNDED in two round trips", async () => {
   c.reset();
   const r = await stepSession(c.sql, s.id, {}, { skipLocked: true, networks });
   expect(r.decision?.transition?.to).toBe("FUNDED");
-  expect(c.roundTrips).toBe(2);
+  expect(c.roundTrips).toBe(3);
   // Committed with everything the step writes: the status, its event, the sweep it calls for.
   const [row] = await c.sql`select status, (select count(*)::int from app.session_events e where e.session_id = s.id and e.status = 'FUNDED') as events,
                                    (select count(*)::int from app.sweeps w where w.session_id = s.id) as sweeps
