@@ -8,6 +8,12 @@
  *     driver in a process of its own): payment block available from the node → FUNDED
  *     committed, p50/p99/max, over a payment every BENCH_PAY_EVERY_MS; the indexer's lag in
  *     blocks behind the node (sampled every 200 ms); the indexer's RSS;
+ *   - the merchant's view (`merchant`): a merchant's server in a process of its own
+ *     (bench/detection-merchant.ts: its own key, its own payer account, its own receipt, its own
+ *     polls of GET /payment-sessions/{id} every BENCH_MERCHANT_POLL_MS, 10) — receipt → FUNDED
+ *     in an answer, p50/p90, idle and while another merchant's driver creates
+ *     BENCH_MERCHANT_LOAD (1,000) sessions a second, alternated BENCH_MERCHANT_ROUNDS (3) times,
+ *     BENCH_MERCHANT_SECONDS (30) each, with their ratio and where the time went;
  *   - the indexer's RSS and start-up (spawn → ready) with none and BENCH_STORED sessions stored
  *     (rows generated with SQL);
  *   - catch-up: BENCH_BACKLOG blocks each with a transfer, mined while the indexer was stopped,
@@ -21,7 +27,7 @@
  * refusal can never pass for what the machine sustains.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawn } from "node:child_process";
 import type { Address } from "viem";
@@ -29,7 +35,7 @@ import { startEmbeddedPostgres } from "../api/src/db/embedded.ts";
 import { connect } from "../api/src/db/client.ts";
 import { migrate } from "../api/src/db/migrate.ts";
 import { createApiKey, createMerchant } from "../api/src/credentials/store.ts";
-import { startDevChain } from "../shared/devchain/index.ts";
+import { ANVIL_ACCOUNTS, startDevChain } from "../shared/devchain/index.ts";
 import { devFaucetAccount, ensureDeployed } from "../shared/contracts/deploy.ts";
 import { testUsdAbi } from "../shared/contracts/artifacts.ts";
 import { localClients } from "../shared/devchain/clients.ts";
@@ -44,9 +50,11 @@ const PAY_EVERY_MS = Number(process.env.BENCH_PAY_EVERY_MS ?? 1000);
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 1000);
 const ROOT = resolve(import.meta.dir, "..");
-/** Which parts run: "rates,startup,catchup" (all, the default); fewer while iterating. */
-const PARTS = new Set((process.env.BENCH_PARTS ?? "rates,startup,catchup").split(","));
-const RATE_LIMIT = Number(process.env.BENCH_RATE_LIMIT ?? Math.max(100, 2 * Math.max(...RATES)));
+/** Which parts run: "rates,merchant,startup,catchup" (all, the default); fewer while iterating. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? "rates,merchant,startup,catchup").split(","));
+const RATE_LIMIT = Number(
+  process.env.BENCH_RATE_LIMIT ?? Math.max(100, 2 * Math.max(...RATES), PARTS.has("merchant") ? 2 * Number(process.env.BENCH_MERCHANT_LOAD ?? 1000) : 0),
+);
 
 const dir = mkdtempSync(join(tmpdir(), "paysession-bench-detection-"));
 const pg = await startEmbeddedPostgres({ dataDir: join(dir, "pg"), port: await freePort(), persistent: false });
@@ -67,7 +75,9 @@ const { secret: apiKey } = await createApiKey(database.db, merchant.id, "sandbox
 const RUNNER_APART = process.env.BENCH_RUNNER === "process";
 const servicePort = await freePort();
 const serviceUrl = `http://127.0.0.1:${servicePort}`;
-const serviceProcess = Bun.spawn(["bun", join(ROOT, "api/src/main.ts")], {
+/** BENCH_API_MAIN: another build's API (its main.ts), to alternate builds on one machine; the indexer stays this checkout's. */
+const API_MAIN = process.env.BENCH_API_MAIN ?? join(ROOT, "api/src/main.ts");
+const serviceProcess = Bun.spawn(["bun", API_MAIN], {
   env: {
     ...process.env,
     ...chainEnv,
@@ -289,6 +299,129 @@ async function phase(rate: number) {
   };
 }
 
+/** The merchant's own payer (anvil's second account: its own nonces, apart from the bench's sender). */
+const MERCHANT_PAYER = ANVIL_ACCOUNTS[1];
+const MERCHANT_SECONDS = Number(process.env.BENCH_MERCHANT_SECONDS ?? 30);
+const MERCHANT_ROUNDS = Number(process.env.BENCH_MERCHANT_ROUNDS ?? 3);
+const MERCHANT_POLL_MS = Number(process.env.BENCH_MERCHANT_POLL_MS ?? 10);
+const MERCHANT_LOAD = Number(process.env.BENCH_MERCHANT_LOAD ?? 1000);
+
+interface MerchantPayment {
+  id: string;
+  block: string;
+  receiptAt: number;
+  fundedPollSentAt: number;
+  fundedSeenAt: number;
+  lastPendingAnsweredAt: number | null;
+  polls: number;
+  answerMs: number[];
+}
+
+/**
+ * Detection as a merchant's server sees it: bench/detection-merchant.ts in a process of its own
+ * (its own key, its own payer account and receipt, its own polls of GET /payment-sessions/{id}),
+ * for MERCHANT_SECONDS, while another merchant's driver creates `rate` sessions a second. Where
+ * the time went, from the clocks of the processes (one machine, one wall clock): receipt → the
+ * indexer's NOTIFY for the payment's block heard here → the FUNDED step's transaction start (its
+ * event's created_at) → the first poll answering FUNDED.
+ */
+async function merchantPhase(rate: number, merchantKey: string, otherKey: string) {
+  await caughtUp();
+  const notified = new Map<string, number>();
+  const listener = await sql.listen(INDEXED_HEAD_CHANNEL, (payload) => {
+    const block = payload.split(":")[1];
+    if (block && !notified.has(block)) notified.set(block, Date.now());
+  });
+  const driver = rate > 0 ? spawn("bun", [join(ROOT, "bench/detection-driver.ts"), serviceUrl, otherKey, String(rate), String(MERCHANT_SECONDS + 3)], { stdio: ["ignore", "pipe", "inherit"] }) : undefined;
+  let driverOut = "";
+  driver?.stdout.on("data", (d) => (driverOut += d));
+  const driverDone = driver ? new Promise((r) => driver.once("exit", r)) : Promise.resolve();
+  await Bun.sleep(rate > 0 ? 2000 : 0); // the load running before the first payment
+  const lags: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const [node, [h]] = await Promise.all([clients.publicClient.getBlockNumber({ cacheTime: 0 }), sql`select max(block_number)::text as b from indexer.chain_heads`]);
+      lags.push(Math.max(0, Number(node) - Number(h?.b ?? 0)));
+      await Bun.sleep(200);
+    }
+  })();
+  const client = spawn(
+    "bun",
+    [join(ROOT, "bench/detection-merchant.ts"), serviceUrl, merchantKey, chain.rpcUrl, token, MERCHANT_PAYER.privateKey, String(MERCHANT_SECONDS), String(PAY_EVERY_MS), String(MERCHANT_POLL_MS)],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  let clientOut = "";
+  client.stdout.on("data", (d) => (clientOut += d));
+  await new Promise((r) => client.once("exit", r));
+  await driverDone;
+  sampling = false;
+  await sampler;
+  await listener.unlisten();
+  const { payments, failures } = JSON.parse(clientOut.trim().split("\n").at(-1) || "{}") as { payments: MerchantPayment[]; failures: Record<string, number> };
+  if (indexerLogFile) for (const p of payments) appendFileSync(indexerLogFile, JSON.stringify({ bench: "merchant", rate, ...p, notifyHeard: notified.get(p.block) }) + "\n");
+  const ids = payments.map((p) => p.id);
+  const events = ids.length
+    ? ((await sql`select session_id, (extract(epoch from created_at) * 1000)::float8 as ms from app.session_events where session_id in ${sql(ids)} and status = 'FUNDED'`) as unknown as { session_id: string; ms: number }[])
+    : [];
+  const stepAt = new Map(events.map((e) => [e.session_id, Number(e.ms)]));
+  const stats = (xs: number[]) => {
+    const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+    return s.length ? { n: s.length, p50: round(percentile(s, 50), 1), p90: round(percentile(s, 90), 1), max: round(s.at(-1)!, 1) } : null;
+  };
+  const part = (f: (p: MerchantPayment) => number | undefined) => stats(payments.map((p) => f(p) ?? NaN));
+  const sortedLags = [...lags].sort((a, b) => a - b);
+  return {
+    createsPerSecond: rate,
+    driver: driver ? JSON.parse(driverOut.trim().split("\n").at(-1) || "{}") : null,
+    payments: payments.length,
+    clientFailures: failures,
+    receiptToFundedSeenMs: part((p) => p.fundedSeenAt - p.receiptAt),
+    breakdownMs: {
+      receiptToNotify: part((p) => (notified.has(p.block) ? notified.get(p.block)! - p.receiptAt : undefined)),
+      notifyToFundingStepStart: part((p) => (notified.has(p.block) && stepAt.has(p.id) ? stepAt.get(p.id)! - notified.get(p.block)! : undefined)),
+      fundingStepStartToFundedPollSent: part((p) => (stepAt.has(p.id) ? p.fundedPollSentAt - stepAt.get(p.id)! : undefined)),
+      fundedPollAnswerMs: part((p) => p.fundedSeenAt - p.fundedPollSentAt),
+    },
+    pollAnswerMs: stats(payments.flatMap((p) => p.answerMs)),
+    pollsPerPayment: stats(payments.map((p) => p.polls)),
+    lagBlocks: { p50: percentile(sortedLags, 50), max: sortedLags.at(-1) ?? null },
+    /** The machine's 1-minute load average at the phase's end: other work on a shared machine shows here. */
+    loadAverage: round(loadavg()[0]!, 1),
+  };
+}
+
+/** MERCHANT_ROUNDS rounds of idle then loaded (alternated: the shared machine's drift touches both alike), and the ratio of their p50s. */
+async function measureMerchantView() {
+  const other = await createMerchant(database.db, "Other merchants");
+  const { secret: otherKey } = await createApiKey(database.db, other.id, "sandbox", "bench load");
+  const shop = await createMerchant(database.db, "Merchant");
+  const { secret: merchantKey } = await createApiKey(database.db, shop.id, "sandbox", "bench merchant");
+  await clients.publicClient.waitForTransactionReceipt({ hash: await send("mint", MERCHANT_PAYER.address, 10n ** 15n), pollingInterval: 2 });
+  const rounds: { idle: Awaited<ReturnType<typeof merchantPhase>>; loaded: Awaited<ReturnType<typeof merchantPhase>> }[] = [];
+  for (let i = 0; i < MERCHANT_ROUNDS; i++) {
+    const idle = await merchantPhase(0, merchantKey, otherKey);
+    console.error(JSON.stringify({ merchantRound: i + 1, idle }));
+    const loaded = await merchantPhase(MERCHANT_LOAD, merchantKey, otherKey);
+    console.error(JSON.stringify({ merchantRound: i + 1, loaded }));
+    rounds.push({ idle, loaded });
+  }
+  const ratios = rounds.map((r) => round((r.loaded.receiptToFundedSeenMs?.p50 ?? NaN) / (r.idle.receiptToFundedSeenMs?.p50 ?? NaN), 2));
+  return {
+    settings: { secondsPerPhase: MERCHANT_SECONDS, rounds: MERCHANT_ROUNDS, pollMs: MERCHANT_POLL_MS, payEveryMs: PAY_EVERY_MS, loadCreatesPerSecond: MERCHANT_LOAD },
+    rounds: rounds.map((r, i) => ({
+      idle: { p50: r.idle.receiptToFundedSeenMs?.p50, p90: r.idle.receiptToFundedSeenMs?.p90, loadAverage: r.idle.loadAverage },
+      loaded: { p50: r.loaded.receiptToFundedSeenMs?.p50, p90: r.loaded.receiptToFundedSeenMs?.p90, createdPerSecond: r.loaded.driver?.createdPerSecond, loadAverage: r.loaded.loadAverage },
+      ratioP50: ratios[i],
+      ratioP90: round((r.loaded.receiptToFundedSeenMs?.p90 ?? NaN) / (r.idle.receiptToFundedSeenMs?.p90 ?? NaN), 2),
+    })),
+    ratioP50: { min: Math.min(...ratios), max: Math.max(...ratios) },
+    goal: { ratioP50: 1.5 },
+    pass: ratios.every((x) => x <= 1.5),
+    detail: rounds,
+  };
+}
+
 const out: Record<string, unknown> = {
   cores: { machine: availableParallelism(), note: "the driver, the API (with its runner), the bench (payer and clocks), Postgres, anvil and the indexer each run in processes of their own and share the machine's cores" },
   settings: { secondsPerRate: SECONDS, payEveryMs: PAY_EVERY_MS, indexMode: "bounded", chain: "block per transaction + 1 s heartbeat, one stranger transfer a second", indexer: "defaults (head subscription on the local network)", runner: RUNNER_APART ? "its own process (bun run actors)" : "in the API process, on its own thread (the default)", apiRateLimitPerKey: { perSecond: RATE_LIMIT, burst: 2 * RATE_LIMIT } },
@@ -349,6 +482,7 @@ try {
     payerCreateRefusals = {};
     console.error(JSON.stringify(r)); // progress, should a later step fail
   }
+  if (PARTS.has("merchant")) out.merchantView = await measureMerchantView();
   if (PARTS.has("startup")) out.startup = await measureStartup(rssIdle);
   if (PARTS.has("catchup")) out.catchUp = await measureCatchUp();
 } finally {

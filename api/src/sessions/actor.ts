@@ -12,7 +12,7 @@ import { SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts"
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
-import { Pipeline } from "../db/pipeline.ts";
+import { pipelinedTransaction } from "../db/pipelined-transaction.ts";
 import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
 import { readReportedMovements, reportedMovements, reportMoneyMovements, reportStrayFunds } from "./funds.ts";
@@ -59,7 +59,10 @@ export async function stepSession(sql: Sql, sessionId: string, request: StepRequ
 }
 
 async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts: StepOptions): Promise<StepResult> {
-  return sql.begin(async (tx) => {
+  // Three round trips (db/pipelined-transaction.ts): BEGIN, the lock with the reads, the writes
+  // with COMMIT behind them — block → FUNDED waits on each round trip, and under load on the
+  // machine's busy cores too.
+  return pipelinedTransaction(sql, async (tx, writes) => {
     // Sent together (postgres.js pipelines a transaction's queries): the server runs them in
     // the order sent, so the reads run after the lock statement, each seeing what committed
     // before it; one round trip instead of five. The order is forced: postgres.js sends a query
@@ -86,7 +89,7 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     const known = reportedMovements(reportedRows);
     if (indexed === "not_ready") {
       // While the indexer rebuilds, missing rows are not reorgs: look again shortly.
-      await tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`;
+      writes.send(tx`update app.payment_sessions set wake_at = now() + interval '1 second' where id = ${sessionId}`);
       return { found: true, status: s.status };
     }
     const state: SessionState = {
@@ -117,8 +120,8 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
     const decision = decide(state, facts, now);
 
     // The writes go out together too (db/pipeline.ts), in the order a step always wrote them:
-    // the transition, the money it moved, the sweeps it calls for, the next wake-up.
-    const writes = new Pipeline();
+    // the transition, the money it moved, the sweeps it calls for, the next wake-up; the
+    // COMMIT follows them without waiting for their answers (db/pipelined-transaction.ts).
     const session = lockedSessionFromSql(lockedRows[0]);
     let transitionEventId: string | undefined;
     if (decision.transition) {
@@ -169,7 +172,6 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
       );
     }
     writes.send(tx`update app.payment_sessions set wake_at = ${decision.wakeAt?.toISOString() ?? null}::timestamptz where id = ${sessionId}`);
-    await writes.flush();
     return { found: true, status, decision };
   });
 }

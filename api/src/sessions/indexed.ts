@@ -177,6 +177,10 @@ export async function readIndexed(tx: Sql | TransactionSql, sessionId: string): 
        union all
        ${sessionStraySql("dir", transferColumns(RAW_VALUE))}`,
       [sessionId, authorizationNonce(sessionId)],
+      // Prepared (once per connection; still planned for each run: CUSTOM_PLANS): unprepared,
+      // postgres.js asks Postgres for the parameters' types first — a round trip of its own that
+      // also holds back every statement pipelined behind it (a step's sweep rounds, its writes).
+      { prepare: true },
     );
   } catch (e) {
     forgetOnMissingTable(e);
@@ -347,6 +351,7 @@ export async function wakeSessionsTouchedAfter(sql: Sql, chainId: number, afterB
          on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now())
        select id from woken`,
       [chainId, afterBlock.toString(), head.block.toString(), head.hash],
+      { prepare: true }, // one round trip, not two (readIndexed)
     );
   try {
     const rows =
