@@ -16,8 +16,6 @@
  */
 import { Elysia } from "elysia";
 import { bundle, checkoutPage, stylesheet, type Asset } from "./bundles.ts";
-import type { PageFamily } from "../http/page-families.ts";
-
 export const CHECKOUT_CSP = [
   "default-src 'none'",
   "script-src 'self'",
@@ -30,7 +28,8 @@ export const CHECKOUT_CSP = [
 ].join("; ");
 
 /** The checkout page's security headers, which its error answers carry too (http/page-families.ts). */
-export const CHECKOUT_PAGES: PageFamily = {
+/** The checkout's page family (http/page-families.ts): every answer under its path carries these headers, errors too. */
+export const CHECKOUT_PAGES: { prefix: string; headers: Readonly<Record<string, string>> } = {
   prefix: "/checkout/v1",
   headers: { "content-security-policy": CHECKOUT_CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" },
 };

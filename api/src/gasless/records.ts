@@ -3,7 +3,7 @@
  * relayer only while the session is PENDING — checked under the session row's lock, the lock the
  * session actor takes, so a payment detected meanwhile and an authorization never both win. One
  * the chain has already carried out (someone else submitted the payer's signature before it
- * reached us: carried-out.ts) is written as `mined`, whatever the session's status: it records
+ * reached us: sessions/carried-out.ts) is written as `mined`, whatever the session's status: it records
  * what happened, and the relayer has nothing to do for it.
  */
 import { eq } from "drizzle-orm";

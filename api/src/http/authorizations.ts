@@ -13,7 +13,7 @@
  *
  * Anyone who saw the signature may submit it on-chain before this request reaches us. So the
  * route first looks whether this very authorization already paid the session (as the session
- * sees it: gasless/carried-out.ts) and then answers that — 202 with the record, `mined`, and the
+ * sees it: sessions/carried-out.ts) and then answers that — 202 with the record, `mined`, and the
  * transaction that paid — whatever it would otherwise refuse (the nonce used, the session no
  * longer PENDING, its window closed). A payment the indexer has not stored yet is not seen: the
  * refusal of the used nonce says the session will show the payment if it was one.
@@ -31,7 +31,7 @@ import {
   type TermsMismatch,
 } from "../gasless/authorization.ts";
 import { chainChecks, hasCode, relayerCapacity, tokenDomain, type ChainVerdict, type TokenOnNetwork } from "../gasless/chain.ts";
-import { carriedOutPayment } from "../gasless/carried-out.ts";
+import { carriedOutPayment } from "../sessions/carried-out.ts";
 import { authorizationView, findAuthorization, recordAuthorization, recordCarriedOut, sameAuthorization, type AuthorizationRow } from "../gasless/records.ts";
 import { relayerAddressOn } from "../sweeps/relayer.ts";
 import { AuthorizationBody, PaymentAuthorization } from "./authorizations.schemas.ts";
@@ -81,7 +81,7 @@ export function authorizationRoutes(services: Services) {
 
   /**
    * Whether this very authorization has already paid the session, as the session sees it
-   * (gasless/carried-out.ts): then it is recorded `mined` with the transaction that paid, and
+   * (sessions/carried-out.ts): then it is recorded `mined` with the transaction that paid, and
    * that record is the answer. Only the payer's own signature is recorded (a contract wallet's,
    * by EIP-1271, the chain itself has just accepted).
    */

@@ -7,13 +7,13 @@
  *
  * What happened is what the session itself sees: a transfer the indexer paired with an
  * AuthorizationUsed of the session's nonce, by `from`, to the session's settlement address, of
- * the session's token and amount (sessions/indexed.ts) — the very payment the session actor
+ * the session's token and amount (indexed.ts) — the very payment the session actor
  * counts. Until the indexer has its block, the answer is "not seen" and the route's refusal
  * stands; the session reaches FUNDED from the same index all the same.
  */
 import type { Sql } from "postgres";
-import { readIndexedAlone } from "../sessions/indexed.ts";
-import type { AuthorizationTerms, SubmittedAuthorization } from "./authorization.ts";
+import { readIndexedAlone } from "./indexed.ts";
+import type { AuthorizationTerms, SubmittedAuthorization } from "../gasless/authorization.ts";
 
 /** The indexed payment that carried out `sub` for the session (its transaction), or undefined. */
 export async function carriedOutPayment(
