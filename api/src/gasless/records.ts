@@ -54,21 +54,26 @@ export function recordAuthorization(
     if (session?.status !== "PENDING") return { kind: "not_pending", status: session?.status ?? "gone" };
     const [row] = await tx
       .insert(paymentAuthorizations)
-      .values({
-        sessionId,
-        chainId: sub.chainId,
-        tokenAddress: token.toLowerCase(),
-        fromAddress: sub.from.toLowerCase(),
-        toAddress: terms.to.toLowerCase(),
-        value: terms.value.toString(),
-        validAfter: terms.validAfter.toString(),
-        validBefore: terms.validBefore.toString(),
-        nonce: terms.nonce.toLowerCase(),
-        signature: sub.signature.toLowerCase(),
-      })
+      .values(recordOf(sessionId, token, terms, sub))
       .returning();
     return { kind: "recorded", row: row! };
   });
+}
+
+/** The row of a submitted authorization, as the terms and the submission say (addresses and the signature lowercase). */
+function recordOf(sessionId: string, token: string, terms: AuthorizationTerms, sub: SubmittedAuthorization) {
+  return {
+    sessionId,
+    chainId: sub.chainId,
+    tokenAddress: token.toLowerCase(),
+    fromAddress: sub.from.toLowerCase(),
+    toAddress: terms.to.toLowerCase(),
+    value: terms.value.toString(),
+    validAfter: terms.validAfter.toString(),
+    validBefore: terms.validBefore.toString(),
+    nonce: terms.nonce.toLowerCase(),
+    signature: sub.signature.toLowerCase(),
+  };
 }
 
 /**
@@ -91,16 +96,7 @@ export function recordCarriedOut(
     const [row] = await tx
       .insert(paymentAuthorizations)
       .values({
-        sessionId,
-        chainId: sub.chainId,
-        tokenAddress: token.toLowerCase(),
-        fromAddress: sub.from.toLowerCase(),
-        toAddress: terms.to.toLowerCase(),
-        value: terms.value.toString(),
-        validAfter: terms.validAfter.toString(),
-        validBefore: terms.validBefore.toString(),
-        nonce: terms.nonce.toLowerCase(),
-        signature: sub.signature.toLowerCase(),
+        ...recordOf(sessionId, token, terms, sub),
         status: "mined",
         txHash: txHash.toLowerCase(),
         detail: `Carried out on-chain by transaction ${txHash.toLowerCase()}, which someone other than the payment service submitted before this authorization reached it; the payment service sent nothing for it.`,
