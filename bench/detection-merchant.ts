@@ -25,7 +25,7 @@ const headers = { authorization: `Bearer ${key}`, "content-type": "application/j
 /** Statuses a session reaches only after FUNDED (the sweeper is off in the bench, but a payment may still settle). */
 const FUNDED_OR_LATER = new Set(["FUNDED", "SUCCEEDED"]);
 
-interface Payment {
+export interface Payment {
   id: string;
   block: string;
   /** Date.now() when this process had its own receipt. */

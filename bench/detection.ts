@@ -43,6 +43,7 @@ import { freePort } from "../testing/ports.ts";
 import { startIndexer, type IndexerProcess } from "../indexer/process.ts";
 import { INDEXED_HEAD_CHANNEL } from "../api/src/sessions/indexed.ts";
 import { cpuSeconds, percentile, postgresCpu, round } from "./lib.ts";
+import type { Payment } from "./detection-merchant.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const RATES = (process.env.BENCH_RATES ?? "0,100,1000").split(",").map(Number);
@@ -306,17 +307,6 @@ const MERCHANT_ROUNDS = Number(process.env.BENCH_MERCHANT_ROUNDS ?? 3);
 const MERCHANT_POLL_MS = Number(process.env.BENCH_MERCHANT_POLL_MS ?? 10);
 const MERCHANT_LOAD = Number(process.env.BENCH_MERCHANT_LOAD ?? 1000);
 
-interface MerchantPayment {
-  id: string;
-  block: string;
-  receiptAt: number;
-  fundedPollSentAt: number;
-  fundedSeenAt: number;
-  lastPendingAnsweredAt: number | null;
-  polls: number;
-  answerMs: number[];
-}
-
 /**
  * Detection as a merchant's server sees it: bench/detection-merchant.ts in a process of its own
  * (its own key, its own payer account and receipt, its own polls of GET /payment-sessions/{id}),
@@ -358,7 +348,7 @@ async function merchantPhase(rate: number, merchantKey: string, otherKey: string
   sampling = false;
   await sampler;
   await listener.unlisten();
-  const { payments, failures } = JSON.parse(clientOut.trim().split("\n").at(-1) || "{}") as { payments: MerchantPayment[]; failures: Record<string, number> };
+  const { payments, failures } = JSON.parse(clientOut.trim().split("\n").at(-1) || "{}") as { payments: Payment[]; failures: Record<string, number> };
   if (indexerLogFile) for (const p of payments) appendFileSync(indexerLogFile, JSON.stringify({ bench: "merchant", rate, ...p, notifyHeard: notified.get(p.block) }) + "\n");
   const ids = payments.map((p) => p.id);
   const events = ids.length
@@ -369,7 +359,7 @@ async function merchantPhase(rate: number, merchantKey: string, otherKey: string
     const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
     return s.length ? { n: s.length, p50: round(percentile(s, 50), 1), p90: round(percentile(s, 90), 1), max: round(s.at(-1)!, 1) } : null;
   };
-  const part = (f: (p: MerchantPayment) => number | undefined) => stats(payments.map((p) => f(p) ?? NaN));
+  const part = (f: (p: Payment) => number | undefined) => stats(payments.map((p) => f(p) ?? NaN));
   const sortedLags = [...lags].sort((a, b) => a - b);
   return {
     createsPerSecond: rate,

@@ -10,7 +10,7 @@
  * alone (kill → the views seen on the standby's schema, looked at every 50 ms), and kill → FUNDED as a ratio to the floor.
  * BENCH_TAKEOVERS (3) rounds.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -21,7 +21,7 @@ import { localClients } from "../shared/devchain/clients.ts";
 import { ensureDeployed, mintTestUsd } from "../shared/contracts/deploy.ts";
 import { viewsFollow } from "../indexer/views.ts";
 import { freePort } from "../testing/ports.ts";
-import { apiClient, childEnv, createMerchantKey, groupProcess, waitHealthy, type GroupProcess } from "../testing/suite-processes.ts";
+import { apiClient, childEnv, createMerchantKey, groupProcess, processGroupOf, waitHealthy, type GroupProcess } from "../testing/suite-processes.ts";
 import { percentile, round } from "./lib.ts";
 
 const ROUNDS = Number(process.env.BENCH_TAKEOVERS ?? 3);
@@ -34,15 +34,6 @@ const chain = await startDevChain({ port: await freePort(), chainId: CHAIN_ID, h
 const clients = localClients(chain.rpcUrl, CHAIN_ID);
 const procs: GroupProcess[] = [];
 
-/** The process group a pid belongs to (/proc/<pid>/stat, field 5): `bun run indexer` leads the group of the node it runs. */
-function processGroupOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-  } catch {
-    return undefined;
-  }
-}
 
 try {
   const { token } = await ensureDeployed(clients);

@@ -21,7 +21,7 @@
  * takeover ≤ 30 s to the next indexed block and ≤ 5 s to the next payment FUNDED; the hammer's accepted requests within ±10 % of burst + perSecond × seconds.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -38,7 +38,7 @@ import { decodeFirst, decodeRows, rowShape, col, type RowOf } from "../api/src/d
 import { freePort } from "./ports.ts";
 import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy.ts";
 import { startReceiver } from "./webhook-receiver.ts";
-import { apiClient, childEnv, createMerchantKey, groupProcess, waitHealthy, type GroupProcess } from "./suite-processes.ts";
+import { apiClient, childEnv, createMerchantKey, groupProcess, processGroupOf, waitHealthy, type GroupProcess } from "./suite-processes.ts";
 import { deliveries, deliveryProblems, historyProblems, moneyProblems } from "./suite-checks.ts";
 
 const SECONDS = Number(process.env.CLUSTER_SECONDS ?? 180);
@@ -62,15 +62,6 @@ let proxy: RoundRobinProxy | undefined;
 let db: postgres.Sql | undefined;
 const receiver = startReceiver();
 
-/** The process group a pid belongs to (/proc/<pid>/stat, field 5): ours are their groups' leaders. */
-function processGroupOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-  } catch {
-    return undefined;
-  }
-}
 
 const LeaseHolder = rowShape("indexer lease holder", { pid: col.int });
 const SessionRow = rowShape("session status", { id: col.text, status: col.text });

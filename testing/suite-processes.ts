@@ -5,6 +5,7 @@
  * command and a merchant's key.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dir, "..");
@@ -108,4 +109,14 @@ export function apiClient(host: string, key: string) {
     });
     return { status: res.status, retryAfter: Number(res.headers.get("retry-after") ?? 1), body: (await res.json().catch(() => ({}))) as any };
   };
+}
+
+/** The process group a pid belongs to (/proc/<pid>/stat, field 5): a node started by `groupProcess` leads its own. */
+export function processGroupOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  } catch {
+    return undefined;
+  }
 }
