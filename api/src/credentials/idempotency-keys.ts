@@ -16,8 +16,8 @@
  * stored response and replays it; if the first fails, its row vanishes with its rollback
  * and the duplicate does the work itself. Same key + different body → 422.
  *
- * A creation response holds a session token, so the stored response is sealed
- * (AES-256-GCM, credentials/seal.ts) with a key derived from the Idempotency-Key, which we store only hashed.
+ * A creation response holds a session token, so the stored response is sealed (AES-256-GCM,
+ * credentials/seal.ts) with a key derived from the Idempotency-Key, which we store only hashed.
  * Both derivations are HMAC-SHA256 keyed with the service's secret (SERVICE_ENCRYPTION_KEY,
  * the key that seals webhook secrets), bound to the merchant, environment and purpose: an
  * Idempotency-Key is often an order id, easy to guess, and a plain hash of it would let a
