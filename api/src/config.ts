@@ -44,7 +44,7 @@ export interface Config {
   indexerEnabled: boolean;
   indexerPort: number;
   indexerReadyTimeoutMs: number;
-  /** 32 bytes that seal webhook secrets at rest; undefined: read or made once under the data dir (dev). */
+  /** 32 bytes that seal webhook secrets, Idempotency-Key records and flash cookies; undefined: read or made once under the data dir (dev). */
   encryptionKey: Buffer | undefined;
   webhooks: WebhookSettings;
   /** The session actor runner (api/src/sessions/runner.ts). */

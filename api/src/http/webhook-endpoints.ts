@@ -19,7 +19,7 @@ import {
 } from "../webhooks/endpoint-actions.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
-import { withIdempotency } from "../db/idempotency-keys.ts";
+import { withIdempotency } from "../credentials/idempotency-keys.ts";
 import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { AttemptList } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.ts";

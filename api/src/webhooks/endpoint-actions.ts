@@ -39,7 +39,7 @@ import { findInChain } from "../../../shared/error-chain.ts";
 /** The parts of the process these functions use (the HTTP layer's Services has them). */
 export interface EndpointServices {
   database: Pick<Database, "db" | "sql">;
-  /** Seals webhook secrets at rest (secrets.ts). */
+  /** The service's encryption key: seals webhook secrets at rest (secrets.ts). */
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;

@@ -8,7 +8,7 @@
 import { ConfigError, databaseUrlOf, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { joinAsNode } from "../nodes/join.ts";
-import { resolveEncryptionKey } from "./secrets.ts";
+import { resolveEncryptionKey } from "../credentials/encryption-key.ts";
 import { WebhookWorker } from "./worker.ts";
 import { stopOnSignals } from "../shutdown.ts";
 
