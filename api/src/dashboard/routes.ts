@@ -17,8 +17,6 @@ import {
   rotateWebhookSecret,
   sendTestEvent,
   updateWebhookEndpoint,
-  type CreateEndpointInput,
-  type UpdateEndpointInput,
 } from "../webhooks/endpoint-actions.ts";
 import { redeliverEvent } from "../webhooks/redelivery.ts";
 import { cancelSession } from "../sessions/cancel.ts";
@@ -412,7 +410,7 @@ export function dashboardRoutes(services: Services) {
         actionRoute(async (c) => {
           const description = (c.form.get("description") ?? "").trim();
           const input = { url: (c.form.get("url") ?? "").trim(), ...(description ? { description } : {}) };
-          const res = await attempt(() => createWebhookEndpoint(services, owner(c), c.by(), validateBody<CreateEndpointInput>(CreateWebhookEndpointBody, input)));
+          const res = await attempt(() => createWebhookEndpoint(services, owner(c), c.by(), validateBody(CreateWebhookEndpointBody, input)));
           if (!res.ok) {
             const list = await listEndpoints(db, owner(c));
             return c.render("webhooks", "Webhooks", webhooksBody(c.env, c.login, list), { status: res.error.status, notice: { kind: "error", text: res.error.message } });
@@ -435,7 +433,7 @@ export function dashboardRoutes(services: Services) {
         "/dashboard/:env/settings/webhooks/:id",
         actionRoute(async (c) => {
           const input = { url: (c.form.get("url") ?? "").trim(), description: (c.form.get("description") ?? "").trim(), enabled: c.form.get("enabled") === "true" };
-          const res = await attempt(() => updateWebhookEndpoint(services, owner(c), c.by(), c.params.id!, validateBody<UpdateEndpointInput>(UpdateWebhookEndpointBody, input)));
+          const res = await attempt(() => updateWebhookEndpoint(services, owner(c), c.by(), c.params.id!, validateBody(UpdateWebhookEndpointBody, input)));
           if (!res.ok) return endpointPage(c, { kind: "error", text: res.error.message }, res.error.status);
           return redirect(`/dashboard/${c.env}/settings/webhooks/${res.value.id}?notice=endpoint-saved`);
         }),
@@ -494,7 +492,7 @@ export function dashboardRoutes(services: Services) {
           // The API's own change (webhooks/settlement-addresses.ts): it records the change in the
           // security history and writes its webhook event in the change's own transaction, naming this user.
           const body = { address: (c.form.get("address") ?? "").trim() };
-          const res = await attempt(() => setSettlementAddress(services, c.login.merchant, c.env, c.by(), { chainId: c.params.chainId!, ...validateBody<{ address: string }>(SettlementAddressBody, body) }));
+          const res = await attempt(() => setSettlementAddress(services, c.login.merchant, c.env, c.by(), { chainId: c.params.chainId!, ...validateBody(SettlementAddressBody, body) }));
           if (!res.ok) {
             const text = res.error.code === "address_checksum_invalid" ? "That address's checksum is wrong (a typo?). Copy it again from your wallet; nothing was changed." : res.error.message;
             return settlementPage(c, { kind: "error", text }, res.error.status);
