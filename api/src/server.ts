@@ -9,7 +9,7 @@ import { connect, type Database } from "./db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
 import { buildApp, type Face } from "./http/app.ts";
-import { dashboardRoutes } from "./dashboard/routes.ts";
+import { dashboardRoutes } from "./dashboard/routes/index.ts";
 import { DASHBOARD_PAGES } from "./dashboard/request.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./credentials/idempotency-keys.ts";

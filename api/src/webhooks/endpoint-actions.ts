@@ -1,6 +1,6 @@
 /**
  * What can be done to a merchant's webhook endpoints, whichever door it comes through: the
- * API's routes (http/webhook-endpoints.ts) and the dashboard (dashboard/routes.ts) call these
+ * API's routes (http/webhook-endpoints.ts) and the dashboard (dashboard/routes/webhooks.ts) call these
  * same functions. Each takes typed input (its shape already checked by the door against the
  * route's schema), applies the rules — the URL checked for the environment with DNS, at most
  * MAX_ENDPOINTS, only the owner's endpoints — and throws the catalogue's ApiError otherwise.
