@@ -1,11 +1,12 @@
 /**
  * One step of one session actor (docs/session-lifecycle.md, "The session actor"): in a single transaction, lock the session,
  * gather its facts (indexed transfers into its deposit addresses with their confirmations,
- * its payment by authorization, its sweeps), run the pure `decide`, and commit the transition, its event, its webhook
- * deliveries, its sweep requests and its next wake-up together. The row lock makes steps
- * of one session strictly sequential whichever runner or API request takes them; a crash
- * before the commit leaves everything as it was, and decide, given the same facts, decides
- * the same again.
+ * its payment by authorization, its sweeps), run the pure `decide` and the pure money plan
+ * (money-plan.ts: which movements of money it reports, and how), and commit the transition, its
+ * event, its webhook deliveries, its money events and ledger rows, its sweep requests and its
+ * next wake-up together. The row lock makes steps of one session strictly sequential
+ * whichever runner or API request takes them; a crash before the commit leaves everything as
+ * it was, and decide and the plan, given the same facts, decide the same again.
  */
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts";

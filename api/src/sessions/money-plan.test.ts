@@ -1,3 +1,4 @@
+/** Which money a step reports and how (money-plan.ts), case by case, as the ledger has always been written. */
 import { describe, expect, test } from "bun:test";
 import { checksumAddress } from "../../../shared/contracts/keccak.ts";
 import type { AuthorizedPayment, Outflow, Transfer } from "./facts.ts";
@@ -160,7 +161,7 @@ describe("accepted money in", () => {
     expect("payer" in detail || "token" in detail).toBe(false);
   });
 
-  test("suppressed: funds confirmed in the step that CANCELED it (an expiry with no network) wait for paid_after_cancel, which always follows", () => {
+  test("held back: money in while CANCELED (here the expiry's step: its transition names no network) waits for the paid_after_cancel that always follows", () => {
     expect(planMoneyReports(known({ status: "CANCELED" }), seen({ incoming: [payment(1, AMOUNT, 31)] }))).toEqual(nothing);
   });
 
@@ -180,7 +181,7 @@ describe("accepted money settled", () => {
     expect(plan.reports).toEqual([{ kind: "record", movement: { direction: "out", chainId: 1, txHash: o.txHash, logIndex: -1, amount: AMOUNT }, toldBy: { by: "transition", eventId: TRANSITION } }]);
   });
 
-  test("suppressed: money settled on the funding network while FUNDED waits for the SUCCEEDED it leads to (a payment by authorization: settled in the FUNDED step)", () => {
+  test("held back: money settled on the funding network while FUNDED waits for the SUCCEEDED it leads to (a payment by authorization: settled in its FUNDED step)", () => {
     const signed = byAuthorization(1, AMOUNT);
     const plan = planMoneyReports(known({ transition: transition("FUNDED", 1), fundingChainId: 1 }), seen({ incoming: [signed], outgoing: [outflow(1, AMOUNT, signed.txHash)] }));
     expect(summary(plan)).toEqual([["record in 1", "transition"]]);
