@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { DrizzleQueryError } from "drizzle-orm/errors";
+import { BaseError as BaseViemError, ContractFunctionExecutionError } from "viem";
 import { BaseError } from "./base-error.ts";
 import { describeError, messageOf, redactUrls } from "./describe-error.ts";
 
@@ -14,7 +15,7 @@ describe("messageOf", () => {
   test("an error's message, or the thrown value as a string", () => {
     expect(messageOf(new Error("boom"))).toBe("boom");
     expect(messageOf({ message: 42 })).toBe("42");
-    for (const v of ["text", 7, undefined, null, {}, { message: null }]) expect(messageOf(v)).toBe(String((v as Error)?.message ?? v));
+    for (const v of ["text", 7, undefined, null, {}, { message: null }] as unknown[]) expect(messageOf(v)).toBe(String((v as Error)?.message ?? v));
   });
 });
 
@@ -52,8 +53,13 @@ describe("describeError", () => {
 
   test("the stored form reads exactly as the strings stored before it", () => {
     const long = new Error(`${"x".repeat(600)}\nsecond line`);
+    const viem = new ContractFunctionExecutionError(new BaseViemError("The call reverted.", { details: "execution reverted: not owner" }), {
+      abi: [],
+      functionName: "sweep",
+    });
+    expect(viem.details).toBe("execution reverted: not owner");
     const wrapped = new BaseError("execution reverted: not owner\nDetails: …", { cause: new Error("inner") });
-    for (const v of [new Error("one\ntwo"), long, wrapped, "a string", 5, undefined, null, { message: "plain object" }]) {
+    for (const v of [new Error("one\ntwo"), long, wrapped, viem, "a string", 5, undefined, null, { message: "plain object" }]) {
       expect(stored(v)).toBe(oldFirstLine(v));
     }
   });

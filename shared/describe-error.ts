@@ -63,8 +63,8 @@ function linkText(link: unknown, outermost: boolean, opts: DescribeOptions): str
   let text = stack ?? messageOf(link);
   if (opts.firstLines) text = firstLine(text);
   const details = typeof link === "object" && link !== null ? (link as { details?: unknown }).details : undefined;
-  // viem's errors (and BaseError) say more in `details`; viem's message already holds them.
-  if (typeof details === "string" && details !== "" && !text.includes(details)) text += opts.firstLines ? ` (${firstLine(details)})` : `\n${details}`;
+  // viem's errors and ours say more in `details`; viem's message already holds them (ours do not).
+  if (typeof details === "string" && details !== "" && !messageOf(link).includes(details)) text += opts.firstLines ? ` (${firstLine(details)})` : `\n${details}`;
   if (outermost || stack) return text;
   const name = label(link);
   return name ? `${name}: ${text}` : text;

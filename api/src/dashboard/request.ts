@@ -10,6 +10,7 @@ import { cookieName, findLogin, LOGIN_COOKIE, readCookie, secureCookies, type Lo
 import { timingSafeEqual } from "node:crypto";
 import { clientAddresses } from "../http/client-address.ts";
 import type { PageFamily } from "../http/page-families.ts";
+import { BaseError } from "../../../shared/base-error.ts";
 
 /** Our own assets only; no inline script or style; never in a frame; forms post only here. */
 export const CSP =
@@ -53,7 +54,8 @@ export function clientIp(request: Request): string | null {
 
 const MAX_FORM_BYTES = 16 * 1024;
 
-export class FormError extends Error {
+export class FormError extends BaseError {
+  override name = "FormError";
   constructor(
     readonly status: number,
     message: string,

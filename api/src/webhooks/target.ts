@@ -9,18 +9,20 @@
 import { lookup } from "node:dns/promises";
 import type { Environment } from "../../../shared/environment.ts";
 import { CLASS_DESCRIPTION, classifyAddress, isAllowedClass, parseIPv4, parseIPv6, PRIVATE_CLASSES } from "./address.ts";
+import { BaseError } from "../../../shared/base-error.ts";
 
 export const MAX_URL_LENGTH = 2048;
 
 export type TargetErrorCode = "url_invalid" | "url_https_required" | "url_address_forbidden" | "url_unresolvable";
 
-export class TargetError extends Error {
+export class TargetError extends BaseError {
+  override name = "TargetError";
   constructor(
     readonly code: TargetErrorCode,
     message: string,
+    opts: { cause?: unknown } = {},
   ) {
-    super(message);
-    this.name = "TargetError";
+    super(message, opts);
   }
 }
 
