@@ -41,8 +41,8 @@ export function checkUrl(raw: string, environment: Environment): CheckedUrl {
   let url: URL;
   try {
     url = new URL(raw);
-  } catch {
-    throw new TargetError("url_invalid", "url must be an absolute URL such as https://example.com/webhooks.");
+  } catch (e) {
+    throw new TargetError("url_invalid", "url must be an absolute URL such as https://example.com/webhooks.", { cause: e });
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new TargetError("url_invalid", "url must start with https:// (or http:// in sandbox).");
@@ -110,8 +110,8 @@ export async function resolveTarget(
           timer = setTimeout(() => reject(new Error("DNS timeout")), timeoutMs);
         }),
       ]);
-    } catch {
-      throw new TargetError("url_unresolvable", `${target.host} does not resolve to an address.`);
+    } catch (e) {
+      throw new TargetError("url_unresolvable", `${target.host} does not resolve to an address.`, { cause: e });
     } finally {
       clearTimeout(timer);
     }
