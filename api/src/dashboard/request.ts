@@ -59,8 +59,9 @@ export class FormError extends BaseError {
   constructor(
     readonly status: number,
     message: string,
+    opts: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, opts);
   }
 }
 
@@ -73,8 +74,8 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
-  } catch {
-    throw new FormError(400, "The form is not UTF-8.");
+  } catch (e) {
+    throw new FormError(400, "The form is not UTF-8.", { cause: e });
   }
   return new URLSearchParams(text);
 }
