@@ -5,6 +5,7 @@
  */
 import { parseAmount } from "../../shared/money.ts";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./retry-schedule.ts";
+import { BaseError } from "../../shared/base-error.ts";
 
 export interface Config {
   port: number;
@@ -166,10 +167,10 @@ export function parseEncryptionKey(raw: string): Buffer | undefined {
   return undefined;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends BaseError {
+  override name = "ConfigError";
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.name = "ConfigError";
   }
 }
 

@@ -36,6 +36,7 @@ import { apiKeyLookups } from "./credentials/store.ts";
 import { NodePresence } from "./nodes/presence.ts";
 import { ALIVE_MS, BEAT_MS, thisNode, type NodeRole } from "./nodes/registry.ts";
 import { purgeFullBuckets } from "./http/payer-limit.ts";
+import { describeError } from "../../shared/describe-error.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
@@ -226,7 +227,7 @@ export async function startService(config: Config, log: (line: string) => void =
       Promise.all([purgeExpiredIdempotencyKeys(database!.sql), purgeFullBuckets(database!.sql)]).then(
         () => purgeOutage.ok(),
         (e) => {
-          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets) failed: ${String((e as Error)?.message ?? e)}`);
+          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets) failed: ${describeError(e)}`);
         },
       );
     }, HOUSEKEEPING_EVERY_MS);

@@ -22,6 +22,8 @@ import { Type, type Static, type StaticDecode, type TObject, type TProperties, t
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { TransformDecodeError } from "@sinclair/typebox/value";
 import { compiledCheck } from "../schema-check.ts";
+import { BaseError } from "../../../shared/base-error.ts";
+import { messageOf } from "../../../shared/describe-error.ts";
 
 /** The text of a time as Postgres sends it to a raw statement, or a Date; decoded to a Date. */
 const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
@@ -107,10 +109,11 @@ export function rowShape<P extends TProperties>(name: string, columns: P): RowSh
   return { name, check: compiledCheck(Type.Object(columns)) };
 }
 
-export class RowShapeMismatch extends Error {
-  constructor(shape: string, detail: string) {
-    super(`row of "${shape}" does not have its documented shape: ${detail}`);
-    this.name = "RowShapeMismatch";
+export class RowShapeMismatch extends BaseError {
+  override name = "RowShapeMismatch";
+  /** `cause`: the decoder's own error, when a column would not decode. */
+  constructor(shape: string, detail: string, opts: { cause?: unknown } = {}) {
+    super(`row of "${shape}" does not have its documented shape: ${detail}`, opts);
   }
 }
 
@@ -135,7 +138,7 @@ export function decodeRow<R>(shape: RowShape<R>, row: unknown): R {
     if (!shape.check.Check(row)) throw new RowShapeMismatch(shape.name, describeFirstError(shape.check, row));
     // A time or json column that would not decode: its path names the column.
     const at = e instanceof TransformDecodeError ? `${e.path}: ` : "";
-    throw new RowShapeMismatch(shape.name, at + (e instanceof Error ? e.message : String(e)));
+    throw new RowShapeMismatch(shape.name, at + messageOf(e), { cause: e });
   }
 }
 

@@ -63,8 +63,8 @@ export function authorizationRoutes(services: Services) {
   async function onChain<T>(name: string, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
-    } catch {
-      throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+    } catch (e) {
+      throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" }, { cause: e });
     }
   }
 

@@ -59,8 +59,8 @@ export function payerSandboxRoutes(services: Services) {
   async function onChain<T>(net: NetworkConfig, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
-    } catch {
-      throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+    } catch (e) {
+      throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" }, { cause: e });
     }
   }
 

@@ -21,6 +21,7 @@ import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -133,7 +134,7 @@ export class SessionRunner {
             // The database is away: no session can be stepped; the pass ends (logged once by the pump).
             if (isDatabaseUnavailable(e)) throw e;
             this.stats.errors++;
-            this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
+            this.log(`session ${id}: ${describeError(e)}`);
             // Back off this one session; the others go on.
             await this.sql`update app.payment_sessions set wake_at = now() + interval '5 seconds' where id = ${id}`.catch(() => {});
           }

@@ -17,7 +17,8 @@ import { nextNonce, retryDelayMs, type Fees } from "./plan.ts";
 import { readMarketFees } from "../../../shared/chains/fees.ts";
 import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_STATES } from "./states.ts";
-import { findInChain } from "../../../shared/error-chain.ts";
+import { errorChain, findInChain } from "../../../shared/error-chain.ts";
+import { describeError, messageOf } from "../../../shared/describe-error.ts";
 
 const SweepAttempts = rowShape("sweeps' attempts", { id: col.text, attempts: col.int });
 const NonceLock = rowShape("relayer nonce lock", { ok: col.bool });
@@ -57,11 +58,15 @@ export interface SignedTx {
   gas: bigint;
 }
 
-export const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
+/**
+ * A failure as a sweep's attempt records it (app.sweeps.last_error, which the dashboard and the
+ * API show): the outermost first line, at most 500 characters, as it always read.
+ */
+export const firstLine = (e: unknown) => describeError(e, { links: 1, firstLines: true, maxLength: 500, redact: false });
 
 export function isRevert(e: unknown): boolean {
   if (findInChain(e, (x) => x instanceof ExecutionRevertedError)) return true;
-  return /execution reverted|revert/i.test(String((e as Error)?.message ?? e));
+  return errorChain(e).some((x) => /execution reverted|revert/i.test(messageOf(x)));
 }
 
 

@@ -14,6 +14,7 @@ import { getAddress, isAddress, zeroAddress } from "viem";
 import type { Sql } from "postgres";
 import { queueSweep } from "../effects/sweep-queue.ts";
 import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 const SessionDeposit = rowShape("deposit to recover from", { address: col.text, settlement_address: col.text });
 
@@ -54,7 +55,7 @@ if (import.meta.main) {
     const id = await queueRecovery(database.sql, { sessionId: values.session, chainId: Number(values.chain), token: values.token });
     console.log(`queued recovery sweep ${id}; a running sweeper carries it out (see app.sweeps)`);
   } catch (e) {
-    console.error(String((e as Error).message ?? e));
+    console.error(describeError(e));
     process.exitCode = 1;
   } finally {
     await database.close();

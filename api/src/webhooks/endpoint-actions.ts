@@ -72,7 +72,7 @@ export async function checkWebhookUrl(services: EndpointServices, raw: string, e
     return target.url.toString();
   } catch (e) {
     const refused = findInChain(e, (x) => x instanceof TargetError);
-    if (refused) throw new ApiError(refused.code, refused.message, "url");
+    if (refused) throw new ApiError(refused.code, refused.message, "url", undefined, { cause: e });
     throw e;
   }
 }
