@@ -7,7 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { createPublicClient, http, type Address } from "viem";
@@ -73,3 +73,22 @@ test("admin sandbox:chain: anvil with the test tokens and the service's contract
   expect((await chain.ctrlC()).code).toBe(0);
   expect(await client.getChainId().then(() => "answers", () => "gone")).toBe("gone");
 }, 60_000);
+
+/** This machine's first address other than loopback (what another host, or a container, reaches). */
+function outsideAddress(): string | undefined {
+  return Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+}
+
+test("admin sandbox:chain --host 0.0.0.0 answers on every interface (for containers and other hosts), loopback only without it", async () => {
+  const address = outsideAddress();
+  expect(address).toBeDefined();
+  const answers = (url: string) => createPublicClient({ transport: http(url, { retryCount: 0, timeout: 2000 }) }).getChainId().then(() => "answers", () => "refused");
+  const open = await freePort();
+  const wide = await server(["sandbox:chain", "--host", "0.0.0.0", "--port", String(open), "--data-dir", join(dir, "chain-wide")], "SERVICE_RPC_URL_LOCAL");
+  expect(await answers(`http://${address}:${open}`)).toBe("answers");
+  expect((await wide.ctrlC()).code).toBe(0);
+  const closed = await freePort();
+  const loopback = await server(["sandbox:chain", "--port", String(closed), "--data-dir", join(dir, "chain-loopback")], "SERVICE_RPC_URL_LOCAL");
+  expect(await answers(`http://${address}:${closed}`)).toBe("refused");
+  expect((await loopback.ctrlC()).code).toBe(0);
+}, 90_000);
