@@ -16,6 +16,9 @@ for name in $(env | sed -n 's/^\([A-Z_][A-Z0-9_]*\)_FILE=.*/\1/p'); do
   unset "${name}_FILE"
 done
 
+# Where the indexer's Ponder writes (the root filesystem is read-only: Containerfile).
+mkdir -p /tmp/ponder
+
 role=${1:-api}
 [ $# -gt 0 ] && shift
 

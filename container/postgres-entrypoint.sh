@@ -12,10 +12,12 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   initdb --username="$user" --pwfile="$pwfile" --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >/dev/null
   rm -f "$pwfile"
   echo "host all all all scram-sha-256" >> "$PGDATA/pg_hba.conf"
-  if [ -n "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != "$user" ]; then
-    postgres --single -D "$PGDATA" postgres <<SQL >/dev/null
-create database "$POSTGRES_DB";
-SQL
+  db=${POSTGRES_DB:-$user}
+  if [ "$db" != postgres ]; then
+    # A server on the socket alone, for as long as it takes to create the database.
+    pg_ctl -D "$PGDATA" -w -o "-c listen_addresses='' -c unix_socket_directories=/var/run/postgresql" start >/dev/null
+    psql -h /var/run/postgresql -U "$user" -d postgres -q -c "create database \"$db\""
+    pg_ctl -D "$PGDATA" -w -m fast stop >/dev/null
   fi
 fi
 exec postgres -D "$PGDATA" -c listen_addresses='*' -c unix_socket_directories=/var/run/postgresql -c wal_init_zero=off "$@"
