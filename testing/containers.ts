@@ -189,6 +189,14 @@ async function apiReady(service: string) {
   return (await run(["podman", "exec", container(service), "bun", "container/healthcheck.ts"])).code === 0;
 }
 
+/** The balancer's view of one API container (HAProxy's stats, inside the balancer's container). */
+async function balancerSees(service: string): Promise<string> {
+  const csv = await must(["podman", "exec", container("balancer"), "bash", "-c",
+    'exec 3<>/dev/tcp/127.0.0.1/8404 && printf "GET /stats;csv HTTP/1.0\\r\\n\\r\\n" >&3 && cat <&3']);
+  const row = csv.split("\n").find((line) => line.startsWith(`api,${service},`));
+  return row?.split(",")[17] ?? "absent";
+}
+
 /** Each worker role registered (and, for the indexers, one active and one standby) on `migration`. */
 async function workersOn(migration: string) {
   const all = (await nodes()).nodes.filter((n) => n.alive && n.migration === migration);
@@ -201,7 +209,8 @@ async function workersOn(migration: string) {
 
 interface Traffic {
   requests: number;
-  failed: { what: string; status: number; body: string }[];
+  phase: string;
+  failed: { what: string; phase: string; status: number; body: string }[];
   paid: string[];
 }
 
@@ -222,7 +231,7 @@ function client(base: string, key: string, traffic?: Traffic) {
     } catch (e) {
       text = String((e as Error)?.message ?? e);
     }
-    if (traffic && (status < 200 || status > 299)) traffic.failed.push({ what, status, body: text.slice(0, 300) });
+    if (traffic && (status < 200 || status > 299)) traffic.failed.push({ what, phase: traffic.phase, status, body: text.slice(0, 300) });
     return { status, body: (() => { try { return JSON.parse(text); } catch { return {}; } })() as any };
   };
 }
@@ -274,13 +283,11 @@ async function main() {
   say("starting the compose set on v1");
   await compose(["up", "-d"], composeEnv("v1", port));
   const base_url = `http://127.0.0.1:${port}`;
-  await eventually("the migrate service to finish", 120_000, async () => {
+  // Its restart policy tries it again while Postgres is not answering yet.
+  await eventually("the migrate service to exit 0", 120_000, async () => {
     const state = (await must(["podman", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", container("migrate")])).trim();
-    if (state.startsWith("exited")) {
-      if (state !== "exited 0") throw new Error(`migrate: ${state}: ${(await run(["podman", "logs", container("migrate")])).err}`);
-      return true;
-    }
-    return false;
+    if (state === "exited 0") return true;
+    throw new Error(`migrate: ${state}: ${(await run(["podman", "logs", "--tail", "5", container("migrate")])).err}`);
   });
   await eventually("both APIs ready", 120_000, async () => (await apiReady("api-1")) && (await apiReady("api-2")));
   const v1Migration = (await nodes()).nodes.find((n) => n.alive)!.migration;
@@ -290,7 +297,7 @@ async function main() {
   say(`up in ${timings.upSeconds}s`);
 
   const key = JSON.parse(await admin("merchant:create", "--name", "Containers", "--json")).keys.sandbox as string;
-  const traffic: Traffic = { requests: 0, failed: [], paid: [] };
+  const traffic: Traffic = { requests: 0, phase: "first payment", failed: [], paid: [] };
   const api = client(base_url, key, traffic);
 
   // ---------------------------------------------------------------- a payment through kills
@@ -320,8 +327,7 @@ async function main() {
   say(`${first} SUCCEEDED ${timings.killToSucceededSeconds}s after the kills (restarted by this script: ${restarted.join(", ") || "none"})`);
   await eventually("api-1 ready again", 60_000, () => apiReady("api-1"));
   await eventually("the workers registered again", 60_000, () => workersOn(v1Migration));
-  // The balancer's checks (inter 1s, rise 2) put api-1 back in rotation.
-  await sleep(3_000);
+  await eventually("the balancer sending to api-1 again", 60_000, async () => (await balancerSees("api-1")) === "UP");
   const failedBeforeRoll = traffic.failed.length;
 
   // ---------------------------------------------------------------- the upgrade under traffic
@@ -340,6 +346,7 @@ async function main() {
   await sleep(5_000);
 
   from = Date.now();
+  traffic.phase = "migrate";
   say("upgrade: migrating with v2");
   await must(["podman", "rm", container("migrate")]);
   await compose(["up", "-d", "--no-deps", "migrate"], composeEnv("v2", port));
@@ -348,10 +355,12 @@ async function main() {
   timings.migrateSeconds = seconds(from);
   for (const service of ROLL) {
     say(`upgrade: ${service} → v2`);
+    traffic.phase = service;
     await replace(service, "v2", port);
     if (service.startsWith("api-")) {
       await eventually(`${service} ready on v2`, 120_000, () => apiReady(service));
-      await sleep(3_000); // back in the balancer's rotation before the next one drains
+      // Back in the balancer's rotation before the next one drains.
+      await eventually(`the balancer sending to ${service}`, 60_000, async () => (await balancerSees(service)) === "UP");
     }
   }
   // The indexers last: the standby first, then the active one (its standby takes the seat).
@@ -368,6 +377,7 @@ async function main() {
   const standbyService = activeService === "indexer-1" ? "indexer-2" : "indexer-1";
   for (const service of [standbyService, activeService]) {
     say(`upgrade: ${service} → v2`);
+    traffic.phase = service;
     await replace(service, "v2", port);
     await eventually(`${service} registered on v2`, 180_000, async () => {
       const all = (await nodes()).nodes;
@@ -377,6 +387,7 @@ async function main() {
   await eventually("every worker and both indexers on v2", 180_000, () => workersOn(probeTag));
   timings.upgradeSeconds = seconds(from);
   say(`upgraded in ${timings.upgradeSeconds}s`);
+  traffic.phase = "after the upgrade";
   await sleep(5_000);
   running = false;
   await load;
@@ -420,6 +431,17 @@ async function main() {
   if (problems.length) throw new Error(problems.join("\n"));
 }
 
+/** On failure: every container's log, kept for a look after the set is gone. */
+async function keepLogs(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "paysession-containers-logs-"));
+  const names = (await run(["podman", "ps", "-a", "--format", "{{.Names}}", "--filter", `name=${PROJECT}_`])).out.split("\n").filter(Boolean);
+  for (const name of names) {
+    const logs = await run(["podman", "logs", name]);
+    writeFileSync(join(dir, `${name}.log`), logs.out + logs.err);
+  }
+  return dir;
+}
+
 async function teardown() {
   if (process.env.CONTAINERS_KEEP === "1") {
     say(`left running: podman-compose -p ${PROJECT} down -v (secrets in ${secrets})`);
@@ -436,6 +458,7 @@ try {
 } catch (e) {
   console.error(String((e as Error)?.stack ?? e));
   code = 1;
+  say(`containers' logs in ${await keepLogs().catch(() => "(none)")}`);
 } finally {
   await teardown();
 }
