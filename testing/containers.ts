@@ -11,10 +11,11 @@
  * 2. Starts the compose set (project `paysession-containers-test`, its own secrets and volumes),
  *    waits for two API containers behind the balancer, the workers and an active and a standby
  *    indexer.
- * 3. Creates and pays a sandbox session through the balancer, SIGKILLs one API container and the
- *    session runner's container at once, and waits for it to settle (SUCCEEDED) once the runner
+ * 3. Creates a sandbox session and pays it (the sandbox's pay) through the balancer, SIGKILLs one
+ *    API container and the session runner's container at once, and waits for it to settle (SUCCEEDED) once the runner
  *    is back (the restart policy, or this script as its supervisor).
- * 4. With sessions created and paid through the balancer all along (no retries by the client):
+ * 4. With sessions created (and read) through the balancer and paid on the chain all along (no
+ *    retries by the client):
  *    runs v2's migrations (the migrate service on v2), then replaces each container one at a time
  *    (stop with SIGTERM: it drains; start it on v2; wait until it is ready and registered) — the
  *    APIs, the workers, the standby indexer, then the active one.
@@ -28,7 +29,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
+import type { Address } from "viem";
 import { freePort } from "./ports.ts";
+import { localClients } from "../shared/devchain/clients.ts";
+import { mintTestUsd } from "../shared/contracts/deploy.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const PROJECT = "paysession-containers-test";
@@ -71,8 +75,9 @@ async function must(cmd: string[], opts: { env?: Record<string, string>; cwd?: s
 }
 
 /** The compose file's variables for one image tag (the rest of the set is the same for both). */
+let chainPort = 0;
 function composeEnv(tag: string, port: number): Record<string, string> {
-  return { PAYSESSION_IMAGE: `${IMAGE}:${tag}`, POSTGRES_IMAGE, BALANCER_IMAGE, PAYSESSION_SECRETS: secrets, PAYSESSION_PORT: String(port) };
+  return { PAYSESSION_IMAGE: `${IMAGE}:${tag}`, POSTGRES_IMAGE, BALANCER_IMAGE, PAYSESSION_SECRETS: secrets, PAYSESSION_PORT: String(port), PAYSESSION_CHAIN_PORT: String(chainPort) };
 }
 
 function compose(args: string[], env: Record<string, string>) {
@@ -236,12 +241,25 @@ function client(base: string, key: string, traffic?: Traffic) {
   };
 }
 
+/**
+ * Creates a session through the balancer and pays it on the chain, as a payer's wallet does (a
+ * TestUSD transfer to its deposit address, one at a time: one paying account). The sandbox's
+ * "pay it for me" is not used: its faucet serializes its sends per process, so two API processes
+ * sending from the one faucet account at once can collide on its nonce.
+ */
+let payments: Promise<unknown> = Promise.resolve();
 async function createAndPay(api: ReturnType<typeof client>, n: number): Promise<string | undefined> {
   const created = await api("create", "POST", "/payment-sessions", { amount: `${1 + (n % 50)}.25`, currency: "USD" }, { "idempotency-key": `containers-${n}-${t0}` });
   if (created.status !== 201) return undefined;
   const id = created.body.paymentSessionId as string;
-  const paid = await api("pay", "POST", `/sandbox/payment-sessions/${id}/pay`);
-  return paid.status >= 200 && paid.status < 300 ? id : undefined;
+  const network = created.body.networks[0] as { depositAddress: Address; amountBaseUnits: string; tokenAddress: Address };
+  const clients = localClients(`http://127.0.0.1:${chainPort}`, 31337);
+  const paid = payments.then(() => mintTestUsd({ ...clients, to: network.depositAddress, amount: BigInt(network.amountBaseUnits), token: network.tokenAddress }));
+  payments = paid.catch(() => {});
+  await paid;
+  // A read through the balancer too, as a merchant's server does.
+  await api("read", "GET", `/payment-sessions/${id}`);
+  return id;
 }
 
 async function statusOf(api: ReturnType<typeof client>, id: string) {
@@ -276,6 +294,7 @@ async function main() {
 
   // A set left by an interrupted run goes first.
   const port = await freePort();
+  chainPort = await freePort();
   writeSecrets();
   await run(["podman-compose", "-p", PROJECT, "-f", join(ROOT, "compose.yaml"), "down", "-v"], { env: composeEnv("v1", port) });
 
@@ -302,8 +321,10 @@ async function main() {
 
   // ---------------------------------------------------------------- a payment through kills
   from = Date.now();
-  const first = await createAndPay(api, 0);
-  if (!first) throw new Error(`the first payment failed: ${JSON.stringify(traffic.failed)}`);
+  // The first is paid by the sandbox through the balancer (one payment: its faucet is not shared).
+  const created = await api("create", "POST", "/payment-sessions", { amount: "12.34", currency: "USD" }, { "idempotency-key": `containers-0-${t0}` });
+  const first = created.body.paymentSessionId as string | undefined;
+  if (!first || (await api("pay", "POST", `/sandbox/payment-sessions/${first}/pay`)).status !== 200) throw new Error(`the first payment failed: ${JSON.stringify(traffic.failed)}`);
   traffic.paid.push(first);
   say(`paid ${first}; SIGKILL to api-1 and actors`);
   await must(["podman", "kill", "--signal", "KILL", container("api-1")]);
