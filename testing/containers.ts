@@ -20,7 +20,8 @@
  *    (stop with SIGTERM: it drains; start it on v2; wait until it is ready and registered) — the
  *    APIs, the workers, the standby indexer, then the active one.
  * 5. Waits for every paid session to be SUCCEEDED, prints one JSON line and exits 1 unless no
- *    request failed, no payment was lost, every node runs v2 and the database holds v2's migration.
+ *    request failed, no payment was lost, every replaced container exited 0 on its SIGTERM, every
+ *    node runs v2 and the database holds v2's migration.
  *
  * Settings: CONTAINERS_BASE (a Debian bookworm image; default: build one), CONTAINERS_KEEP=1 (leave
  * the set running at the end), CONTAINERS_TRAFFIC_PER_SECOND (2 sessions a second).
@@ -268,9 +269,15 @@ async function statusOf(api: ReturnType<typeof client>, id: string) {
 
 // ------------------------------------------------------------------ the roll
 
+/** How each replaced container stopped: its exit code (0: drained and stopped cleanly) and the time it took. */
+const stops: Record<string, { code: number; seconds: number }> = {};
+
 /** Stops one service's container (SIGTERM: it drains) and starts it again from `tag`. */
 async function replace(service: string, tag: string, port: number) {
+  const from = Date.now();
   await must(["podman", "stop", "-t", String(STOP_GRACE_SECONDS), container(service)]);
+  const code = Number((await must(["podman", "inspect", "--format", "{{.State.ExitCode}}", container(service)])).trim());
+  stops[service] = { code, seconds: seconds(from) };
   await must(["podman", "rm", container(service)]);
   await compose(["up", "-d", "--no-deps", service], composeEnv(tag, port));
 }
@@ -440,6 +447,7 @@ async function main() {
     restartedByScript: restarted,
     liveNodes: after.length,
     builds,
+    stops,
     timings: { ...timings, totalSeconds: seconds(t0) },
   };
   console.log(JSON.stringify(result));
@@ -449,6 +457,8 @@ async function main() {
   if (traffic.paid.length < 10) problems.push(`only ${traffic.paid.length} payments during the run`);
   if (builds.length !== 1 || builds[0] !== probeTag) problems.push(`live nodes' builds after the upgrade: ${builds.join(", ")}`);
   if (probeApplied !== "1") problems.push(`${probeTag} not applied`);
+  const unclean = Object.entries(stops).filter(([, stop]) => stop.code !== 0);
+  if (unclean.length) problems.push(`stopped without exit 0 (SIGTERM should drain and exit 0): ${JSON.stringify(Object.fromEntries(unclean))}`);
   if (problems.length) throw new Error(problems.join("\n"));
 }
 
