@@ -11,7 +11,8 @@
  * 2. Starts the compose set (project `paysession-containers-test`, its own secrets and volumes),
  *    waits for two API containers behind the balancer, the workers and an active and a standby
  *    indexer.
- * 3. Creates a sandbox session and pays it (the sandbox's pay) through the balancer, SIGKILLs one
+ * 3. Reads the pages the API builds at run time (SDK and checkout bundles, API reference, dashboard
+ *    sign-in) through the balancer. Creates a sandbox session and pays it (the sandbox's pay) through the balancer, SIGKILLs one
  *    API container and the session runner's container at once, and waits for it to settle (SUCCEEDED) once the runner
  *    is back (the restart policy, or this script as its supervisor).
  * 4. With sessions created (and read) through the balancer and paid on the chain all along (no
@@ -323,8 +324,15 @@ async function main() {
   say(`up in ${timings.upSeconds}s`);
 
   const key = JSON.parse(await admin("merchant:create", "--name", "Containers", "--json")).keys.sandbox as string;
-  const traffic: Traffic = { requests: 0, phase: "first payment", failed: [], paid: [] };
+  const traffic: Traffic = { requests: 0, phase: "pages", failed: [], paid: [] };
   const api = client(base_url, key, traffic);
+
+  // What the API builds or reads from its files at run time, on the read-only image: the SDK and
+  // checkout bundles, the checkout page, the API reference, the dashboard's sign-in.
+  for (const path of ["/sdk/v1/paysession.js", "/checkout/v1/", "/checkout/v1/checkout.js", "/docs", "/docs/json", "/dashboard/sign-in"]) {
+    await api(`page ${path}`, "GET", path);
+  }
+  traffic.phase = "first payment";
 
   // ---------------------------------------------------------------- a payment through kills
   from = Date.now();
