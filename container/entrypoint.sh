@@ -41,6 +41,5 @@ case "$role" in
   admin) exec bun api/src/cli/admin.ts "$@" ;;
   # The local test network, reachable from the other containers (sandbox only).
   sandbox-chain) exec bun api/src/cli/admin.ts sandbox:chain --host 0.0.0.0 --port "${SERVICE_DEV_CHAIN_PORT:-8545}" --data-dir "${SERVICE_DATA_DIR:-/data}" "$@" ;;
-  health) exec bun container/healthcheck.ts "$@" ;;
   *) exec "$role" "$@" ;;
 esac
