@@ -37,10 +37,10 @@ export function chainEnvFor(config: Config, dev: boolean, env: Record<string, st
  * addresses (deployed once; idempotent). `bun run dev` runs it in its own process; `bun run
  * admin sandbox:chain` runs it alone, for several `bun run start` processes to share.
  */
-export async function startLocalNetwork(opts: { dataDir: string; port: number }, log: (line: string) => void): Promise<DevChain & { contracts: LocalContracts }> {
+export async function startLocalNetwork(opts: { dataDir: string; port: number; host?: string }, log: (line: string) => void): Promise<DevChain & { contracts: LocalContracts }> {
   const dir = resolve(opts.dataDir, "anvil");
   mkdirSync(dir, { recursive: true });
-  const chain = await startDevChain({ port: opts.port, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json"), heartbeatSeconds: 1, persistEachBlock: true });
+  const chain = await startDevChain({ port: opts.port, host: opts.host, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json"), heartbeatSeconds: 1, persistEachBlock: true });
   try {
     const { token, usdt, factory, batch, deployed } = await ensureDeployed(localClients(chain.rpcUrl, LOCAL_CHAIN_ID));
     log(`local test network ${chain.rpcUrl} (chain ${LOCAL_CHAIN_ID}): TestUSD ${token}, TestUSDT ${usdt}, deposit factory ${factory}, AuthorizationBatch ${batch}${deployed.length ? ` (deployed ${deployed.join(", ")})` : ""}`);

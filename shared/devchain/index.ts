@@ -1,6 +1,6 @@
 /**
  * A real local chain for `bun run dev`, tests and benchmarks: the anvil binary from
- * @foundry-rs/anvil, bound to 127.0.0.1. We spawn the platform binary itself when we can
+ * @foundry-rs/anvil, bound to 127.0.0.1 (or the `host` asked for). We spawn the platform binary itself when we can
  * find it (so the PID we kill is anvil, not the Node wrapper that would leave it orphaned
  * if the wrapper died hard), else node_modules/.bin/anvil.
  */
@@ -30,6 +30,11 @@ export const ANVIL_ACCOUNTS = [
 
 export interface DevChainOptions {
   port: number;
+  /**
+   * The interface anvil listens on; default 127.0.0.1. `0.0.0.0` makes it reachable from other
+   * hosts and containers (`bun run admin sandbox:chain --host`); rpcUrl stays the loopback one.
+   */
+  host?: string;
   chainId: number;
   /** Load state from this file at start and dump it there on stop (and every few seconds). */
   stateFile?: string;
@@ -69,7 +74,7 @@ function archName(): string {
 }
 
 export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
-  const args = ["--host", "127.0.0.1", "--port", String(opts.port), "--chain-id", String(opts.chainId), "--silent"];
+  const args = ["--host", opts.host ?? "127.0.0.1", "--port", String(opts.port), "--chain-id", String(opts.chainId), "--silent"];
   if (opts.blockTime !== undefined) args.push("--block-time", String(opts.blockTime));
   else if (opts.heartbeatSeconds !== undefined) args.push("--mixed-mining", "--block-time", String(opts.heartbeatSeconds));
   if (opts.stateFile) args.push("--state", opts.stateFile, "--state-interval", "5");

@@ -12,7 +12,7 @@
  *   migrate                                          applies this build's migrations (the first step of a rolling upgrade)
  *   nodes                                            the service's processes: roles, host, version, started, last beat, the indexer's
  *   pg [--port P] [--data-dir D] [--max-connections N]   the embedded Postgres alone, in the foreground; prints its DATABASE_URL
- *   sandbox:chain [--port P] [--data-dir D]          the local test network alone (anvil, test tokens, the service's contracts); prints SERVICE_RPC_URL_LOCAL
+ *   sandbox:chain [--port P] [--data-dir D] [--host H] the local test network alone (anvil, test tokens, the service's contracts); prints SERVICE_RPC_URL_LOCAL
  * `networks` and `factory:deploy` use the network variables (SERVICE_RPC_URL_<KEY>, SERVICE_RELAYER_PRIVATE_KEY), not the database;
  * `pg` and `sandbox:chain` run until Ctrl-C, for several processes on one host (docs/topology.md, "One host").
  * Secrets are printed once, here, and never again. Add --json for machine-readable output.
@@ -40,7 +40,7 @@ import { changePassword, createUser, findUserByEmail, UserInputError } from "../
 import { newSecret } from "../../../shared/ids.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
-const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy|migrate|nodes|pg|sandbox:chain> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--port P --data-dir D --max-connections N] [--json]`;
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy|migrate|nodes|pg|sandbox:chain> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--port P --data-dir D --max-connections N --host H] [--json]`;
 
 function die(message: string): never {
   console.error(message);
@@ -63,6 +63,7 @@ const { positionals, values } = parseArgs({
     port: { type: "string" },
     "data-dir": { type: "string" },
     "max-connections": { type: "string" },
+    host: { type: "string" },
   },
 });
 const command = positionals[0] ?? die(USAGE);
@@ -85,7 +86,7 @@ if (command === "networks" || command === "factory:deploy") {
 if (command === "pg") {
   await pgCommand({ port: values.port, dataDir: values["data-dir"], maxConnections: values["max-connections"] }, config, die);
 } else if (command === "sandbox:chain") {
-  await sandboxChainCommand({ port: values.port, dataDir: values["data-dir"] }, config, die);
+  await sandboxChainCommand({ port: values.port, dataDir: values["data-dir"], host: values.host }, config, die);
 } else {
   await databaseCommand();
 }

@@ -1,9 +1,10 @@
 /**
- * `bun run admin sandbox:chain [--port P] [--data-dir D]`: the local test network of `bun run
+ * `bun run admin sandbox:chain [--port P] [--data-dir D] [--host H]`: the local test network of `bun run
  * dev` on its own, in the foreground, for several `bun run start` processes to share (docs/
  * topology.md, "One host"): anvil (chain 31337, a block a second, its state kept under the data
  * dir), the test tokens (TestUSD, TestUSDT) and the service's contracts (the deposit factory,
- * AuthorizationBatch) at their fixed addresses. It prints the variables the processes need and
+ * AuthorizationBatch) at their fixed addresses. It listens on 127.0.0.1 unless `--host` says
+ * otherwise (`0.0.0.0` for the service's containers: docs/operators.md, "Run with containers"). It prints the variables the processes need and
  * runs until SIGINT or SIGTERM.
  */
 import type { Config } from "../config.ts";
@@ -14,11 +15,11 @@ import { describeError } from "../../../shared/describe-error.ts";
 
 type Die = (message: string) => never;
 
-export async function sandboxChainCommand(args: { port?: string; dataDir?: string }, config: Config, die: Die): Promise<void> {
+export async function sandboxChainCommand(args: { port?: string; dataDir?: string; host?: string }, config: Config, die: Die): Promise<void> {
   const port = wholeFlag("port", args.port, config.devChainPort, 1, 65535, die);
   const dataDir = args.dataDir ?? config.dataDir;
   const log = (line: string) => console.error(`[sandbox chain] ${line}`);
-  const chain = await startLocalNetwork({ dataDir, port }, log).catch((e) => die(describeError(e)));
+  const chain = await startLocalNetwork({ dataDir, port, host: args.host }, log).catch((e) => die(describeError(e)));
   log(`chain ${LOCAL_CHAIN_ID}, state in ${dataDir}/anvil; the sandbox relayer and faucet are anvil's public test accounts; Ctrl-C stops it`);
   // What every process needs to serve the local sandbox network (its preset knows the contracts' addresses).
   console.log(`SERVICE_RPC_URL_LOCAL=${chain.rpcUrl}`);

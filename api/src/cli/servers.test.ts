@@ -73,3 +73,18 @@ test("admin sandbox:chain: anvil with the test tokens and the service's contract
   expect((await chain.ctrlC()).code).toBe(0);
   expect(await client.getChainId().then(() => "answers", () => "gone")).toBe("gone");
 }, 60_000);
+
+test("admin sandbox:chain --host 0.0.0.0 answers on every address (for containers and other hosts), on 127.0.0.1 only without it", async () => {
+  // Another address of this machine than 127.0.0.1, on any Linux: all of 127/8 is the loopback's,
+  // and a server bound to 127.0.0.1 does not answer on 127.0.0.2 (one bound to 0.0.0.0 does).
+  const address = "127.0.0.2";
+  const answers = (url: string) => createPublicClient({ transport: http(url, { retryCount: 0, timeout: 2000 }) }).getChainId().then(() => "answers", () => "refused");
+  const open = await freePort();
+  const wide = await server(["sandbox:chain", "--host", "0.0.0.0", "--port", String(open), "--data-dir", join(dir, "chain-wide")], "SERVICE_RPC_URL_LOCAL");
+  expect(await answers(`http://${address}:${open}`)).toBe("answers");
+  expect((await wide.ctrlC()).code).toBe(0);
+  const closed = await freePort();
+  const loopback = await server(["sandbox:chain", "--port", String(closed), "--data-dir", join(dir, "chain-loopback")], "SERVICE_RPC_URL_LOCAL");
+  expect(await answers(`http://${address}:${closed}`)).toBe("refused");
+  expect((await loopback.ctrlC()).code).toBe(0);
+}, 90_000);
