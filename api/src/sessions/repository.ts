@@ -2,7 +2,7 @@
  * Payment sessions in the database: reads, transitions and money events. Creation is a module of
  * its own (create/), one statement for a group of creates.
  */
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
 import type { Row, Sql, TransactionSql } from "postgres";
 import { Pipeline } from "../db/pipeline.ts";
 import type { Db } from "../db/client.ts";
@@ -75,7 +75,7 @@ export async function readMerchantView(
   const rows = await sql`
     select k.ok as key_ok, s.id is not null as found, s.*,
            (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json,
-           (select json_agg(e order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
+           (select json_agg(to_jsonb(e) - 'snapshot' order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
       from (select ${keyOk} as ok) k
       left join app.payment_sessions s on k.ok and s.id = ${args.id} and s.merchant_id = ${args.merchantId} and s.environment = ${args.environment}`;
   const r = decodeRow(RetrieveRow, rows[0]);
@@ -124,7 +124,9 @@ export function eventFromJson(json: unknown): EventRow {
 }
 
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
-  return db.select().from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
+  // Without the snapshot (what a webhook body is built from): a history does not need it.
+  const { snapshot: _snapshot, ...columns } = getTableColumns(sessionEvents);
+  return db.select(columns).from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
 }
 
 /**
@@ -275,7 +277,9 @@ export function recordMoneyEvent(
 /**
  * The session's event at its current sequence and status (the caller has counted both), and
  * the event's webhook deliveries, queued on `writes`. Returns the event's id. Its two callers
- * above take the detail typed by its reason (event-detail.ts); here it is only stored.
+ * above take the detail typed by its reason (event-detail.ts); here it is only stored. The
+ * event's snapshot (what its webhook body is built from) is the session as the writes queued
+ * before it leave the row: they run first, in the same transaction.
  */
 function queueEvent(
   writes: Pipeline,
@@ -285,9 +289,9 @@ function queueEvent(
 ): string {
   const eventId = newId("event");
   writes.send(tx`
-    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at, snapshot)
     values (${eventId}, ${session.id}, ${session.merchantId}, ${session.environment}, ${session.sequence}, ${session.status},
-            ${event.previous}, ${event.reason}, ${JSON.stringify(event.detail)}::jsonb, now())`);
+            ${event.previous}, ${event.reason}, ${JSON.stringify(event.detail)}::jsonb, now(), app.session_event_snapshot(${session.id}))`);
   writes.send(enqueueEventDeliveries(tx, { id: eventId, sessionId: session.id, merchantId: session.merchantId, environment: session.environment, sequence: session.sequence }));
   return eventId;
 }

@@ -143,7 +143,7 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
              now() + make_interval(secs => expires_in), token_hash, now() + make_interval(secs => token_expires_in), 1,
              now() + make_interval(secs => expires_in)
         from x
-      returning id, created_at, metadata
+      returning *
     ), d as (
       insert into app.session_deposits
         (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
@@ -153,13 +153,22 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
         ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))}, ${arr("jsonb", dep((d) => tokensJson(d.tokens)))})
         as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
        where exists (select from x where x.id = dd.session_id)
+      returning *
+    ), dj as (
+      -- Each session's deposits as the event's snapshot holds them (app.session_event_snapshot's shape).
+      select d.session_id, jsonb_agg(to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text) order by d.chain_id) as deposits
+        from d group by d.session_id
     ), n as (
       -- The session's EIP-3009 nonce, so that a payment by it finds the session whoever submits it (schema.ts sessionNonces).
       insert into app.session_nonces (nonce, session_id) select nonce, id from x
     ), e as (
-      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-      select x.event_id, x.id, x.merchant_id, x.environment, 1, 'PENDING', null, 'created', '{}'::jsonb, s.created_at
-        from s join x on x.id = s.id
+      -- The snapshot from the rows this statement wrote (it cannot read them back from the tables), in the
+      -- shape of app.session_event_snapshot (drizzle/0023_event_snapshots.sql): what the webhook body is built from.
+      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at, snapshot)
+      select x.event_id, x.id, x.merchant_id, x.environment, 1, 'PENDING', null, 'created', '{}'::jsonb, s.created_at,
+             jsonb_build_object('session', (to_jsonb(s) - 'token_hash') || jsonb_build_object('amount_minor', s.amount_minor::text, 'funding_amount', s.funding_amount::text),
+                                'deposits', coalesce(dj.deposits, '[]'::jsonb))
+        from s join x on x.id = s.id left join dj on dj.session_id = s.id
       returning id, session_id, merchant_id, environment, sequence
     ), ${q.unsafe(NEW_SESSION_DELIVERIES_CTE)}
     select a.id, s.created_at, s.metadata, a.key_ok, s.id is not null as claimed, (select count(*) from wn) as webhook_notified
