@@ -32,7 +32,7 @@ import type { ClaimColumns } from "../../db/idempotency-keys.ts";
 import { col, decodeRows, rowShape } from "../../db/rows.ts";
 import { hashSecret, mintCredential } from "../../credentials/format.ts";
 import { SETTLEMENTS_TEXT, type KeyCheck } from "../../credentials/store.ts";
-import { NEW_SESSION_DELIVERIES_CTE } from "../../effects/webhook-outbox.ts";
+import { newSessionDeliveries } from "../../effects/webhook-outbox.ts";
 import type { PlannedDeposit } from "../deposits.ts";
 import type { AcceptedToken } from "../../db/schema.ts";
 import type { SessionRow } from "../views.ts";
@@ -94,6 +94,7 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
   const claim = (f: (c: ClaimColumns) => string) => list.map((a) => (a.claim ? f(a.claim) : null));
   const deposits = list.flatMap((a) => a.deposits.map((d) => ({ sessionId: a.id, d })));
   const dep = <T extends string | number>(f: (d: PlannedDeposit) => T) => deposits.map((x) => f(x.d));
+  const deliveries = newSessionDeliveries(q, "e");
   const rows = await q`
     with c as (
       -- 1. Each distinct key check: the key still there, unrevoked, its merchant's in its environment, the settlements unchanged.
@@ -170,8 +171,8 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
                                 'deposits', coalesce(dj.deposits, '[]'::jsonb))
         from s join x on x.id = s.id left join dj on dj.session_id = s.id
       returning id, session_id, merchant_id, environment, sequence
-    ), ${q.unsafe(NEW_SESSION_DELIVERIES_CTE)}
-    select a.id, s.created_at, s.metadata, a.key_ok, s.id is not null as claimed, (select count(*) from wn) as webhook_notified
+    ), ${deliveries.ctes}
+    select a.id, s.created_at, s.metadata, a.key_ok, s.id is not null as claimed, ${deliveries.notified} as webhook_notified
       from asked a left join s on s.id = a.id`;
   const byId = new Map(decodeRows(Written, rows).map((r) => [r.id, r]));
   return asked.map((a): CreateOutcome => {
