@@ -71,7 +71,7 @@ test("the pieces in a statement of their own: the NOTIFY goes only when the fina
         returning id, session_id, merchant_id, environment, sequence
       ), ${d.ctes}
       select ${readNotified ? d.notified : sql`0::bigint`} as notified`;
-    const [{ n }] = await sql`select count(*)::int as n from app.webhook_deliveries where session_id = ${sessionId} and sequence = 2`;
+    const [{ n }] = (await sql`select count(*)::int as n from app.webhook_deliveries where session_id = ${sessionId} and sequence = 2`) as unknown as [{ n: number }];
     expect(n).toBe(enabled.length);
     // Given time to arrive: a NOTIFY left out must not come late either.
     await Bun.sleep(300);

@@ -3,7 +3,7 @@
  * its own (create/), one statement for a group of creates.
  */
 import { and, asc, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
-import type { Row, Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { Pipeline } from "../db/pipeline.ts";
 import type { Db } from "../db/client.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
@@ -74,7 +74,7 @@ export async function readMerchantView(
     : sql`true`;
   const rows = await sql`
     select k.ok as key_ok, s.id is not null as found, s.*,
-           (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json,
+           ${depositsJsonOf(sql, "s")} as deposits_json,
            (select json_agg(to_jsonb(e) - 'snapshot' order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
       from (select ${keyOk} as ok) k
       left join app.payment_sessions s on k.ok and s.id = ${args.id} and s.merchant_id = ${args.merchantId} and s.environment = ${args.environment}`;
@@ -88,10 +88,14 @@ const jsonList = col.nullable(col.json(Type.Array(Type.Unknown())));
 const RetrieveRow = rowShape("retrieve", { key_ok: col.bool, found: col.bool, deposits_json: jsonList, events_json: jsonList });
 
 /**
- * A `session_deposits` row as json, its amount as text: a numeric in json is a JSON number, which
- * loses digits past 2^53 (an 18-decimal token's amounts). `d` is the row.
+ * The deposits of the session row `session` names in the statement, as a json array's text in
+ * chain order (null: none), each its `session_deposits` row with its amount as text: a numeric in
+ * json is a JSON number, which loses digits past 2^53 (an 18-decimal token's amounts).
  */
-const DEPOSIT_JSON = "to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text)";
+function depositsJsonOf(q: Sql, session: string): PendingQuery<Row[]> {
+  return q`(select json_agg(to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text) order by d.chain_id)::text
+              from app.session_deposits d where d.session_id = ${q(session)}.id)`;
+}
 
 const EventJson = rowShape("session event (json)", {
   id: col.text,
@@ -140,7 +144,7 @@ export async function findSessionByToken(
 ): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string }; deposits: DepositLike[] } | undefined> {
   const rows = await sql`
     select s.*, m.name as merchant_name, m.sandbox_public_id, m.live_public_id,
-           (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json
+           ${depositsJsonOf(sql, "s")} as deposits_json
       from app.payment_sessions s join app.merchants m on m.id = s.merchant_id
      where s.token_hash = ${hashSecret(token)}`;
   const r = decodeFirst(TokenRow, rows);

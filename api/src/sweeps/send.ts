@@ -68,7 +68,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
     const rows = decodeRows(
       ClaimedSweep,
       await tx`
-      select s.id, s.session_id, s.deposit_address, s.settlement_address, ${tx.unsafe(sweepTokensSql("s", "d"))}, s.attempts,
+      select s.id, s.session_id, s.deposit_address, s.settlement_address, ${sweepTokensSql(tx, "s", "d")}, s.attempts,
              p.force_sweep_failure,
              ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)
               + (select coalesce(sum(a.attempts), 0) from app.payment_authorizations a where a.session_id = s.session_id and a.chain_id = s.chain_id))::int as session_attempts

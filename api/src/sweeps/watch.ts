@@ -198,7 +198,7 @@ const TransactionSweep = rowShape("sweeps of a transaction", {
 
 async function sweepsOf(c: SweepChain, txId: string) {
   const rows = await c.sql`
-    select w.id, w.session_id, w.deposit_address, w.settlement_address, ${c.sql.unsafe(sweepTokensSql("w", "d"))}
+    select w.id, w.session_id, w.deposit_address, w.settlement_address, ${sweepTokensSql(c.sql, "w", "d")}
       from app.sweeps w left join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id
      where w.transaction_id = ${txId} and w.state = 'sending'
      order by w.created_at, w.id`;

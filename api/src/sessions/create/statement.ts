@@ -31,7 +31,7 @@ import { arrayParam } from "../../db/client.ts";
 import type { ClaimColumns } from "../../db/idempotency-keys.ts";
 import { col, decodeRows, rowShape } from "../../db/rows.ts";
 import { hashSecret, mintCredential } from "../../credentials/format.ts";
-import { SETTLEMENTS_TEXT, type KeyCheck } from "../../credentials/store.ts";
+import { settlementsOfKey, type KeyCheck } from "../../credentials/store.ts";
 import { newSessionDeliveries } from "../../effects/webhook-outbox.ts";
 import type { PlannedDeposit } from "../deposits.ts";
 import type { AcceptedToken } from "../../db/schema.ts";
@@ -104,8 +104,7 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
                     ${arr("text", check((c) => c.environment))}, ${arr("text", check((c) => c.settlements))})
              with ordinality as c(key_hash, key_id, merchant_id, environment, settlements, n)
         left join lateral (select k.id, k.merchant_id, k.environment, k.revoked_at from app.api_keys k where k.key_hash = c.key_hash offset 0) k on true
-        left join lateral (select ${q.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
-                            where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st on true
+        left join lateral ${settlementsOfKey(q, "k")} st on true
     ), asked as (
       select a.*, a.check_no is null or exists (select from c where c.n = a.check_no and c.ok) as key_ok
         from unnest(
