@@ -22,7 +22,7 @@ import type { Sql } from "postgres";
 import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
 import { wakeSessions } from "../effects/wake.ts";
 import { dropTransaction, requeueDroppedSweeps, transactionsFromNonce } from "./statements/reconcile.ts";
-import { requeueAuthorizations } from "./authorization-outcome.ts";
+import { requeueAuthorizations } from "./statements/authorizations.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */

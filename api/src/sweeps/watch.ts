@@ -26,7 +26,8 @@ import {
 import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type Fees } from "./plan.ts";
 import { reconcileWithChain } from "./reconcile.ts";
 import { planSubmission } from "../gasless/submission.ts";
-import { authorizationsOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
+import { recordAuthorizationMined } from "./authorization-outcome.ts";
+import { authorizationsOf, requeueAuthorizations } from "./statements/authorizations.ts";
 import type { SweepChain } from "./chain.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
