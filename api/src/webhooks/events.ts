@@ -1,7 +1,7 @@
 /**
  * The events read model (the API's `/events` and what a webhook carries): an event with its
  * session, the merchant's public id and the session's deposits; the deliveries of an event; and
- * redelivery on request. The worker's own statements are in worker.ts.
+ * redelivery on request. The worker's own statements are in statements/.
  *
  * Account events (app.account_events: `settlement_address.updated`) are found by id, with their
  * deliveries, attempts and redelivery, but not listed by `listEvents`: that list is the
