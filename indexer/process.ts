@@ -30,6 +30,7 @@ import { chainsThatWentBack, PONDER_WENT_BACK, rebuildAfterChainWentBack } from 
 import { installHeadNotify } from "./head-notify.ts";
 import { isDatabaseUnavailable } from "../api/src/db/outage.ts";
 import { hasErrorCode } from "../shared/error-chain.ts";
+import { describeError } from "../shared/describe-error.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** Ponder's bin, behind a wrapper that exits with us (ponder-child.ts). */
@@ -345,7 +346,7 @@ async function keepHeadNotifyInstalled(databaseUrl: string, schema: string, done
       try {
         if (await installHeadNotify(admin, schema)) return;
       } catch (e) {
-        onLine(JSON.stringify({ level: 40, msg: `head notification trigger not installed yet: ${String((e as Error)?.message ?? e)}` }));
+        onLine(JSON.stringify({ level: 40, msg: `head notification trigger not installed yet: ${describeError(e)}` }));
       }
       await sleep(100);
     }

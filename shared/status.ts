@@ -27,7 +27,7 @@ export type TransitionReason = (typeof TRANSITION_REASONS)[number];
 
 /**
  * Events that are no status change: money moved that the merchant must reconcile, outside
- * the transition it caused (api/src/sessions/funds.ts). The status stays as it was.
+ * the transition it caused (api/src/sessions/money-plan.ts). The status stays as it was.
  */
 export const MONEY_EVENT_REASONS = ["funds_received", "funds_settled", "funds_reverted"] as const;
 export type MoneyEventReason = (typeof MONEY_EVENT_REASONS)[number];

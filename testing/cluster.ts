@@ -40,6 +40,7 @@ import { startRoundRobinProxy, type RoundRobinProxy } from "./round-robin-proxy.
 import { startReceiver } from "./webhook-receiver.ts";
 import { apiClient, childEnv, createMerchantKey, groupProcess, processGroupOf, waitHealthy, type GroupProcess } from "./suite-processes.ts";
 import { deliveries, deliveryProblems, historyProblems, moneyProblems } from "./suite-checks.ts";
+import { describeError } from "../shared/describe-error.ts";
 
 const SECONDS = Number(process.env.CLUSTER_SECONDS ?? 180);
 const CREATES_PER_SECOND = Number(process.env.CLUSTER_CREATES_PER_SECOND ?? 2);
@@ -428,7 +429,7 @@ let code = 0;
 try {
   await main();
 } catch (e) {
-  console.error(String((e as Error)?.stack ?? e));
+  console.error(describeError(e, { stack: true }));
   code = 1;
 } finally {
   await Promise.all(procs.map((p) => p.stop()));

@@ -28,6 +28,7 @@ import { apiClient, childEnv, createMerchantKey, groupProcess, waitHealthy, type
 import { deliveries, deliveryProblems, historyProblems, moneyProblems } from "./suite-checks.ts";
 import { startReceiver } from "./webhook-receiver.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../api/src/db/embedded.ts";
+import { describeError } from "../shared/describe-error.ts";
 
 const SESSIONS = Number(process.env.FAULTS_SESSIONS ?? 120);
 const t0 = Date.now();
@@ -269,7 +270,7 @@ let code = 0;
 try {
   await main();
 } catch (e) {
-  console.error(String((e as Error)?.stack ?? e));
+  console.error(describeError(e, { stack: true }));
   code = 1;
 } finally {
   await service?.stop();

@@ -16,6 +16,7 @@ import { freePort } from "./ports.ts";
 import { childEnv, ROOT } from "./suite-processes.ts";
 import { walkThrough } from "./one-host-doc.ts";
 import { livePostmaster } from "../api/src/db/embedded-server.ts";
+import { describeError } from "../shared/describe-error.ts";
 
 const READY_MS = 180_000;
 const SHELL_MS = 180_000;
@@ -115,7 +116,7 @@ async function main() {
 try {
   await main();
 } catch (e) {
-  console.error(String((e as Error)?.message ?? e));
+  console.error(describeError(e));
   process.exitCode = 1;
 } finally {
   for (const t of terminals) {

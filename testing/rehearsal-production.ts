@@ -23,6 +23,7 @@ import { startMainnetStandIn, type EthereumStandIn, type MainnetStandIn } from "
 import { freePort } from "./ports.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
 import { localClients } from "../shared/devchain/clients.ts";
+import { describeError } from "../shared/describe-error.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const started = Date.now();
@@ -316,7 +317,7 @@ try {
   await main();
 } catch (err) {
   failed = true;
-  console.error(String((err as Error)?.stack ?? err));
+  console.error(describeError(err, { stack: true }));
   if (serverLog) console.error(`--- service log (last lines) ---\n${serverLog.split("\n").slice(-40).join("\n")}`);
 } finally {
   if (mining) clearInterval(mining);

@@ -7,6 +7,7 @@
  * 502 and retries itself (with its Idempotency-Key).
  */
 import { hasErrorCode } from "../shared/error-chain.ts";
+import { messageOf } from "../shared/describe-error.ts";
 
 export interface RoundRobinProxy {
   url: string;
@@ -40,7 +41,7 @@ export function startRoundRobinProxy(upstreams: string[], port = 0): RoundRobinP
         } catch (err) {
           if (neverReached(err)) continue;
           failed++;
-          return new Response(JSON.stringify({ error: { code: "bad_gateway", message: `upstream failed: ${String((err as Error)?.message ?? err)}` } }), { status: 502 });
+          return new Response(JSON.stringify({ error: { code: "bad_gateway", message: `upstream failed: ${messageOf(err)}` } }), { status: 502 });
         }
       }
       failed++;

@@ -10,6 +10,7 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { BaseError } from "../shared/base-error.ts";
 
 export interface TestWalletOptions {
   /** Chains the wallet knows at first: chain id → RPC URL. It starts on the first. */
@@ -56,7 +57,8 @@ const INIT_SCRIPT = `(() => {
   announce();
 })();`;
 
-class RpcError extends Error {
+class RpcError extends BaseError {
+  override name = "RpcError";
   constructor(
     readonly code: number,
     message: string,

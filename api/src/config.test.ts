@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "./config.ts";
+import { messageOf } from "../../shared/describe-error.ts";
 
 test("defaults boot with nothing set", () => {
   const c = loadConfig({});
@@ -32,7 +33,7 @@ test("every bad value is reported, each on its own line", () => {
   for (const name of ["SERVICE_PORT", "SERVICE_PUBLIC_URL", "DATABASE_URL", "SERVICE_MIN_AMOUNT", "SERVICE_RATE_LIMIT_PER_SECOND", "SERVICE_LOG_REQUESTS"]) {
     expect(problems.some((p) => p.startsWith(name))).toBe(true);
   }
-  expect((err as Error).message.split("\n").length).toBe(7);
+  expect(messageOf(err).split("\n").length).toBe(7);
 });
 
 test("inconsistent values are refused", () => {

@@ -5,6 +5,7 @@
  */
 import { parseAmount } from "../../shared/money.ts";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./retry-schedule.ts";
+import { BaseError } from "../../shared/base-error.ts";
 
 export interface Config {
   port: number;
@@ -44,7 +45,7 @@ export interface Config {
   indexerEnabled: boolean;
   indexerPort: number;
   indexerReadyTimeoutMs: number;
-  /** 32 bytes that seal webhook secrets at rest; undefined: read or made once under the data dir (dev). */
+  /** 32 bytes that seal webhook secrets, Idempotency-Key records and flash cookies; undefined: read or made once under the data dir (dev). */
   encryptionKey: Buffer | undefined;
   webhooks: WebhookSettings;
   /** The session actor runner (api/src/sessions/runner.ts). */
@@ -166,10 +167,10 @@ export function parseEncryptionKey(raw: string): Buffer | undefined {
   return undefined;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends BaseError {
+  override name = "ConfigError";
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.name = "ConfigError";
   }
 }
 

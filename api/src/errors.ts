@@ -5,6 +5,8 @@
  * here is the only way to add an error.
  */
 
+import { BaseError } from "../../shared/base-error.ts";
+
 export const ERROR_TYPES = [
   "invalid_request_error",
   "authentication_error",
@@ -179,7 +181,13 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
-export class ApiError extends Error {
+/**
+ * A refusal the API answers. Its `message` is what the answer says (BaseError keeps the short
+ * message as the message); `cause`, when a refusal stands for a failure caught below (a webhook
+ * URL's TargetError, the database away), is kept for the log and never answered.
+ */
+export class ApiError extends BaseError {
+  override name = "ApiError";
   readonly status: number;
   readonly type: ErrorType;
   constructor(
@@ -187,9 +195,10 @@ export class ApiError extends Error {
     message?: string,
     readonly param?: string,
     readonly headers?: Record<string, string>,
+    opts: { cause?: unknown } = {},
   ) {
     const entry: CatalogueEntry = ERROR_CATALOGUE[code];
-    super(message ?? entry.message);
+    super(message ?? entry.message, opts);
     this.status = entry.status;
     this.type = entry.type;
   }

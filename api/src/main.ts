@@ -16,6 +16,8 @@ import type { IndexerSeat } from "./nodes/indexer-seat.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
 import { relayerKeyProblems } from "./sweeps/relayer.ts";
 import { stopInOrder, stopOnSignals } from "./shutdown.ts";
+import { findInChain } from "../../shared/error-chain.ts";
+import { describeError } from "../../shared/describe-error.ts";
 
 const dev = process.argv.includes("--dev");
 const log = (line: string) => console.log(`[paysession] ${line}`);
@@ -26,8 +28,9 @@ let config: Config | undefined;
 try {
   config = loadConfig();
 } catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  problems.push(...err.problems);
+  const bad = findInChain(err, (x) => x instanceof ConfigError);
+  if (!bad) throw err;
+  problems.push(...bad.problems);
 }
 const chainEnv = config ? chainEnvFor(config, dev, process.env) : { ownLocalChain: false, env: process.env };
 const chains = parseChainsEnv(chainEnv.env);
@@ -53,7 +56,7 @@ let service: RunningService | undefined;
 let indexer: IndexerSeat | undefined;
 let shop: MerchantExample | undefined;
 const fail = async (what: string, err: unknown) => {
-  console.error(`[paysession] ${what} failed: ${String((err as Error)?.message ?? err)}`);
+  console.error(`[paysession] ${what} failed: ${describeError(err)}`);
   await indexer?.stop();
   await service?.stop();
   await chain?.stop();
@@ -117,7 +120,7 @@ if (dev) {
   // The example shop (examples/merchant) on the demo merchant's credentials: a page to pay
   // through the SDK and the checkout, and a webhook handler (README "Your first payment").
   shop = await startDemoShop(config.dataDir, credentials).catch((e) => {
-    log(`example shop not started: ${String((e as Error)?.message ?? e)}`);
+    log(`example shop not started: ${describeError(e)}`);
     return undefined;
   });
   if (shop) {

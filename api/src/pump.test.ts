@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { Pump } from "./pump.ts";
+import { BaseError } from "../../shared/base-error.ts";
 
 const tick = (ms = 5) => Bun.sleep(ms);
 
@@ -95,4 +96,25 @@ test("a failing pass is retried after a pause that doubles, and logged once per 
   expect(lines).toHaveLength(2);
   expect(lines[0]).toBe("sweeper local: connect ECONNREFUSED 127.0.0.1:5432 (retried; logged again only if it changes)");
   expect(lines[1]).toMatch(/^sweeper local: working again after 4 failed pass\(es\)/);
+});
+
+test("a failing pass's line says what the error wraps, one line per link, with no URL in it", async () => {
+  const lines: string[] = [];
+  let passes = 0;
+  const rpc = new Error("HTTP request to https://rpc.example/v2/KEY123 failed.\nRequest body: {}", { cause: Object.assign(new Error("connect refused"), { code: "ECONNREFUSED" }) });
+  const pump = new Pump(
+    async () => {
+      passes++;
+      if (passes === 1) throw new BaseError("sweeper pass failed", { cause: rpc });
+      return undefined;
+    },
+    { name: "sweeper local", pollMs: 1_000, retryMs: 10, log: (l) => lines.push(l) },
+  );
+  pump.wake();
+  await tick(100);
+  await pump.stop();
+  expect(lines[0]).toBe(
+    "sweeper local: sweeper pass failed; caused by HTTP request to https://<redacted> failed.; caused by ECONNREFUSED: connect refused (retried; logged again only if it changes)",
+  );
+  expect(lines.join("\n")).not.toContain("KEY123");
 });

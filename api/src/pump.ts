@@ -8,6 +8,8 @@
  * an RPC is one line when it starts and one when it ends).
  * `stop()` waits for the pass under way and runs no other.
  */
+import { describeError } from "../../shared/describe-error.ts";
+
 /** Longest pause between two tries while passes keep failing. */
 export const MAX_RETRY_MS = 10_000;
 
@@ -68,7 +70,8 @@ export class Pump {
         this.failing = undefined;
       }
     } catch (e) {
-      const message = String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
+      // One line: each link of the chain by its first line (what the error wraps, too).
+      const message = describeError(e, { firstLines: true, maxLength: 500 });
       if (!this.stopped && (!this.failing || this.failing.message !== message)) {
         this.opts.log?.(`${this.opts.name}: ${message}${this.failing ? "" : " (retried; logged again only if it changes)"}`);
       }

@@ -9,16 +9,16 @@ import { connect, type Database } from "./db/client.ts";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "./db/embedded.ts";
 import { migrate } from "./db/migrate.ts";
 import { buildApp, type Face } from "./http/app.ts";
-import { dashboardRoutes } from "./dashboard/routes.ts";
+import { dashboardRoutes } from "./dashboard/routes/index.ts";
 import { DASHBOARD_PAGES } from "./dashboard/request.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
-import { purgeExpiredIdempotencyKeys } from "./db/idempotency-keys.ts";
+import { purgeExpiredIdempotencyKeys } from "./credentials/idempotency-keys.ts";
 import type { Services } from "./http/services.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { watchLoopStalls } from "./http/loop-stalls.ts";
 import { Faucet } from "./sandbox/faucet.ts";
 import type { NetworkConfig } from "../../shared/chains/config.ts";
-import { resolveEncryptionKey } from "./webhooks/secrets.ts";
+import { resolveEncryptionKey } from "./credentials/encryption-key.ts";
 import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
@@ -36,6 +36,7 @@ import { apiKeyLookups } from "./credentials/store.ts";
 import { NodePresence } from "./nodes/presence.ts";
 import { ALIVE_MS, BEAT_MS, thisNode, type NodeRole } from "./nodes/registry.ts";
 import { purgeFullBuckets } from "./http/payer-limit.ts";
+import { describeError } from "../../shared/describe-error.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
@@ -226,7 +227,7 @@ export async function startService(config: Config, log: (line: string) => void =
       Promise.all([purgeExpiredIdempotencyKeys(database!.sql), purgeFullBuckets(database!.sql)]).then(
         () => purgeOutage.ok(),
         (e) => {
-          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets) failed: ${String((e as Error)?.message ?? e)}`);
+          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets) failed: ${describeError(e)}`);
         },
       );
     }, HOUSEKEEPING_EVERY_MS);

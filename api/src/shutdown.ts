@@ -15,7 +15,7 @@
  * and exiting (143) without waiting for anyone: its listeners are removed so ours alone decide.
  */
 import { isDatabaseUnavailable } from "./db/outage.ts";
-import { errorChain } from "../../shared/error-chain.ts";
+import { describeError } from "../../shared/describe-error.ts";
 
 export function stopOnSignals(log: (line: string) => void, stop: () => Promise<void>): void {
   let stopping = false;
@@ -23,10 +23,10 @@ export function stopOnSignals(log: (line: string) => void, stop: () => Promise<v
   const gone = (err: unknown) => {
     if (toldGone) return;
     toldGone = true;
-    log(`the database is shutting down or gone during the stop (${describe(err)}): nothing is lost, claims end with their transactions`);
+    log(`the database is shutting down or gone during the stop (${describeError(err, { firstLines: true })}): nothing is lost, claims end with their transactions`);
   };
   const unexpected = (what: string, err: unknown) => {
-    console.error(`[paysession] ${what}: ${(err as Error)?.stack ?? String(err)}`);
+    console.error(`[paysession] ${what}: ${describeError(err, { stack: true })}`);
     process.exit(1);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -47,14 +47,6 @@ export function stopOnSignals(log: (line: string) => void, stop: () => Promise<v
       process.exit(0);
     });
   }
-}
-
-function describe(err: unknown): string {
-  for (const e of errorChain(err)) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === "string" && typeof message === "string") return `${code} ${message}`;
-  }
-  return String((err as Error)?.message ?? err);
 }
 
 /**

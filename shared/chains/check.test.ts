@@ -7,6 +7,7 @@ import { ensureDeployed } from "../contracts/deploy.ts";
 import { getAddress } from "viem";
 import { checkNetworks, ChainCheckError } from "./check.ts";
 import { loadChainsConfig } from "./config.ts";
+import { messageOf } from "../describe-error.ts";
 
 let chain: DevChain;
 let testUsd: string;
@@ -30,13 +31,13 @@ test("the local preset's TestUSD (6 decimals) on the right chain passes", async 
 test("a decimals mismatch is refused with a clear message", async () => {
   const err = await checkNetworks(config(token18).networks).then(() => null, (e: unknown) => e);
   expect(err).toBeInstanceOf(ChainCheckError);
-  expect((err as Error).message).toContain(`stablecoin ${token18} reports decimals() = 18, but TUSD here must have 6; refusing to start`);
+  expect(messageOf(err)).toContain(`stablecoin ${token18} reports decimals() = 18, but TUSD here must have 6; refusing to start`);
 });
 
 test("an address with no token and an RPC URL serving another chain are refused", async () => {
   const noCode = "0x000000000000000000000000000000000000dEaD";
   let err = await checkNetworks(config(noCode).networks).then(() => null, (e: unknown) => e);
-  expect((err as Error).message).toContain(`could not read decimals() of the stablecoin ${noCode}`);
+  expect(messageOf(err)).toContain(`could not read decimals() of the stablecoin ${noCode}`);
   err = await checkNetworks(config(testUsd, "LOCAL2").networks).then(() => null, (e: unknown) => e);
-  expect((err as Error).message).toContain("SERVICE_RPC_URL_LOCAL2 serves chain id 31337, expected 31338");
+  expect(messageOf(err)).toContain("SERVICE_RPC_URL_LOCAL2 serves chain id 31337, expected 31338");
 });

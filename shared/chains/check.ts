@@ -6,6 +6,8 @@
 import { createPublicClient, http, webSocket, erc20Abi, type PublicClient } from "viem";
 import type { NetworkConfig } from "./config.ts";
 import { envSuffix } from "./presets.ts";
+import { BaseError } from "../base-error.ts";
+import { describeError } from "../describe-error.ts";
 
 export interface ObservedChainFacts {
   chainId: number;
@@ -55,17 +57,21 @@ export async function observeChainFacts(client: PublicClient, net: NetworkConfig
       try {
         return { decimals: await client.readContract({ address: coin.address, abi: erc20Abi, functionName: "decimals" }) };
       } catch (err) {
-        return { decimals: null, error: (err as Error).message.split("\n")[0] };
+        return { decimals: null, error: describeError(err, { links: 1, firstLines: true, redact: false }) };
       }
     }),
   );
   return { chainId, tokens };
 }
 
-export class ChainCheckError extends Error {
+/**
+ * Every network's problems in one error. It keeps no `cause`: an RPC's error names the RPC URL
+ * (often with a provider's key in it), so each problem is the error's first line with the URL cut.
+ */
+export class ChainCheckError extends BaseError {
+  override name = "ChainCheckError";
   constructor(readonly problems: string[]) {
     super(`Chain start-up check failed:\n  - ${problems.join("\n  - ")}`);
-    this.name = "ChainCheckError";
   }
 }
 
@@ -78,7 +84,7 @@ export async function checkNetworks(networks: NetworkConfig[]): Promise<void> {
           return chainFactsProblems(net, await observeChainFacts(publicClientFor(net), net));
         } catch (err) {
           // Never the URL itself: it often carries a provider's API key.
-          return [`${net.name}: RPC (SERVICE_RPC_URL_${envSuffix(net.key)}) did not answer (${(err as Error).message.split("\n")[0]!.split(net.rpcUrl).join("[RPC URL]")})`];
+          return [`${net.name}: RPC (SERVICE_RPC_URL_${envSuffix(net.key)}) did not answer (${describeError(err, { links: 1, firstLines: true, redact: false }).split(net.rpcUrl).join("[RPC URL]")})`];
         }
       }),
     )

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { gaslessMaxFeeWei, loadChainsConfig, parseChainsEnv, ChainConfigError } from "./config.ts";
 import { envSuffix, PRESETS } from "./presets.ts";
 import { predictedFactoryAddress, predictedTestUsdtAddress, predictedTokenAddress } from "../contracts/addresses.ts";
+import { messageOf } from "../describe-error.ts";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
@@ -168,7 +169,7 @@ describe("parseChainsEnv", () => {
       loadChainsConfig({ SERVICE_INDEX_MODE: "x", SERVICE_RPC_URL_BASE: "ftp://x" });
     } catch (e) {
       expect((e as ChainConfigError).problems).toHaveLength(2);
-      expect((e as Error).message).toContain("SERVICE_RPC_URL_BASE");
+      expect(messageOf(e)).toContain("SERVICE_RPC_URL_BASE");
     }
   });
 });

@@ -28,6 +28,7 @@
  */
 import { getAddress, isAddress, parseEther, parseGwei, type Address } from "viem";
 import { NETWORK_KEYS, PRESETS, envSuffix, type ChainPreset, type Environment, type NetworkKey } from "./presets.ts";
+import { BaseError } from "../base-error.ts";
 
 export type IndexMode = "bounded" | "full";
 
@@ -256,10 +257,10 @@ export function parseChainsEnv(env: Env): ParseResult {
   return { ok: true, config: { networks, indexMode } };
 }
 
-export class ChainConfigError extends Error {
+export class ChainConfigError extends BaseError {
+  override name = "ChainConfigError";
   constructor(readonly problems: string[]) {
     super(`Invalid chain configuration:\n  - ${problems.join("\n  - ")}`);
-    this.name = "ChainConfigError";
   }
 }
 

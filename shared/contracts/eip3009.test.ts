@@ -25,6 +25,7 @@ import {
 } from "./eip3009.ts";
 import { ANVIL_ACCOUNTS, clientsFor, startTestChain, type TestChain } from "../../testing/chain.ts";
 import { startMainnetStandIn, type MainnetStandIn } from "../../testing/mainnet-standin.ts";
+import { messageOf } from "../describe-error.ts";
 
 const [, PAYEE, STRANGER] = ANVIL_ACCOUNTS;
 
@@ -94,7 +95,7 @@ describe("TestUSD EIP-3009 (as USDC v2.2)", () => {
       await chain.publicClient.simulateContract({ account: STRANGER, address: chain.token, abi: testUsdAbi, functionName: "transferWithAuthorization", args: [...authArgs(a), signature] });
       return "no revert";
     } catch (err) {
-      return (err as Error).message;
+      return messageOf(err);
     }
   }
 

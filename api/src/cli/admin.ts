@@ -71,7 +71,7 @@ function configOrDie(): Config {
   try {
     return loadConfig();
   } catch (e) {
-    die(e instanceof ConfigError ? e.message : String(e));
+    die(findInChain(e, (x) => x instanceof ConfigError)?.message ?? String(e));
   }
 }
 const config = configOrDie();

@@ -13,6 +13,7 @@ import { envSuffix, PRESETS } from "../../../shared/chains/presets.ts";
 import { DETERMINISTIC_DEPLOYER, ensureServiceContractsDeployed, predictedFactoryAddress, serviceContractDeployTransactions } from "../../../shared/contracts/deploy.ts";
 import { DEV_RELAYER_PRIVATE_KEY } from "../sweeps/relayer.ts";
 import { describeStatus, probeNetworks } from "../onchain/network-status.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 type Die = (message: string) => never;
 
@@ -72,7 +73,7 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
   try {
     seen = await publicClient.getChainId();
   } catch (err) {
-    die(`${net.name}: RPC (SERVICE_RPC_URL_${envSuffix(net.key)}) did not answer: ${String((err as Error).message).split("\n")[0]}`);
+    die(`${net.name}: RPC (SERVICE_RPC_URL_${envSuffix(net.key)}) did not answer: ${describeError(err, { links: 1, firstLines: true })}`);
   }
   if (seen !== chainId) die(`SERVICE_RPC_URL_${envSuffix(net.key)} serves chain id ${seen}, not ${chainId} (${net.name}): nothing sent`);
 

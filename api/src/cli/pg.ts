@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { startEmbeddedPostgres } from "../db/embedded.ts";
 import { stopOnSignals } from "../shutdown.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 export interface PgArgs {
   port?: string;
@@ -30,7 +31,7 @@ export async function pgCommand(args: PgArgs, config: Config, die: Die): Promise
   const maxConnections = wholeFlag("max-connections", args.maxConnections, config.embeddedPgMaxConnections, 10, 10_000, die);
   const dataDir = args.dataDir ?? join(config.dataDir, "pg");
   const log = (line: string) => console.error(`[pg] ${line}`);
-  const pg = await startEmbeddedPostgres({ dataDir, port, maxConnections, supervise: false, log }).catch((e) => die(String((e as Error)?.message ?? e)));
+  const pg = await startEmbeddedPostgres({ dataDir, port, maxConnections, supervise: false, log }).catch((e) => die(describeError(e)));
   log(`embedded Postgres 17 on 127.0.0.1:${port}, data in ${dataDir}, max_connections ${maxConnections}; Ctrl-C stops it`);
   console.log(`DATABASE_URL=${pg.url}`);
   stopOnSignals(log, () => pg.stop());

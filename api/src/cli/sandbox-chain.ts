@@ -10,6 +10,7 @@ import type { Config } from "../config.ts";
 import { LOCAL_CHAIN_ID, startLocalNetwork } from "../onchain.ts";
 import { stopOnSignals } from "../shutdown.ts";
 import { wholeFlag } from "./pg.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 type Die = (message: string) => never;
 
@@ -17,7 +18,7 @@ export async function sandboxChainCommand(args: { port?: string; dataDir?: strin
   const port = wholeFlag("port", args.port, config.devChainPort, 1, 65535, die);
   const dataDir = args.dataDir ?? config.dataDir;
   const log = (line: string) => console.error(`[sandbox chain] ${line}`);
-  const chain = await startLocalNetwork({ dataDir, port }, log).catch((e) => die(String((e as Error)?.message ?? e)));
+  const chain = await startLocalNetwork({ dataDir, port }, log).catch((e) => die(describeError(e)));
   log(`chain ${LOCAL_CHAIN_ID}, state in ${dataDir}/anvil; the sandbox relayer and faucet are anvil's public test accounts; Ctrl-C stops it`);
   // What every process needs to serve the local sandbox network (its preset knows the contracts' addresses).
   console.log(`SERVICE_RPC_URL_LOCAL=${chain.rpcUrl}`);

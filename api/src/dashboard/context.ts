@@ -13,6 +13,7 @@ import type { Services } from "../http/services.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { isDatabaseUnavailable, isRetryableConflict } from "../db/outage.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 import { html, type Html } from "./html.ts";
 import { bare, layout, type Notice, type Section } from "./layout.ts";
 import type { Login } from "./logins.ts";
@@ -71,7 +72,7 @@ function guard(handler: (request: Request) => Promise<Response>) {
       // As the API's error mapping (http/app.ts): the database away or slow past the statement
       // timeout, or a conflict that rolled the work back, is a 503 that says when to come back.
       if (isDatabaseUnavailable(e) || isRetryableConflict(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.", { "retry-after": "1" });
-      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: String(e instanceof Error ? (e.stack ?? e) : e) }));
+      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: describeError(e, { stack: true }) }));
       return errorPage(500, "Something went wrong", "That is our bug, and it was logged. Try again, or go back.");
     }
   };

@@ -10,7 +10,7 @@
  * the page's scripts (HttpOnly), and useless to anyone without both. The page that shows it
  * clears it in the same answer, so a reload shows it no more. It expires after five minutes.
  */
-import { seal, unseal } from "../webhooks/secrets.ts";
+import { seal, unseal, type SealFormat } from "../credentials/seal.ts";
 import { cookieName, cookiePath, readCookie } from "./logins.ts";
 import type { Notice } from "./layout.ts";
 
@@ -36,12 +36,13 @@ interface Sealed extends Flash {
   until: number;
 }
 
-const aad = (loginTokenHash: string) => `dashboard-flash\0${loginTokenHash}`;
+/** Sealed as `v1` (credentials/seal.ts), bound to the signed-in session: cookies already in browsers were written so. */
+const flashSeal = (loginTokenHash: string) => ({ label: "v1", aad: `dashboard-flash\0${loginTokenHash}` }) as const satisfies SealFormat;
 
 /** The Set-Cookie value that carries `flash` to `page` (for this signed-in session only). */
 export function flashCookie(key: Buffer, loginTokenHash: string, page: string, flash: Flash, secure: boolean, now = new Date()): string {
   const body: Sealed = { ...flash, page, until: Math.floor(now.getTime() / 1000) + FLASH_TTL_SECONDS };
-  const value = Buffer.from(seal(key, JSON.stringify(body), aad(loginTokenHash))).toString("base64url");
+  const value = Buffer.from(seal(key, JSON.stringify(body), flashSeal(loginTokenHash))).toString("base64url");
   return cookie(value, secure, FLASH_TTL_SECONDS);
 }
 
@@ -62,7 +63,7 @@ export function readFlash(request: Request, key: Buffer, loginTokenHash: string,
   if (!raw) return { clear: false };
   let body: Sealed;
   try {
-    body = JSON.parse(unseal(key, Buffer.from(raw, "base64url").toString("utf8"), aad(loginTokenHash))) as Sealed;
+    body = JSON.parse(unseal(key, Buffer.from(raw, "base64url").toString("utf8"), flashSeal(loginTokenHash))) as Sealed;
   } catch {
     return { clear: true };
   }

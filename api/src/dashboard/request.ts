@@ -10,6 +10,7 @@ import { cookieName, findLogin, LOGIN_COOKIE, readCookie, secureCookies, type Lo
 import { timingSafeEqual } from "node:crypto";
 import { clientAddresses } from "../http/client-address.ts";
 import type { PageFamily } from "../http/page-families.ts";
+import { BaseError } from "../../../shared/base-error.ts";
 
 /** Our own assets only; no inline script or style; never in a frame; forms post only here. */
 export const CSP =
@@ -53,12 +54,14 @@ export function clientIp(request: Request): string | null {
 
 const MAX_FORM_BYTES = 16 * 1024;
 
-export class FormError extends Error {
+export class FormError extends BaseError {
+  override name = "FormError";
   constructor(
     readonly status: number,
     message: string,
+    opts: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, opts);
   }
 }
 
@@ -71,8 +74,8 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
-  } catch {
-    throw new FormError(400, "The form is not UTF-8.");
+  } catch (e) {
+    throw new FormError(400, "The form is not UTF-8.", { cause: e });
   }
   return new URLSearchParams(text);
 }

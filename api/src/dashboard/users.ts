@@ -6,6 +6,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { dashboardLogins, dashboardUsers } from "../db/schema.ts";
 import { newId } from "../../../shared/ids.ts";
+import { BaseError } from "../../../shared/base-error.ts";
 
 export type UserRow = typeof dashboardUsers.$inferSelect;
 
@@ -28,7 +29,9 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
-export class UserInputError extends Error {}
+export class UserInputError extends BaseError {
+  override name = "UserInputError";
+}
 
 /** A new user as checked: the stored email and the password's hash. */
 export interface NewUser {

@@ -12,6 +12,7 @@
  * for the commit's outcome (a bounded grace) instead of answering 503 over it.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { BaseError } from "../../../shared/base-error.ts";
 
 export interface RequestScope {
   /**
@@ -27,7 +28,8 @@ export interface RequestScope {
 
 export const requestScope = new AsyncLocalStorage<RequestScope>();
 
-export class DeadlineExceeded extends Error {
+export class DeadlineExceeded extends BaseError {
+  override name = "DeadlineExceeded";
   readonly code = "REQUEST_DEADLINE";
   constructor() {
     super("the request's deadline passed before its transaction could commit");

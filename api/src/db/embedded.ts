@@ -109,6 +109,7 @@ export async function startEmbeddedPostgres(opts: {
     watchdog.dismiss();
     throw new Error(
       `embedded Postgres failed to start in ${dataDir} on port ${opts.port}: ${String(err)}\n${logs.slice(-20).join("\n")}`,
+      { cause: err },
     );
   }
   let stopping = false;

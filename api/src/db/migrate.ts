@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import type { Sql } from "postgres";
 import { col, decodeRows, rowShape } from "./rows.ts";
 import { AFTER_MIGRATION } from "./backfills.ts";
+import { BaseError } from "../../../shared/base-error.ts";
 
 const MIGRATIONS_DIR = resolve(import.meta.dir, "../../../drizzle");
 /** Arbitrary constant: "paysession migrations". */
@@ -53,13 +54,13 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
 const AppliedMigration = rowShape("applied migrations, with their hashes", { tag: col.text, hash: col.text });
 
 /** The database holds migrations this build does not know: it was migrated by a newer build. */
-export class DatabaseAhead extends Error {
+export class DatabaseAhead extends BaseError {
+  override name = "DatabaseAhead";
   constructor(readonly unknownTags: string[], readonly newestKnown: string) {
     super(
       `the database was migrated by a newer build (migrations ${unknownTags.join(", ")}; this build knows up to ${newestKnown}): ` +
         "refusing to start an older build against it. Deploy the build that migrated it (see docs/topology.md, Rolling upgrades)",
     );
-    this.name = "DatabaseAhead";
   }
 }
 

@@ -8,6 +8,9 @@ import { DrizzleQueryError } from "drizzle-orm/errors";
 import { isDatabaseUnavailable, isRetryableConflict, Outage, unavailableCode } from "./outage.ts";
 import { refusedForContent } from "./group.ts";
 import { isMissingTable } from "../sessions/indexed.ts";
+import { BaseError } from "../../../shared/base-error.ts";
+import { ApiError } from "../errors.ts";
+import { RowShapeMismatch } from "./rows.ts";
 
 const pg = (code: string) => new postgres.PostgresError({ code, message: `pg ${code}` } as never);
 const drizzled = (code: string) => new DrizzleQueryError("select 1", [], pg(code));
@@ -27,6 +30,16 @@ describe("error kinds through wrappers", () => {
     expect(isDatabaseUnavailable(new AggregateError([Object.assign(new Error("x"), { code: "ECONNREFUSED" })]))).toBe(true);
     for (const code of ["42601", "23505", "22P02", "0800"]) expect(isDatabaseUnavailable(nested(code))).toBe(false);
     expect(isDatabaseUnavailable(new Error("plain"))).toBe(false);
+  });
+
+  test("through our own errors' cause too: a failure we wrapped is still the outage it was", () => {
+    const wrapped = new BaseError("session step failed", { cause: drizzled("57P01") });
+    const refusal = new ApiError("service_unavailable", undefined, undefined, undefined, { cause: wrapped });
+    const mismatch = new RowShapeMismatch("a statement", "x", { cause: drizzled("40001") });
+    expect(unavailableCode(wrapped)).toBe("57P01");
+    expect(isDatabaseUnavailable(refusal)).toBe(true);
+    expect(isRetryableConflict(mismatch)).toBe(true);
+    expect(isDatabaseUnavailable(new ApiError("internal_error"))).toBe(false);
   });
 
   test("a deadlock or serialization failure is a conflict to retry, not an outage", () => {

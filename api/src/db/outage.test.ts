@@ -105,7 +105,7 @@ test("a database killed mid-traffic: bounded answers (201 or 503), readyz 503 fa
       shot.code = body.error?.code;
       shot.id = body.paymentSessionId;
     } catch (e) {
-      shot.status = (e as Error).name === "TimeoutError" ? "timeout" : "error";
+      shot.status = e instanceof Error && e.name === "TimeoutError" ? "timeout" : "error";
     }
     shot.ms = performance.now() - start;
   };

@@ -15,7 +15,7 @@ import { setSettlement } from "../sessions/settlements.ts";
 import { createEndpoint } from "../webhooks/endpoints.ts";
 import { insertSessions, newSessionToken, type NewSession } from "../sessions/create/statement.ts";
 import { newId } from "../../../shared/ids.ts";
-import { createClaim } from "./idempotency-keys.ts";
+import { createClaim } from "../credentials/idempotency-keys.ts";
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 beforeAll(async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
+import { TransformDecodeError } from "@sinclair/typebox/value";
+import { findInChain } from "../../../shared/error-chain.ts";
 import { col, decodeFirst, decodeRow, decodeRows, rowShape, RowShapeMismatch } from "./rows.ts";
 
 const Shape = rowShape("test row", {
@@ -49,6 +51,20 @@ describe("decodeRows", () => {
       expect(String(error)).toContain('"test row"');
       expect(String(error)).toContain(column);
     }
+  });
+
+  test("a column that would not decode: the mismatch names it and keeps the decoder's error as its cause", () => {
+    const row = { id: "a", n: 1, big: 2n, at: "not a time", detail: "{}", status: "PENDING", reference: null };
+    let error: unknown;
+    try {
+      decodeRows(Shape, [row]);
+    } catch (e) {
+      error = e;
+    }
+    const mismatch = findInChain(error, (x) => x instanceof RowShapeMismatch);
+    expect(mismatch?.message).toBe('row of "test row" does not have its documented shape: /at: not a time: not a time');
+    expect(mismatch?.cause).toBeInstanceOf(TransformDecodeError);
+    expect(mismatch?.walk((x) => x instanceof TransformDecodeError)).toBe(mismatch?.cause as TransformDecodeError);
   });
 
   test("wholeNumber: a bigint, decimal text or safe JSON integer, exactly; a JSON number past 2^53 is refused", () => {

@@ -19,8 +19,11 @@
  * Casts (`as`) on rows exist only in this file.
  */
 import { Type, type Static, type StaticDecode, type TObject, type TProperties, type TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { TransformDecodeError } from "@sinclair/typebox/value";
+import { compiledCheck } from "../schema-check.ts";
+import { BaseError } from "../../../shared/base-error.ts";
+import { messageOf } from "../../../shared/describe-error.ts";
 
 /** The text of a time as Postgres sends it to a raw statement, or a Date; decoded to a Date. */
 const time = Type.Transform(Type.Union([Type.String(), Type.Date()]))
@@ -38,7 +41,7 @@ const json = <S extends TSchema>(schema: S) =>
   Type.Transform(Type.Not(Type.Null()))
     .Decode((v): Static<S> => {
       const value: unknown = typeof v === "string" ? JSON.parse(v) : v;
-      const check = compiled(schema);
+      const check = compiledCheck(schema);
       if (!check.Check(value)) throw new TypeError(`json column: ${describeFirstError(check, value)}`);
       return value as Static<S>;
     })
@@ -103,13 +106,14 @@ export type RowOf<S> = S extends RowShape<infer R> ? R : never;
  * the type). `name` says which statement, for the error.
  */
 export function rowShape<P extends TProperties>(name: string, columns: P): RowShape<StaticDecode<TObject<P>>> {
-  return { name, check: compiled(Type.Object(columns)) };
+  return { name, check: compiledCheck(Type.Object(columns)) };
 }
 
-export class RowShapeMismatch extends Error {
-  constructor(shape: string, detail: string) {
-    super(`row of "${shape}" does not have its documented shape: ${detail}`);
-    this.name = "RowShapeMismatch";
+export class RowShapeMismatch extends BaseError {
+  override name = "RowShapeMismatch";
+  /** `cause`: the decoder's own error, when a column would not decode. */
+  constructor(shape: string, detail: string, opts: { cause?: unknown } = {}) {
+    super(`row of "${shape}" does not have its documented shape: ${detail}`, opts);
   }
 }
 
@@ -134,15 +138,8 @@ export function decodeRow<R>(shape: RowShape<R>, row: unknown): R {
     if (!shape.check.Check(row)) throw new RowShapeMismatch(shape.name, describeFirstError(shape.check, row));
     // A time or json column that would not decode: its path names the column.
     const at = e instanceof TransformDecodeError ? `${e.path}: ` : "";
-    throw new RowShapeMismatch(shape.name, at + (e instanceof Error ? e.message : String(e)));
+    throw new RowShapeMismatch(shape.name, at + messageOf(e), { cause: e });
   }
-}
-
-const compiledChecks = new WeakMap<TSchema, TypeCheck<TSchema>>();
-function compiled<S extends TSchema>(schema: S): TypeCheck<S> {
-  let check = compiledChecks.get(schema);
-  if (!check) compiledChecks.set(schema, (check = TypeCompiler.Compile(schema)));
-  return check as TypeCheck<S>;
 }
 
 function describeFirstError(check: TypeCheck<TSchema>, value: unknown): string {

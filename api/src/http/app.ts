@@ -11,6 +11,7 @@ import { healthRoutes } from "./health.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { isDatabaseUnavailable, isRetryableConflict, Outage } from "../db/outage.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
@@ -93,9 +94,6 @@ const errorCatalogueMarkdown = [
 ].join("\n");
 
 const startedAt = new WeakMap<Request, number>();
-
-/** RPC and webhook URLs often carry provider keys: never let one into a log line. */
-const redactUrls = (text: string) => text.replace(/\b(https?|wss?):\/\/[^\s"']+/g, "$1://<redacted>");
 
 /** Logged once per outage, not per request. */
 export const requestsOutage = new Outage("API requests", (line) => console.error(JSON.stringify({ level: "error", msg: line })));
@@ -203,14 +201,13 @@ export function buildApp(services: Services, faces: Face[] = []) {
       // postgres.js's error in its own), so it is looked for along the chain.
       if (isDatabaseUnavailable(error)) {
         requestsOutage.failed(error);
-        return answerError(new ApiError("service_unavailable", "The database is not answering. Retry shortly."), request);
+        return answerError(new ApiError("service_unavailable", "The database is not answering. Retry shortly.", undefined, undefined, { cause: error }), request);
       }
       // A deadlock or serialization failure rolled the transaction back whole: tried again, it goes through.
-      if (isRetryableConflict(error)) return answerError(new ApiError("service_unavailable", "The request met a concurrent change and changed nothing. Retry it."), request);
-      // Anything else is our bug: log it server-side (never request headers), answer 500.
-      console.error(
-        JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: redactUrls(String((error as Error)?.stack ?? error)) }),
-      );
+      if (isRetryableConflict(error)) return answerError(new ApiError("service_unavailable", "The request met a concurrent change and changed nothing. Retry it.", undefined, undefined, { cause: error }), request);
+      // Anything else is our bug: log it server-side, with what it wraps (never request headers;
+      // RPC and webhook URLs often carry provider keys, so describeError redacts every URL), answer 500.
+      console.error(JSON.stringify({ level: "error", msg: "unhandled", requestId: requestIdOf(request), path: pathOf(request), error: describeError(error, { stack: true }) }));
       return answerError(new ApiError("internal_error"), request);
     })
     .use(healthRoutes(services))

@@ -44,17 +44,6 @@ import { addressParam, validateBody } from "./validate.ts";
 
 const TAG = "Payment session (browser, session token)";
 
-interface Body {
-  chainId: number;
-  from: string;
-  to?: string;
-  value: string;
-  validAfter: string;
-  validBefore: string;
-  nonce: string;
-  signature: string;
-}
-
 const MISMATCH: Record<TermsMismatch, { code: ErrorCode; param: string }> = {
   recipient: { code: "authorization_recipient_mismatch", param: "to" },
   value: { code: "authorization_value_mismatch", param: "value" },
@@ -74,8 +63,8 @@ export function authorizationRoutes(services: Services) {
   async function onChain<T>(name: string, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
-    } catch {
-      throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+    } catch (e) {
+      throw new ApiError("network_unavailable", `${name} did not answer; retry shortly.`, undefined, { "retry-after": "5" }, { cause: e });
     }
   }
 
@@ -126,7 +115,7 @@ export function authorizationRoutes(services: Services) {
     "/api/payment-sessions/authorizations",
     async ({ request, set }) => {
       const auth = await requireSessionToken(services, request);
-      const body = validateBody<Body>(AuthorizationBody, await readJsonBody(request));
+      const body = validateBody(AuthorizationBody, await readJsonBody(request));
       const sub: SubmittedAuthorization = {
         chainId: body.chainId,
         from: addressParam(body.from, "from", { nonZero: true }),

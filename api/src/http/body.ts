@@ -59,7 +59,7 @@ export async function withinBodyCap(request: Request, opts: { drainMs?: number }
   } catch (e) {
     const refusal = findInChain(e, (x) => x instanceof ApiError);
     if (refusal) throw refusal;
-    throw new ApiError("body_malformed", "The request body could not be read.");
+    throw new ApiError("body_malformed", "The request body could not be read.", undefined, undefined, { cause: e });
   }
   const headers = new Headers(request.headers);
   headers.delete("transfer-encoding");

@@ -23,6 +23,7 @@ import { insertUser, prepareUser, type NewUser } from "../dashboard/users.ts";
 import { createApiKey } from "../credentials/store.ts";
 import { buildApp } from "./app.ts";
 import { facesFor } from "../server.ts";
+import { messageOf } from "../../../shared/describe-error.ts";
 
 /** Routes that answer without the app's tables, and why: any answer but a 5xx. */
 const WITHOUT_DATABASE = new Map([
@@ -283,7 +284,7 @@ async function sendEveryRoute(s: Setup, tables: string[], strict: boolean, holdM
           res = await fetch(r.url, r.init);
           text = await res.text();
         } catch (e) {
-          pass.failures.push(`${r.method} ${r.path} (${label}): no whole answer (${(e as Error).message})`);
+          pass.failures.push(`${r.method} ${r.path} (${label}): no whole answer (${messageOf(e)})`);
           return;
         }
         if (res.status === 503 && res.headers.get("retry-after")) pass.unavailable++;

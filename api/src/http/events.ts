@@ -114,7 +114,7 @@ export function eventRoutes(services: Services) {
       "/events/:id/redeliver",
       async ({ request, params, set }) => {
         const auth = await requireApiKey(services, request);
-        const body = validateBody<{ webhookEndpointId?: string }>(RedeliverBody, await readJsonBody(request));
+        const body = validateBody(RedeliverBody, await readJsonBody(request));
         const result = await redeliverEvent(database, owner(auth), changedBy(auth, request), params.id, body.webhookEndpointId);
         set.status = 202;
         return result;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { requestHash } from "./idempotency.ts";
-import { seal, unseal, withIdempotency } from "../db/idempotency-keys.ts";
+import { RECORD_SEAL, withIdempotency } from "../credentials/idempotency-keys.ts";
+import { seal, unseal } from "../credentials/seal.ts";
 
 let svc: TestService;
 let key: string;
@@ -25,11 +26,11 @@ describe("pure parts", () => {
   test("seal and unseal round-trip; a wrong key cannot open", () => {
     const plain = '{"paymentSessionToken":"pst_test_visible"}';
     const [k1, k2] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
-    const s = seal(k1, plain);
+    const s = seal(k1, plain, RECORD_SEAL);
     expect(s).not.toContain("pst_test");
-    expect(seal(k1, plain)).not.toBe(s); // a fresh IV every time
-    expect(unseal(k1, s)).toBe(plain);
-    expect(() => unseal(k2, s)).toThrow();
+    expect(seal(k1, plain, RECORD_SEAL)).not.toBe(s); // a fresh IV every time
+    expect(unseal(k1, s, RECORD_SEAL)).toBe(plain);
+    expect(() => unseal(k2, s, RECORD_SEAL)).toThrow();
   });
 });
 

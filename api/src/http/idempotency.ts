@@ -1,6 +1,6 @@
 /**
  * The Idempotency-Key header of creating POSTs (docs/decisions.md, "Idempotency"): its shape, and
- * the hash of the body it must be sent with again. What is stored for a key: db/idempotency-keys.ts.
+ * the hash of the body it must be sent with again. What is stored for a key: credentials/idempotency-keys.ts.
  */
 import { createHash } from "node:crypto";
 import { ApiError } from "../errors.ts";

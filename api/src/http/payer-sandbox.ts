@@ -59,8 +59,8 @@ export function payerSandboxRoutes(services: Services) {
   async function onChain<T>(net: NetworkConfig, work: () => Promise<T>): Promise<T> {
     try {
       return await work();
-    } catch {
-      throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
+    } catch (e) {
+      throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" }, { cause: e });
     }
   }
 
@@ -95,7 +95,7 @@ export function payerSandboxRoutes(services: Services) {
       "/api/sandbox/faucet",
       async ({ request }) => {
         const auth = await sandboxPayer(request);
-        const body = validateBody<{ address: string; chainId?: number; tokenAddress?: string }>(PayerFaucetBody, await readJsonBody(request));
+        const body = validateBody(PayerFaucetBody, await readJsonBody(request));
         const to = addressParam(body.address, "address");
         const asked = body.tokenAddress === undefined ? undefined : addressParam(body.tokenAddress, "tokenAddress");
         const { net, deposit } = await sessionNetwork(auth, body.chainId);
@@ -125,7 +125,7 @@ export function payerSandboxRoutes(services: Services) {
       "/api/sandbox/pay",
       async ({ request }) => {
         const auth = await sandboxPayer(request);
-        const body = validateBody<{ chainId?: number }>(PayerPayBody, await readJsonBody(request));
+        const body = validateBody(PayerPayBody, await readJsonBody(request));
         if (auth.session.status !== "PENDING") {
           throw new ApiError("session_not_pending", `The payment session is ${auth.session.status}; only a PENDING session can be paid.`);
         }

@@ -1,10 +1,10 @@
 /** Merchant-side payment-session endpoints (API key). */
 import { Elysia } from "elysia";
+import type { Static } from "@sinclair/typebox";
 import { ApiError } from "../errors.ts";
 import { isSessionStatus } from "../../../shared/status.ts";
 import { isId } from "../../../shared/ids.ts";
 import { publicMerchantId } from "../credentials/store.ts";
-import type { CreateSessionBody } from "../sessions/create/input.ts";
 import { createPaymentSession } from "../sessions/create/create.ts";
 import { depositsOf, findSession, listSessions, loadMerchantView, readMerchantView } from "../sessions/repository.ts";
 import { cancelSession } from "../sessions/cancel.ts";
@@ -12,7 +12,7 @@ import { merchantView, type SessionRow } from "../sessions/views.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
 import { apiKeyInHand, requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import { CreatedSession, CreateSessionBody as CreateSessionBodySchema, ListQuery, MerchantSession, SessionList } from "./payment-sessions.schemas.ts";
+import { CreatedSession, CreateSessionBody, ListQuery, MerchantSession, SessionList } from "./payment-sessions.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
@@ -43,11 +43,11 @@ export function paymentSessionRoutes(services: Services) {
       async ({ request, set }) => {
         // The key as last looked up: the create's own statement checks it (sessions/create/create.ts).
         const caller = await apiKeyInHand(services, request);
-        let body: CreateSessionBody, idempotency: { key: string; hash: string } | undefined;
+        let body: Static<typeof CreateSessionBody>, idempotency: { key: string; hash: string } | undefined;
         try {
           const key = readIdempotencyKey(request.headers);
           const raw = await readJsonBody(request);
-          body = validateBody<CreateSessionBody>(CreateSessionBodySchema, raw);
+          body = validateBody(CreateSessionBody, raw);
           idempotency = key === undefined ? undefined : { key, hash: requestHash(raw) };
         } catch (e) {
           // The request is at fault whatever its key, but a key revoked since a reused lookup gets 401.
@@ -66,7 +66,7 @@ export function paymentSessionRoutes(services: Services) {
           description:
             "Returns the session with a fresh `paymentSessionToken` for `sdk.open`. Send `Idempotency-Key: <unique>` to make retries safe: for 24 h the same key and body replay the first response (header `Idempotent-Replayed: true`); the same key with another body is refused.",
           auth: "apiKey",
-          body: CreateSessionBodySchema,
+          body: CreateSessionBody,
           ok: { status: 201, schema: CreatedSession, description: "Created." },
           errors: [
             ...AUTH_ERRORS,

@@ -9,7 +9,7 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
-import { expireSandboxSession, failNextSweep, mintFromFaucet, paySandboxSession, simulateSandboxError, type FaucetInput, type PayInput } from "../sessions/sandbox-tools.ts";
+import { expireSandboxSession, failNextSweep, mintFromFaucet, paySandboxSession, simulateSandboxError } from "../sessions/sandbox-tools.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { MerchantSession } from "./payment-sessions.schemas.ts";
@@ -37,7 +37,7 @@ export function sandboxRoutes(services: Services) {
       "/sandbox/faucet",
       async ({ request }) => {
         await sandboxAuth(request);
-        return mintFromFaucet(services, validateBody<FaucetInput>(FaucetBody, await readJsonBody(request)));
+        return mintFromFaucet(services, validateBody(FaucetBody, await readJsonBody(request)));
       },
       {
         detail: doc({
@@ -55,7 +55,7 @@ export function sandboxRoutes(services: Services) {
       "/sandbox/payment-sessions/:id/pay",
       async ({ request, params }) => {
         const auth = await sandboxAuth(request);
-        return paySandboxSession(services, auth.merchant, params.id, validateBody<PayInput>(SandboxPayBody, await readJsonBody(request)));
+        return paySandboxSession(services, auth.merchant, params.id, validateBody(SandboxPayBody, await readJsonBody(request)));
       },
       {
         detail: doc({

@@ -6,16 +6,20 @@
  * them feed the OpenAPI document, so the docs and the checks cannot drift apart.
  */
 import { t, type DocumentDecoration, type TSchema } from "elysia";
-import type { TLiteral } from "@sinclair/typebox";
+import { Kind, type TLiteral } from "@sinclair/typebox";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
 import { ERROR_CATALOGUE, ERROR_TYPES, type ErrorCode } from "../errors.ts";
 
 /** A union of string literals, typed as that union (Static gives "A" | "B", not string). */
 export const literals = <const T extends readonly string[]>(values: T) => t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<T[number]>[]);
 
-/** A JSON integer. (Elysia's t.Integer also takes "600" as a string, for query strings; bodies are strict.) */
+/**
+ * A JSON integer. (Elysia's t.Integer also takes "600" as a string, for query strings; bodies are
+ * strict.) Of TypeBox's Integer kind, so the compiled body check (validate.ts) knows it; written
+ * `type` first, as the document has always shown it.
+ */
 export const JsonInteger = (opts: { minimum?: number; maximum?: number; description?: string; examples?: number[] } = {}) =>
-  t.Unsafe<number>({ type: "integer", ...opts });
+  t.Unsafe<number>({ type: "integer", ...opts, [Kind]: "Integer" });
 
 export const EmptyBody = t.Object({}, { additionalProperties: false, description: "No parameters; an empty body is fine." });
 

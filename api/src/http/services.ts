@@ -19,7 +19,7 @@ export interface Services {
   limiter: RateLimiter;
   /** keyId → when its last_used_at was last written (see auth.ts). */
   keyTouchedAt: Map<string, number>;
-  /** Seals webhook secrets at rest (webhooks/secrets.ts). */
+  /** The service's encryption key (credentials/encryption-key.ts): seals webhook secrets, Idempotency-Key records and flash cookies (credentials/seal.ts). */
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;

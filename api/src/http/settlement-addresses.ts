@@ -39,7 +39,7 @@ export function settlementAddressRoutes(services: Services) {
       "/settlement-addresses/:chainId",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        const body = validateBody<{ address: string }>(SettlementAddressBody, await readJsonBody(request));
+        const body = validateBody(SettlementAddressBody, await readJsonBody(request));
         return setSettlementAddress(services, auth.merchant, auth.environment, changedBy(auth, request), { chainId: params.chainId, address: body.address });
       },
       {

@@ -14,12 +14,10 @@ import {
   rotateWebhookSecret,
   sendTestEvent,
   updateWebhookEndpoint,
-  type CreateEndpointInput,
-  type UpdateEndpointInput,
 } from "../webhooks/endpoint-actions.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
-import { withIdempotency } from "../db/idempotency-keys.ts";
+import { withIdempotency } from "../credentials/idempotency-keys.ts";
 import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { AttemptList } from "./events.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.ts";
@@ -49,7 +47,7 @@ export function webhookEndpointRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         const key = readIdempotencyKey(request.headers);
         const raw = await readJsonBody(request);
-        const body = validateBody<CreateEndpointInput>(CreateWebhookEndpointBody, raw);
+        const body = validateBody(CreateWebhookEndpointBody, raw);
         const url = await checkWebhookUrl(services, body.url, auth.environment);
         const by = changedBy(auth, request);
         const create = async (tx: TransactionSql) => {
@@ -119,7 +117,7 @@ export function webhookEndpointRoutes(services: Services) {
       "/webhook-endpoints/:id",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        const body = validateBody<UpdateEndpointInput>(UpdateWebhookEndpointBody, await readJsonBody(request));
+        const body = validateBody(UpdateWebhookEndpointBody, await readJsonBody(request));
         return updateWebhookEndpoint(services, owner(auth), changedBy(auth, request), params.id, body);
       },
       {
@@ -173,7 +171,7 @@ export function webhookEndpointRoutes(services: Services) {
       "/webhook-endpoints/:id/rotate-secret",
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
-        const body = validateBody<{ overlapSeconds?: number }>(RotateSecretBody, await readJsonBody(request));
+        const body = validateBody(RotateSecretBody, await readJsonBody(request));
         return rotateWebhookSecret(services, owner(auth), changedBy(auth, request), params.id, body.overlapSeconds);
       },
       {

@@ -14,6 +14,7 @@ import { connect } from "../db/client.ts";
 import { startIndexerSeat } from "./indexer-start.ts";
 import { stopOnSignals } from "../shutdown.ts";
 import { joinAsNode, roleSettingsOrExit } from "./join.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 const log = (line: string) => console.log(`[paysession-indexer] ${line}`);
 
@@ -35,7 +36,7 @@ const seat = await startIndexerSeat({
   onState: (state) => presence.setIndexer(state),
 }).catch(async (err) => {
   // A first start that fails is a configuration to fix: said once, exit 1.
-  console.error(`[paysession-indexer] indexer start failed: ${String((err as Error)?.message ?? err)}`);
+  console.error(`[paysession-indexer] indexer start failed: ${describeError(err)}`);
   await presence.stop();
   await database.close();
   process.exit(1);

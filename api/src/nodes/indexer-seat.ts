@@ -35,6 +35,7 @@ import { connect, type Database } from "../db/client.ts";
 import { acquireLease, INDEXER_LEASE, releaseLease, renewLease } from "./lease.ts";
 import type { IndexerState } from "./registry.ts";
 import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 export const TICK_MS = 1000;
 export const LEASE_TTL_MS = 10_000;
@@ -163,7 +164,7 @@ export class IndexerSeat {
       else this.fence("the indexer lease passed to another node, or the seat's lock went with its connection");
     } catch (e) {
       // The seat's connection failed: the lock went with it and a standby may take the seat now.
-      this.fence(`the seat's database connection failed (${String((e as Error)?.message ?? e)})`);
+      this.fence(`the seat's database connection failed (${describeError(e)})`);
     }
   }
 
@@ -193,7 +194,7 @@ export class IndexerSeat {
       else if (outcome === "switched") this.opts.log(`indexer   the views schema "indexer" now follows this node's index ("${schema}")`);
     } catch (e) {
       // A view's lock not had in time, the connection failing (the renewal says so): again at the next tick.
-      this.opts.log(`indexer   the views schema not switched to "${schema}" yet (${String((e as Error)?.message ?? e)}); trying again`);
+      this.opts.log(`indexer   the views schema not switched to "${schema}" yet (${describeError(e)}); trying again`);
     }
   }
 
@@ -257,7 +258,7 @@ export class IndexerSeat {
       }
       this.legacyWaiting = false;
     } catch (e) {
-      this.opts.log(`indexer   could not look for an older build's index (${String((e as Error)?.message ?? e)}); trying again`);
+      this.opts.log(`indexer   could not look for an older build's index (${describeError(e)}); trying again`);
       return;
     }
     const abort = (this.startAbort = new AbortController());

@@ -7,6 +7,7 @@ import type { ChainsConfig } from "../../../shared/chains/config.ts";
 import { startIndexer, type IndexerProcess } from "../../../indexer/process.ts";
 import { IndexerSeat } from "./indexer-seat.ts";
 import type { IndexerState } from "./registry.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 /**
  * This node's seat at the indexer (nodes/indexer-seat.ts): it runs its own Ponder into its own
@@ -38,7 +39,7 @@ export async function startIndexerSeat(opts: {
       opts.onState?.(state);
     },
     // The seat is given up (another node may take it) and tried again after a pause.
-    onFailure: (err) => log(`indexer   FAILED, seat given up (tried again shortly): ${String((err as Error)?.message ?? err)}`),
+    onFailure: (err) => log(`indexer   FAILED, seat given up (tried again shortly): ${describeError(err)}`),
     // The slot is ours, so a Ponder lock left on its schema is a dead node's (cleared); the head
     // notification's trigger moves with the views (indexer/views.ts), not installed per instance.
     startIndexer: async (schema, signal) => {

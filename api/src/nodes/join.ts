@@ -39,8 +39,9 @@ export function roleSettingsOrExit(nothingToDo: string, checks: (config: Config,
   try {
     config = loadConfig();
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    problems.push(...err.problems);
+    const bad = findInChain(err, (x) => x instanceof ConfigError);
+    if (!bad) throw err;
+    problems.push(...bad.problems);
   }
   const chains = parseChainsEnv(process.env);
   if (!chains.ok) problems.push(...chains.errors);

@@ -20,6 +20,7 @@ import { eventually } from "../../../testing/eventually.ts";
 import { connect, type Database } from "../db/client.ts";
 import { createApiKey, createMerchant } from "../credentials/store.ts";
 import { BEAT_MS } from "./registry.ts";
+import { messageOf } from "../../../shared/describe-error.ts";
 
 /** Bursts of half a second of the rate: a 2-s stall is four bursts long. */
 const LIMITS = [
@@ -99,7 +100,7 @@ beforeAll(async () => {
   for (const c of clusters) {
     const count = async () => (await c.database.sql`select count(*)::int as n from app.nodes where 'api' = any(roles)`)[0]?.n;
     await eventually(async () => (await count()) === 3, "three API nodes registered", 30_000).catch(async (e) => {
-      throw new Error(`${(e as Error).message} (${await count()} registered):\n${c.apis.map((p) => p.log()).join("\n")}`);
+      throw new Error(`${messageOf(e)} (${await count()} registered):\n${c.apis.map((p) => p.log()).join("\n")}`, { cause: e });
     });
   }
   await Bun.sleep(BEAT_MS + 500);

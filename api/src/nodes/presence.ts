@@ -7,6 +7,7 @@
 import type { Sql } from "postgres";
 import { Outage } from "../db/outage.ts";
 import { BEAT_MS, beat, deregisterNode, type IndexerState, type NodeInfo } from "./registry.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 export class NodePresence {
   /** Live API nodes at the last beat (this one included when it serves the API); 1 until then. */
@@ -46,7 +47,7 @@ export class NodePresence {
         },
         (e) => {
           // During an outage the last count stands; Outage logs its start and end once.
-          if (this.outage.failed(e) === undefined) this.log(`node registry beat failed: ${String((e as Error)?.message ?? e)}`);
+          if (this.outage.failed(e) === undefined) this.log(`node registry beat failed: ${describeError(e)}`);
         },
       )
       .finally(() => (this.beating = undefined)));

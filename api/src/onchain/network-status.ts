@@ -24,6 +24,7 @@ import { publicClientFor } from "../../../shared/chains/check.ts";
 import { relayerMinBalanceWei, type NetworkConfig, type Stablecoin } from "../../../shared/chains/config.ts";
 import { envSuffix, type Environment } from "../../../shared/chains/presets.ts";
 import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 export interface NetworkStatus {
   key: string;
@@ -74,7 +75,8 @@ function factoryOf(net: NetworkConfig): Address {
   return net.factory ?? predictedFactoryAddress();
 }
 
-const firstLineOf = (err: unknown) => String((err as Error)?.message ?? err).split("\n")[0]!.slice(0, 300);
+/** As answered by /readyz: the outermost first line only; the RPC URL is cut by `firstLine` below. */
+const firstLineOf = (err: unknown) => describeError(err, { links: 1, firstLines: true, maxLength: 300, redact: false });
 function safePath(url: string): string | undefined {
   try {
     const u = new URL(url);

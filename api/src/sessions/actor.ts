@@ -1,11 +1,12 @@
 /**
  * One step of one session actor (docs/session-lifecycle.md, "The session actor"): in a single transaction, lock the session,
  * gather its facts (indexed transfers into its deposit addresses with their confirmations,
- * its payment by authorization, its sweeps), run the pure `decide`, and commit the transition, its event, its webhook
- * deliveries, its sweep requests and its next wake-up together. The row lock makes steps
- * of one session strictly sequential whichever runner or API request takes them; a crash
- * before the commit leaves everything as it was, and decide, given the same facts, decides
- * the same again.
+ * its payment by authorization, its sweeps), run the pure `decide` and the pure money plan
+ * (money-plan.ts: which movements of money it reports, and how), and commit the transition, its
+ * event, its webhook deliveries, its money events and ledger rows, its sweep requests and its
+ * next wake-up together. The row lock makes steps of one session strictly sequential
+ * whichever runner or API request takes them; a crash before the commit leaves everything as
+ * it was, and decide and the plan, given the same facts, decide the same again.
  */
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { SESSION_STATUSES, type SessionStatus } from "../../../shared/status.ts";
@@ -15,7 +16,8 @@ import { newSweepId, queueSweepStatement } from "../effects/sweep-queue.ts";
 import { pipelinedTransaction } from "../db/pipelined-transaction.ts";
 import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
-import { readReportedMovements, reportedMovements, reportMoneyMovements, reportStrayFunds } from "./funds.ts";
+import { readReportedMovements, reportedMovements, writeMoneyReports } from "./funds.ts";
+import { planMoneyReports } from "./money-plan.ts";
 import { forgetOnMissingTable, indexedPastExpiry, readIndexed } from "./indexed.ts";
 import { authorizedOutflows, authorizedPayments, confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions } from "./movements.ts";
 
@@ -133,29 +135,29 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
       if (request.withCancel && t.to === "CANCELED" && t.reason === `canceled_by_${request.cancelRequest}`) writes.send(request.withCancel(tx));
     }
     const status = session.status;
-    // Every movement of money is reported once: with the transition that it caused, or as
-    // an event of its own (late or extra funds, a later sweep of them).
-    if (status !== "PENDING") {
-      reportMoneyMovements(writes, tx, session, known, {
+    // Every movement of money is reported once: with the transition that it caused, or as an
+    // event of its own (late or extra funds, a later sweep of them, a token it does not accept,
+    // a movement the chain took back). Which and how: money-plan.ts; its stray sweeps before the decision's.
+    const t = decision.transition;
+    const money = planMoneyReports(
+      {
+        recorded: known,
         status,
-        transition: decision.transition?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: decision.transition.to, chainId: decision.transition.chainId } : undefined,
+        transition: t?.chainId !== undefined && transitionEventId ? { eventId: transitionEventId, to: t.to, chainId: t.chainId } : undefined,
+        expiresAt: state.expiresAt,
+        fundingChainId: t?.funding?.chainId ?? state.funding?.chainId,
+        deposits,
+      },
+      {
         incoming: confirmedIncoming([...facts.transfers, ...authorized], state.networks),
         // A payment by authorization is settled money too, in its own transaction.
         outgoing: settledTransactions([...authorizedOutflows(authorized, state.networks), ...outflows], sweeps),
+        strays: indexed.strays,
         present: presentMovements({ ...indexed, transfers: [...indexed.transfers, ...indexed.strays], authorized }, deposits, sweeps),
-        expiresAt: state.expiresAt,
-        fundingChainId: decision.transition?.funding?.chainId ?? state.funding?.chainId,
-      });
-    }
-    // A token the session does not accept, sent by mistake: reported and swept, whatever the status.
-    const strays = reportStrayFunds(writes, tx, session, known, indexed.strays, (chainId) => deposits.find((d) => d.chain_id === chainId)?.confirmations ?? Infinity, state.expiresAt);
-    for (const t of strays) {
-      const d = deposits.find((x) => x.chain_id === t.chainId);
-      if (!d || !t.token) continue;
-      writes.send(
-        queueSweepStatement(tx, { id: newSweepId(), sessionId, chainId: d.chain_id, depositAddress: d.address, settlementAddress: d.settlement_address, tokenAddress: t.token, amount: t.value }),
-      );
-    }
+      },
+    );
+    writeMoneyReports(writes, tx, session, money.reports);
+    for (const sweep of money.sweeps) writes.send(queueSweepStatement(tx, { id: newSweepId(), sessionId, ...sweep }));
     for (const effect of decision.effects) {
       const d = deposits.find((x) => x.chain_id === effect.chainId);
       if (!d) continue;

@@ -1,6 +1,6 @@
 /**
  * What an event's `detail` holds, one shape per reason (docs/webhooks.md, "Event detail"): the
- * one definition. decide.ts and funds.ts build details typed by it, so a field that does not
+ * one definition. decide.ts and money-plan.ts build details typed by it, so a field that does not
  * belong to its reason is a compile error; the API's document describes them with these
  * schemas (one component, http/payment-sessions.schemas.ts), against which the conformance
  * tests check every answer; the server SDK's hand-written types are held to them at compile
@@ -147,7 +147,7 @@ export type ReasonAndDetail = { [R in EventReason]: { reason: R; detail: EventDe
  * fields must be empty (`{}`, the type a reader narrows to, would take any object).
  */
 export type TransitionReasonAndDetail = { [R in TransitionReason]: { reason: R; detail: keyof EventDetail<R> extends never ? Record<string, never> : EventDetail<R> } }[TransitionReason];
-/** What a money event's builder gives (funds.ts); the repository adds the status reason of the moment. */
+/** What a money event's builder gives (money-plan.ts); the repository adds the status reason of the moment. */
 export type MoneyReasonAndDetail = { [R in MoneyEventReason]: { reason: R; detail: Omit<EventDetail<R>, "statusReason"> } }[MoneyEventReason];
 
 /**

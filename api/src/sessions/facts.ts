@@ -1,7 +1,7 @@
 /**
  * The facts a session step works from, as plain values: transfers into its deposit addresses,
  * its payments by authorization, its networks, the money that left for settlement, its sweep rounds. Shared by the pure state
- * machine (decide.ts) and the pure money module (movements.ts); the actor reads them from the
+ * machine (decide.ts) and the pure money modules (movements.ts, money-plan.ts); the actor reads them from the
  * database (actor.ts, indexed.ts).
  */
 

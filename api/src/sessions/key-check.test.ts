@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { newId } from "../../../shared/ids.ts";
 import { insertSessions, newSessionToken, type CreateOutcome, type NewSession } from "./create/statement.ts";
-import { createClaim, readRecord } from "../db/idempotency-keys.ts";
+import { createClaim, readRecord } from "../credentials/idempotency-keys.ts";
 import { createApiKey, createMerchant, lookupApiKeys, revokeApiKey, type KeyCheck } from "../credentials/store.ts";
 import { hashSecret } from "../credentials/format.ts";
 import { setSettlement } from "./settlements.ts";

@@ -11,6 +11,7 @@ import { joinAsNode } from "../nodes/join.ts";
 import { ChainConfigError, loadChainsConfig } from "../../../shared/chains/config.ts";
 import { SessionRunner } from "./runner.ts";
 import { stopOnSignals } from "../shutdown.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 const log = (line: string) => console.log(`[paysession-actors] ${line}`);
 
@@ -20,11 +21,10 @@ try {
   config = loadConfig();
   chains = loadChainsConfig(process.env);
 } catch (err) {
-  if (err instanceof ConfigError || err instanceof ChainConfigError) {
-    console.error(err.message);
-    process.exit(1);
-  }
-  throw err;
+  const bad = findInChain(err, (x) => x instanceof ConfigError || x instanceof ChainConfigError);
+  if (!bad) throw err;
+  console.error(bad.message);
+  process.exit(1);
 }
 
 const url = databaseUrlOf(config);

@@ -2,8 +2,8 @@
  * The money a step sees, worked out from its facts without I/O: which outflows count as
  * settled, the settled money one entry per transaction, the confirmed incoming transfers, and
  * every movement the chain (as indexed) or our receipts still show. The actor (actor.ts)
- * gathers the facts and writes what follows from these; decide.ts counts settled money with
- * the same rule (`settledTransactions`), so the two never disagree on a transaction.
+ * gathers the facts and hands these to money-plan.ts, whose plan it writes; decide.ts counts
+ * settled money with the same rule (`settledTransactions`), so the two never disagree on a transaction.
  */
 import type { AuthorizedPayment, Network, Outflow, SweepRound, Transfer } from "./facts.ts";
 
@@ -88,7 +88,7 @@ export function confirmedIncoming(transfers: readonly Transfer[], networks: read
 
 /**
  * Every movement the chain (as indexed) or our receipts still show, confirmed or not, as
- * `chainId:in|out:txHash` (lowercase): a reported movement missing here was reverted (funds.ts).
+ * `chainId:in|out:txHash` (lowercase): a reported movement missing here was reverted (money-plan.ts).
  * A payment by authorization is both: money in, and settled, in one transaction.
  */
 export function presentMovements(

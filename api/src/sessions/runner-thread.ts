@@ -13,6 +13,7 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import type { RunnerSettings } from "./runner.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 interface ThreadInput {
   /** Marks a worker as this one (this module is also imported by the host). */
@@ -61,7 +62,7 @@ export class RunnerThread {
         else if (m.kind === "failed") reject(new Error(`session runner thread: ${m.message}`));
       });
       worker.on("error", (e) => {
-        this.log(`session runner thread failed: ${String((e as Error)?.message ?? e)}`);
+        this.log(`session runner thread failed: ${describeError(e)}`);
         reject(e);
       });
       void this.exited.then(() => reject(new Error("session runner thread exited during start")));
@@ -82,7 +83,7 @@ export class RunnerThread {
   private respawn(): void {
     if (this.stopping) return;
     this.spawn().catch((e) => {
-      this.log(`session runner thread did not start: ${String((e as Error)?.message ?? e)}; again in ${RESTART_MS} ms`);
+      this.log(`session runner thread did not start: ${describeError(e)}; again in ${RESTART_MS} ms`);
       if (!this.stopping) this.restartTimer = setTimeout(() => this.respawn(), RESTART_MS);
     });
   }
@@ -114,7 +115,7 @@ async function runThread(input: ThreadInput): Promise<void> {
     });
     post({ kind: "started" });
   } catch (e) {
-    post({ kind: "failed", message: String((e as Error)?.message ?? e) });
+    post({ kind: "failed", message: describeError(e) });
   }
 }
 

@@ -23,6 +23,7 @@ import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
 import { backOffSession, dueSessions, wakeFundedOnChain, wakeMovedLatelyOnChain } from "./runner-statements.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
 const FUNDED_SAFETY_LOOK_MS = 30_000;
@@ -132,7 +133,7 @@ export class SessionRunner {
             // The database is away: no session can be stepped; the pass ends (logged once by the pump).
             if (isDatabaseUnavailable(e)) throw e;
             this.stats.errors++;
-            this.log(`session ${id}: ${String((e as Error)?.message ?? e)}`);
+            this.log(`session ${id}: ${describeError(e)}`);
             // Back off this one session; the others go on.
             await backOffSession(this.sql, id).catch(() => {});
           }

@@ -25,7 +25,8 @@ import {
   tryNonceLock,
   writeFailedAttempts,
 } from "./statements/chain.ts";
-import { findInChain } from "../../../shared/error-chain.ts";
+import { errorChain, findInChain } from "../../../shared/error-chain.ts";
+import { describeError, messageOf } from "../../../shared/describe-error.ts";
 
 export interface SweeperHooks {
   /** Tests: runs after a transaction is recorded, before it is broadcast; throwing simulates a crash there. */
@@ -57,11 +58,15 @@ export interface SignedTx {
   gas: bigint;
 }
 
-export const firstLine = (e: unknown) => String((e as Error)?.message ?? e).split("\n")[0]!.slice(0, 500);
+/**
+ * A failure as a sweep's attempt records it (app.sweeps.last_error, which the dashboard and the
+ * API show): the outermost first line, at most 500 characters, as it always read.
+ */
+export const firstLine = (e: unknown) => describeError(e, { links: 1, firstLines: true, maxLength: 500, redact: false });
 
 export function isRevert(e: unknown): boolean {
   if (findInChain(e, (x) => x instanceof ExecutionRevertedError)) return true;
-  return /execution reverted|revert/i.test(String((e as Error)?.message ?? e));
+  return errorChain(e).some((x) => /execution reverted|revert/i.test(messageOf(x)));
 }
 
 

@@ -16,6 +16,7 @@ import { depositFactoryAbi } from "../../../shared/contracts/artifacts.ts";
 import { buildSweepCall, predictDepositAddress, sessionSalt } from "../../../shared/contracts/addresses.ts";
 import { marketFees, type Fees } from "../../../shared/chains/fees.ts";
 import type { SweepToken } from "./tokens.ts";
+import { messageOf } from "../../../shared/describe-error.ts";
 
 /** A claimed sweep row, as the planner needs it (addresses in any case). */
 export interface SweepRow {
@@ -86,7 +87,7 @@ export function planBatch(rows: readonly SweepRow[], factory: Address): BatchPla
       salt = sessionSalt(row.sessionId);
       predicted = predictDepositAddress({ factory, settlement, sessionSalt: salt });
     } catch (e) {
-      mismatched.push({ id: row.id, error: `cannot sweep: ${(e as Error).message}` });
+      mismatched.push({ id: row.id, error: `cannot sweep: ${messageOf(e)}` });
       continue;
     }
     if (lower(predicted) !== key) {

@@ -14,6 +14,7 @@ import { getAddress, isAddress, zeroAddress } from "viem";
 import type { Sql } from "postgres";
 import { queueSweep } from "../effects/sweep-queue.ts";
 import { depositOnChain } from "./statements/loop.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 export async function queueRecovery(sql: Sql, args: { sessionId: string; chainId: number; token: string }): Promise<string> {
   const token = args.token === "native" ? zeroAddress : args.token;
@@ -49,7 +50,7 @@ if (import.meta.main) {
     const id = await queueRecovery(database.sql, { sessionId: values.session, chainId: Number(values.chain), token: values.token });
     console.log(`queued recovery sweep ${id}; a running sweeper carries it out (see app.sweeps)`);
   } catch (e) {
-    console.error(String((e as Error).message ?? e));
+    console.error(describeError(e));
     process.exitCode = 1;
   } finally {
     await database.close();

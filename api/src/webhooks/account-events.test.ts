@@ -10,6 +10,7 @@ import { eventually } from "../../../testing/eventually.ts";
 import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 import { merchantWithUser, signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { changeSettlementAddress } from "./account-announcement.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 let svc: TestService;
 const receivers: Receiver[] = [];
@@ -54,8 +55,7 @@ async function refusal(p: Promise<unknown>): Promise<string> {
     await p;
     return "no failure";
   } catch (e) {
-    const err = e as Error & { cause?: Error };
-    return `${err.message} ${err.cause?.message ?? ""}`;
+    return describeError(e, { redact: false });
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * What can be done to a merchant's webhook endpoints, whichever door it comes through: the
- * API's routes (http/webhook-endpoints.ts) and the dashboard (dashboard/routes.ts) call these
+ * API's routes (http/webhook-endpoints.ts) and the dashboard (dashboard/routes/webhooks.ts) call these
  * same functions. Each takes typed input (its shape already checked by the door against the
  * route's schema), applies the rules — the URL checked for the environment with DNS, at most
  * MAX_ENDPOINTS, only the owner's endpoints — and throws the catalogue's ApiError otherwise.
@@ -39,7 +39,7 @@ import { findInChain } from "../../../shared/error-chain.ts";
 /** The parts of the process these functions use (the HTTP layer's Services has them). */
 export interface EndpointServices {
   database: Pick<Database, "db" | "sql">;
-  /** Seals webhook secrets at rest (secrets.ts). */
+  /** The service's encryption key: seals webhook secrets at rest (secrets.ts). */
   encryptionKey: Buffer;
   /** DNS for webhook URLs (tests replace it). */
   resolver?: Resolver;
@@ -72,7 +72,7 @@ export async function checkWebhookUrl(services: EndpointServices, raw: string, e
     return target.url.toString();
   } catch (e) {
     const refused = findInChain(e, (x) => x instanceof TargetError);
-    if (refused) throw new ApiError(refused.code, refused.message, "url");
+    if (refused) throw new ApiError(refused.code, refused.message, "url", undefined, { cause: e });
     throw e;
   }
 }

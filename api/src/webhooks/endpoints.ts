@@ -11,7 +11,7 @@ import { webhookEndpoints } from "../db/schema.ts";
 import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import type { Query } from "../sessions/repository.ts";
-import { seal, unseal } from "./secrets.ts";
+import { openSecret, sealSecret } from "./secrets.ts";
 import { generateSecret } from "./signing.ts";
 import { col, decodeFirst, decodeRow, rowShape } from "../db/rows.ts";
 
@@ -81,7 +81,7 @@ export async function createEndpoint(
   const secret = generateSecret();
   const rows = await q`
     insert into app.webhook_endpoints (id, merchant_id, environment, url, description, enabled, secret_sealed)
-    values (${id}, ${args.merchantId}, ${args.environment}, ${args.url}, ${args.description}, ${args.enabled}, ${seal(key, secret, id)})
+    values (${id}, ${args.merchantId}, ${args.environment}, ${args.url}, ${args.description}, ${args.enabled}, ${sealSecret(key, secret, id)})
     returning *`;
   return { row: endpointFromSql(rows[0]!), secret };
 }
@@ -159,7 +159,7 @@ export async function deleteEndpoint(sql: Sql, o: Owner, id: string, withChange?
 }
 
 export function revealSecret(key: Buffer, row: EndpointRow): string {
-  return unseal(key, row.secretSealed, row.id);
+  return openSecret(key, row.secretSealed, row.id);
 }
 
 /**
@@ -180,7 +180,7 @@ export async function rotateSecret(
       update app.webhook_endpoints
          set previous_secret_sealed = case when ${overlapSeconds} > 0 then secret_sealed else null end,
              previous_secret_expires_at = case when ${overlapSeconds} > 0 then now() + make_interval(secs => ${overlapSeconds}) else null end,
-             secret_sealed = ${seal(key, secret, id)},
+             secret_sealed = ${sealSecret(key, secret, id)},
              updated_at = now()
        where id = ${id} and merchant_id = ${o.merchantId} and environment = ${o.environment} and deleted_at is null
       returning *`;
@@ -193,8 +193,8 @@ export async function rotateSecret(
 
 /** The secrets a delivery is signed with now: current first, then the previous one while its overlap lasts. */
 export function signingSecrets(key: Buffer, r: { id: string; secretSealed: string; previousSecretSealed: string | null; previousValid: boolean }): string[] {
-  const out = [unseal(key, r.secretSealed, r.id)];
-  if (r.previousSecretSealed && r.previousValid) out.push(unseal(key, r.previousSecretSealed, r.id));
+  const out = [openSecret(key, r.secretSealed, r.id)];
+  if (r.previousSecretSealed && r.previousValid) out.push(openSecret(key, r.previousSecretSealed, r.id));
   return out;
 }
 

@@ -8,9 +8,10 @@
 import { ConfigError, databaseUrlOf, loadConfig } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { joinAsNode } from "../nodes/join.ts";
-import { resolveEncryptionKey } from "./secrets.ts";
+import { resolveEncryptionKey } from "../credentials/encryption-key.ts";
 import { WebhookWorker } from "./worker.ts";
 import { stopOnSignals } from "../shutdown.ts";
+import { findInChain } from "../../../shared/error-chain.ts";
 
 const log = (line: string) => console.log(`[paysession-webhooks] ${line}`);
 
@@ -18,11 +19,10 @@ let config;
 try {
   config = loadConfig();
 } catch (err) {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-    process.exit(1);
-  }
-  throw err;
+  const bad = findInChain(err, (x) => x instanceof ConfigError);
+  if (!bad) throw err;
+  console.error(bad.message);
+  process.exit(1);
 }
 
 const url = databaseUrlOf(config);

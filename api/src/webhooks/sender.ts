@@ -16,6 +16,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { classifyAddress } from "./address.ts";
 import { checkUrl, resolveTarget, TargetError, type Resolver } from "./target.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
 export const USER_AGENT = "Paysession-Webhooks/1";
@@ -140,8 +141,9 @@ export async function readExcerpt(res: Response): Promise<string | null> {
   return new TextDecoder("utf-8", { fatal: false }).decode(all.subarray(0, RESPONSE_EXCERPT_BYTES)).replace(/\u0000/g, "");
 }
 
+/** As attempts have always stored it (the attempt log shows it): the outermost code and message. */
 function describeFetchError(e: unknown): string {
-  const err = e as { code?: string; message?: string };
-  const code = err?.code ? `${err.code}: ` : "";
-  return `connection failed: ${code}${String(err?.message ?? e).slice(0, 300)}`;
+  const outer = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  const code = outer ? `${String(outer)}: ` : "";
+  return `connection failed: ${code}${describeError(e, { links: 1, maxLength: 300, redact: false })}`;
 }

@@ -9,18 +9,20 @@
 import { lookup } from "node:dns/promises";
 import type { Environment } from "../../../shared/environment.ts";
 import { CLASS_DESCRIPTION, classifyAddress, isAllowedClass, parseIPv4, parseIPv6, PRIVATE_CLASSES } from "./address.ts";
+import { BaseError } from "../../../shared/base-error.ts";
 
 export const MAX_URL_LENGTH = 2048;
 
 export type TargetErrorCode = "url_invalid" | "url_https_required" | "url_address_forbidden" | "url_unresolvable";
 
-export class TargetError extends Error {
+export class TargetError extends BaseError {
+  override name = "TargetError";
   constructor(
     readonly code: TargetErrorCode,
     message: string,
+    opts: { cause?: unknown } = {},
   ) {
-    super(message);
-    this.name = "TargetError";
+    super(message, opts);
   }
 }
 
@@ -39,8 +41,8 @@ export function checkUrl(raw: string, environment: Environment): CheckedUrl {
   let url: URL;
   try {
     url = new URL(raw);
-  } catch {
-    throw new TargetError("url_invalid", "url must be an absolute URL such as https://example.com/webhooks.");
+  } catch (e) {
+    throw new TargetError("url_invalid", "url must be an absolute URL such as https://example.com/webhooks.", { cause: e });
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new TargetError("url_invalid", "url must start with https:// (or http:// in sandbox).");
@@ -108,8 +110,8 @@ export async function resolveTarget(
           timer = setTimeout(() => reject(new Error("DNS timeout")), timeoutMs);
         }),
       ]);
-    } catch {
-      throw new TargetError("url_unresolvable", `${target.host} does not resolve to an address.`);
+    } catch (e) {
+      throw new TargetError("url_unresolvable", `${target.host} does not resolve to an address.`, { cause: e });
     } finally {
       clearTimeout(timer);
     }

@@ -47,6 +47,7 @@ import { secretKey, webhookHeaders } from "./signing.ts";
 import type { Resolver } from "./target.ts";
 import { isRetryableConflict, Outage } from "../db/outage.ts";
 import { Pump } from "../pump.ts";
+import { describeError } from "../../../shared/describe-error.ts";
 
 const CLAIM_BATCH = 200;
 const RECORD_BATCH = 1000;
@@ -279,7 +280,7 @@ export class WebhookWorker {
           // A deadlock or serialization failure is retried at once; anything else after a pause.
           if (!isRetryableConflict(e)) {
             const wait = this.recordOutage.failed(e);
-            if (wait === undefined) this.log(`webhook worker: recording results failed: ${String((e as Error)?.message ?? e)}`);
+            if (wait === undefined) this.log(`webhook worker: recording results failed: ${describeError(e)}`);
             if (this.stopping) return;
             await Bun.sleep(wait ?? 500);
           }

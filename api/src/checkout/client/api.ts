@@ -5,6 +5,7 @@
 // The server's own types for what GET /api/payment-sessions answers (type-only: nothing of the
 // server is bundled into the page, and the two cannot drift apart).
 import type { PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
+import { BaseError } from "../../../../shared/base-error.ts";
 export type { PayerNetworkView as PayerNetwork, PayerSessionView as PayerSession } from "../../sessions/payer-view.ts";
 
 /** A signed authorization, as POST /api/payment-sessions/authorizations takes it. */
@@ -18,13 +19,15 @@ export interface SignedAuthorization {
   signature: string;
 }
 
-export class ApiFailure extends Error {
+export class ApiFailure extends BaseError {
+  override name = "ApiFailure";
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    opts: { cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, opts);
   }
 }
 
@@ -43,8 +46,8 @@ export class SessionApi {
         credentials: "omit",
         referrerPolicy: "no-referrer",
       });
-    } catch {
-      throw new ApiFailure(0, "network", "The payment service cannot be reached. Check your connection.");
+    } catch (e) {
+      throw new ApiFailure(0, "network", "The payment service cannot be reached. Check your connection.", { cause: e });
     }
     if (!res.ok && res.status !== 304) {
       const err = ((await res.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }).error ?? {};

@@ -30,6 +30,11 @@ import {
 } from "./text.ts";
 import { chosenToken, coveringToken, sameAddress, signsFor, type TokenOption } from "./tokens.ts";
 import { discoverWallets, Wallet, type WalletChoice } from "./wallet.ts";
+import { findInChain } from "../../../../shared/error-chain.ts";
+import { messageOf } from "../../../../shared/describe-error.ts";
+
+/** The service's refusal this failure is, wherever on its chain it sits (undefined: not one). */
+const failureOf = (err: unknown) => findInChain(err, (x) => x instanceof ApiFailure);
 
 const POLL_OPEN_MS = 500;
 const POLL_DONE_MS = 3000;
@@ -557,7 +562,7 @@ async function payByAuthorization(n: PayerNetwork): Promise<boolean> {
     await api!.authorize({ chainId: n.chainId, from: wallet!.account, ...offer.message, signature });
     authorizedOn = n.chainId;
   } catch (err) {
-    const e = err instanceof ApiFailure ? err : new ApiFailure(0, "unknown", String(err));
+    const e = failureOf(err) ?? new ApiFailure(0, "unknown", String(err), { cause: err });
     if (e.code === "authorization_nonce_used" || e.code === "session_not_pending") {
       // Submitted on-chain by someone else before it reached the service, perhaps: the session says whether it paid.
       authorizedOn = n.chainId;
@@ -620,7 +625,7 @@ async function getTestTokens() {
       await refreshBalance();
       notice(`Test tokens sent: ${formatUnits(BigInt(r.amountBaseUnits), t.decimals)} ${t.tokenSymbol} to your wallet.`);
     } catch (err) {
-      showProblem({ kind: "faucet", message: err instanceof ApiFailure ? err.message : String(err) }, []);
+      showProblem({ kind: "faucet", message: failureOf(err)?.message ?? String(err) }, []);
     }
   });
 }
@@ -634,7 +639,7 @@ async function testPay() {
       sentTxHash = (await api!.testPay(n.chainId)).txHash;
       notice("Paid from the sandbox test wallet.");
     } catch (err) {
-      showProblem({ kind: "testpay", message: err instanceof ApiFailure ? err.message : String(err) }, []);
+      showProblem({ kind: "testpay", message: failureOf(err)?.message ?? String(err) }, []);
     }
   });
 }
@@ -646,7 +651,7 @@ async function cancel() {
       view = await api!.cancel();
       post({ type: "status", status: view.status, reason: view.statusReason });
     } catch (err) {
-      showProblem({ kind: "cancel", message: err instanceof ApiFailure ? err.message : String(err) }, []);
+      showProblem({ kind: "cancel", message: failureOf(err)?.message ?? String(err) }, []);
     }
   });
 }
@@ -689,7 +694,7 @@ async function poll() {
     }
     checkUsedElsewhere();
   } catch (err) {
-    if (err instanceof ApiFailure && err.status === 401 && view && !isOpen()) return; // token past its lifetime after the end: keep the last screen
+    if (failureOf(err)?.status === 401 && view && !isOpen()) return; // token past its lifetime after the end: keep the last screen
   }
   setTimeout(poll, view && (view.status === "PENDING" || view.status === "FUNDED") ? POLL_OPEN_MS : POLL_DONE_MS);
 }
@@ -707,8 +712,9 @@ async function start(msg: ToCheckout) {
   try {
     view = await api.session(msg.paymentSessionId);
   } catch (err) {
-    if (err instanceof ApiFailure && FAIL_CODES[err.code]) fail(FAIL_CODES[err.code]!, err.message);
-    else fail("checkout_unreachable", err instanceof Error ? err.message : String(err));
+    const failure = failureOf(err);
+    if (failure && FAIL_CODES[failure.code]) fail(FAIL_CODES[failure.code]!, failure.message);
+    else fail("checkout_unreachable", messageOf(err));
     return;
   }
   if (!view) return fail("checkout_unreachable", "The payment service gave no session.");

@@ -19,6 +19,7 @@ import { merchantWithUser, signIn } from "../../../../testing/dashboard.ts";
 import { MAX_BODY_BYTES } from "../body.ts";
 import { buildApp } from "../app.ts";
 import { facesFor } from "../../server.ts";
+import { messageOf } from "../../../../shared/describe-error.ts";
 
 let svc: TestService;
 let doc: { paths: Record<string, Record<string, any>>; components: { schemas: Record<string, unknown> } };
@@ -180,7 +181,7 @@ test("every documented route and method, sent malformed encodings, lone surrogat
     try {
       res = await fetch(`${svc.url}${c.path}`, { method: c.op.method, headers, body });
     } catch (e) {
-      failures.push(`${c.name}: no answer (${(e as Error).message})`);
+      failures.push(`${c.name}: no answer (${messageOf(e)})`);
       return;
     }
     const text = await res.text();

@@ -28,7 +28,7 @@ import { newId } from "../../../../shared/ids.ts";
 import type { NetworkConfig } from "../../../../shared/chains/config.ts";
 import { ApiError } from "../../errors.ts";
 import { publicMerchantId, type KeyCheck, type Merchant } from "../../credentials/store.ts";
-import { createClaim, forgetExpired, readRecord, type KeyClaim } from "../../db/idempotency-keys.ts";
+import { createClaim, forgetExpired, readRecord, type KeyClaim } from "../../credentials/idempotency-keys.ts";
 import { planDeposits } from "../deposits.ts";
 import { depositsOfSession, findSession } from "../repository.ts";
 import { asCreated, createdAnswer, type CreateAnswer } from "./answer.ts";

@@ -14,7 +14,7 @@
  * 2. **its Idempotency-Key is free** — no record of it (or of its v1 form) lives; the record is
  *    inserted by this statement (`on conflict do nothing`: a concurrent holder is waited for).
  * Otherwise nothing of it is written and its answer says which: `key_changed` (look the key up
- * again and prepare anew) or `idempotency_key_taken` (db/idempotency-keys.ts readRecord says
+ * again and prepare anew) or `idempotency_key_taken` (credentials/idempotency-keys.ts readRecord says
  * what the first request got). Each distinct key check is made once per batch: one probe of the
  * keys' unique index and one of the settlements' primary key.
  *
@@ -28,7 +28,7 @@ import type { Sql, TransactionSql } from "postgres";
 import type { Environment } from "../../../../shared/environment.ts";
 import { newId } from "../../../../shared/ids.ts";
 import { arrayParam } from "../../db/client.ts";
-import type { ClaimColumns } from "../../db/idempotency-keys.ts";
+import type { ClaimColumns } from "../../credentials/idempotency-keys.ts";
 import { col, decodeRows, rowShape } from "../../db/rows.ts";
 import { hashSecret, mintCredential } from "../../credentials/format.ts";
 import { settlementsOfKey, type KeyCheck } from "../../credentials/store.ts";
@@ -50,7 +50,7 @@ export interface NewSession {
   token: { clear: string; hash: string };
   /** The key lookup the create was prepared from: written only if it still holds. Absent: no check (tests, benches). */
   keyCheck?: KeyCheck;
-  /** The Idempotency-Key's record (db/idempotency-keys.ts createClaim): written only if the key is free. */
+  /** The Idempotency-Key's record (credentials/idempotency-keys.ts createClaim): written only if the key is free. */
   claim?: ClaimColumns;
 }
 

@@ -1,6 +1,8 @@
 /**
  * Idempotency-Key records (app.idempotency_keys; docs/decisions.md, "Idempotency"), kept 24 hours.
- * The header itself is read in http/idempotency.ts.
+ * The header itself is read in http/idempotency.ts. The records sit with the credentials: like an
+ * API key, an Idempotency-Key is a caller's value kept only as a keyed hash, beside the seal that
+ * guards what it replays.
  *
  * Two ways to hold a key:
  * - Creates (sessions/create/): the key's row is one more part of the create's own single
@@ -14,8 +16,8 @@
  * stored response and replays it; if the first fails, its row vanishes with its rollback
  * and the duplicate does the work itself. Same key + different body → 422.
  *
- * A creation response holds a session token, so the stored response is sealed
- * (AES-256-GCM) with a key derived from the Idempotency-Key, which we store only hashed.
+ * A creation response holds a session token, so the stored response is sealed (AES-256-GCM,
+ * credentials/seal.ts) with a key derived from the Idempotency-Key, which we store only hashed.
  * Both derivations are HMAC-SHA256 keyed with the service's secret (SERVICE_ENCRYPTION_KEY,
  * the key that seals webhook secrets), bound to the merchant, environment and purpose: an
  * Idempotency-Key is often an order id, easy to guess, and a plain hash of it would let a
@@ -26,12 +28,13 @@
  * Rows written before this (v1: plain SHA-256 derivations, response without a version
  * prefix) are still honoured for replay until they expire (24 h); see LEGACY below.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import type { Sql, TransactionSql } from "postgres";
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { Type } from "@sinclair/typebox";
-import { col, decodeFirst, decodeRow, rowShape } from "./rows.ts";
+import { col, decodeFirst, decodeRow, rowShape } from "../db/rows.ts";
+import { seal, unseal, type SealFormat } from "./seal.ts";
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 
@@ -56,28 +59,8 @@ type Purpose = "lookup" | "seal" | "request";
 const derive = (ctx: Pick<IdempotencyContext, "secret" | "merchantId" | "environment">, purpose: Purpose, value: string) =>
   createHmac("sha256", ctx.secret).update(`paysession:idempotency:v2:${purpose}\0${ctx.merchantId}\0${ctx.environment}\0`).update(value).digest();
 
-const SEALED_VERSION = "v2";
-
-/** AES-256-GCM under a 32-byte key: `v2.<iv>.<tag>.<ciphertext>`, base64 parts. */
-export function seal(key: Buffer, plaintext: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-  return [SEALED_VERSION, ...[iv, cipher.getAuthTag(), ct].map((b) => b.toString("base64"))].join(".");
-}
-
-export function unseal(key: Buffer, sealed: string): string {
-  const parts = sealed.split(".");
-  if (parts[0] !== SEALED_VERSION || parts.length !== 4) throw new Error("unsupported sealed value");
-  return open(key, parts.slice(1));
-}
-
-function open(key: Buffer, parts: string[]): string {
-  const [iv, tag, ct] = parts.map((p) => Buffer.from(p, "base64")) as [Buffer, Buffer, Buffer];
-  const decipher = createDecipheriv("aes-256-gcm", key, iv);
-  decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(ct), decipher.final()]).toString("utf8");
-}
+/** How a record's response is sealed (credentials/seal.ts): `v2.<iv>.<tag>.<ciphertext>`, under its key's derived sealing key. */
+export const RECORD_SEAL = { label: "v2" } as const satisfies SealFormat;
 
 /**
  * v1 rows (before the derivations were keyed): lookup hash and sealing key were SHA-256 of
@@ -87,9 +70,14 @@ function open(key: Buffer, parts: string[]): string {
  */
 const LEGACY = {
   lookup: (key: string) => createHash("sha256").update("paysession:idempotency:lookup:").update(key).digest("hex"),
-  open: (key: string, sealed: string) =>
-    open(createHash("sha256").update("paysession:idempotency:seal:").update(key).digest(), sealed.split(".")),
+  /** Its response sealed without a label: `<iv>.<tag>.<ciphertext>`. */
+  open: (key: string, sealed: string) => unseal(createHash("sha256").update("paysession:idempotency:seal:").update(key).digest(), sealed, { label: null }),
 };
+
+/** The response a record holds, opened with the key's sealing key (v1: its unkeyed one). Throws when it does not open. */
+export function openSealedResponse({ ctx, key }: Pick<KeyClaim, "ctx" | "key">, sealed: string, legacy = false): string {
+  return legacy ? LEGACY.open(key, sealed) : unseal(derive(ctx, "seal", key), sealed, RECORD_SEAL);
+}
 
 export async function withIdempotency(
   sql: Sql,
@@ -118,7 +106,7 @@ export async function withIdempotency(
       returning 1`;
     if (claimed.length === 1) {
       const response = await work(tx);
-      const sealed = seal(derive(ctx, "seal", key), JSON.stringify(response.body));
+      const sealed = seal(derive(ctx, "seal", key), JSON.stringify(response.body), RECORD_SEAL);
       await tx`
         update app.idempotency_keys
            set response_status = ${response.status}, response_sealed = ${sealed}
@@ -161,7 +149,7 @@ async function readPrior(q: Sql | TransactionSql, ctx: IdempotencyContext, key: 
     endpoint: row.endpoint,
     requestMac: row.request_hash,
     status: row.response_status,
-    opened: legacy ? LEGACY.open(key, row.response_sealed) : unseal(derive(ctx, "seal", key), row.response_sealed),
+    opened: openSealedResponse({ ctx, key }, row.response_sealed, legacy),
   };
 }
 
@@ -194,7 +182,7 @@ export function createClaim(claim: KeyClaim, created: { sessionId: string; token
     legacyHash: LEGACY.lookup(key),
     endpoint: ctx.endpoint,
     requestMac: derive(ctx, "request", hash).toString("hex"),
-    sealed: seal(derive(ctx, "seal", key), JSON.stringify({ [CREATED]: created })),
+    sealed: seal(derive(ctx, "seal", key), JSON.stringify({ [CREATED]: created }), RECORD_SEAL),
   };
 }
 

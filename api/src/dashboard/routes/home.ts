@@ -1,11 +1,17 @@
 /** GET /dashboard/:env — the home page (README "The merchant dashboard"): reads (home.ts), figures (home-figures.ts), page (pages/home.ts). */
+import { Elysia } from "elysia";
 import type { Sql } from "postgres";
-import type { PageContext } from "./context.ts";
-import { figures, parsePeriod, periodDays } from "./home-figures.ts";
-import { loadAttention, loadDays, today } from "./home.ts";
-import { homeBody } from "./pages/home.ts";
+import type { PageContext } from "../context.ts";
+import { figures, parsePeriod, periodDays } from "../home-figures.ts";
+import { loadAttention, loadDays, today } from "../home.ts";
+import { homeBody } from "../pages/home.ts";
+import { HIDE, type DashboardKit } from "./kit.ts";
 
-export function homePage(sql: Sql) {
+export function homeRoutes({ sql, pageRoute }: DashboardKit) {
+  return new Elysia().get("/dashboard/:env", pageRoute(homePage(sql)), HIDE);
+}
+
+function homePage(sql: Sql) {
   return async (c: PageContext): Promise<Response> => {
     // A period other than 7, 30 or 90 days is a 400, with the default period's page and why.
     const { days: period, problem } = parsePeriod(c.query.days);

@@ -1,0 +1,37 @@
+/**
+ * The merchant dashboard's routes (docs/dashboard.md), mounted on the API's Elysia app; hidden
+ * from Swagger, since they are pages, not API. Each page or group of actions is a file of its own
+ * here; they are mounted in this order, which is the route table's (the metrics name a request
+ * by the first route of the table that matches it, so `/dashboard/sign-in` comes before
+ * `/dashboard/:env`).
+ */
+import { Elysia } from "elysia";
+import type { Services } from "../../http/services.ts";
+import { apiKeyRoutes } from "./api-keys.ts";
+import { entryRoutes } from "./entry.ts";
+import { eventsRoutes } from "./events.ts";
+import { exportRoutes } from "./exports.ts";
+import { homeRoutes } from "./home.ts";
+import { dashboardKit } from "./kit.ts";
+import { securityRoutes } from "./security.ts";
+import { settlementRoutes } from "./settlement.ts";
+import { signInRoutes } from "./sign-in.ts";
+import { transactionRoutes } from "./transaction.ts";
+import { transactionsRoutes } from "./transactions.ts";
+import { webhookRoutes } from "./webhooks.ts";
+
+export function dashboardRoutes(services: Services) {
+  const kit = dashboardKit(services);
+  return new Elysia()
+    .use(entryRoutes(kit))
+    .use(signInRoutes(kit))
+    .use(homeRoutes(kit))
+    .use(transactionsRoutes(kit))
+    .use(exportRoutes(kit))
+    .use(transactionRoutes(kit))
+    .use(eventsRoutes(kit))
+    .use(apiKeyRoutes(kit))
+    .use(webhookRoutes(kit))
+    .use(settlementRoutes(kit))
+    .use(securityRoutes(kit));
+}

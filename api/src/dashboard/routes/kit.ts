@@ -1,0 +1,54 @@
+/**
+ * What every dashboard route file is handed (index.ts makes one per app): the services, the
+ * two handler kinds with their guards (context.ts: a page needs a signed-in session; an action
+ * also its CSRF token and a place in the person's rate limit), and the few pieces several
+ * pages share: the notices a redirect may name, the account-and-environment a page reads.
+ */
+import type { Services } from "../../http/services.ts";
+import type { Environment } from "../../../../shared/environment.ts";
+import type { Notice } from "../layout.ts";
+import { makeContext } from "../context.ts";
+import { secureCookies } from "../logins.ts";
+
+/** Every dashboard route is hidden from the API reference: they are pages, not API. */
+export const HIDE = { detail: { hide: true } };
+/** Where a person lands after signing in: the sandbox's home page. */
+export const HOME = "/dashboard/sandbox";
+/** A page cursor (?after=, ?before=) that is not a row of this account and environment. */
+export const BAD_PAGE_LINK = "That page link is not valid; showing the newest.";
+export const SIGNED_OUT = "You are signed out.";
+
+/** Fixed texts for ?notice= after a redirect: nothing a link could inject. */
+const NOTICES: Record<string, Notice> = {
+  "key-revoked": { kind: "ok", text: "The key is revoked. Requests with it are refused from now on." },
+  "endpoint-saved": { kind: "ok", text: "Endpoint saved." },
+  "endpoint-deleted": { kind: "ok", text: "Endpoint deleted. Nothing more is sent to it." },
+  "secret-rotated": { kind: "ok", text: "New secret made. The previous one stays valid for 24 hours; deploy the new one." },
+  "settlement-changed": { kind: "ok", text: "Settlement address changed. New sessions settle there; it is recorded and announced to your webhook endpoints." },
+  "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
+  "canceled": { kind: "ok", text: "The payment is canceled: it can no longer be paid, and your webhook endpoints are told." },
+  "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
+  "signed-out": { kind: "ok", text: SIGNED_OUT },
+};
+export const noticeOf = (q: Record<string, string | undefined>) => (q.notice ? NOTICES[q.notice] : undefined);
+
+/** The account and environment a page or action reads and changes: the signed-in person's merchant, the path's environment. */
+export function owner(c: { login: { merchant: { id: string } }; env: Environment }) {
+  return { merchantId: c.login.merchant.id, environment: c.env };
+}
+
+export function dashboardKit(services: Services) {
+  const { pageRoute, actionRoute, guard } = makeContext(services);
+  return {
+    services,
+    db: services.database.db,
+    sql: services.database.sql,
+    /** Cookies carry Secure when the service is served over https. */
+    secure: secureCookies(services.config.publicUrl),
+    pageRoute,
+    actionRoute,
+    guard,
+  };
+}
+
+export type DashboardKit = ReturnType<typeof dashboardKit>;
