@@ -19,7 +19,7 @@ export const CUSTOM_PLANS = { plan_cache_mode: "force_custom_plan" } as const;
  * can still read a whole index. So the statements run there are written to have one plan
  * only: inserts from the batch's arrays, and per row of the batch one probe of a unique or
  * leading-column index (LATERAL subqueries with `offset 0`: credentials/store.ts lookupApiKeys,
- * effects/webhook-outbox.ts NEW_SESSION_DELIVERIES_CTE, http/idempotency.ts claimKeys and
+ * effects/webhook-outbox.ts newSessionDeliveries, http/idempotency.ts claimKeys and
  * storeResponses, which delete and update the rows so found by tuple id). api/src/db/plans.test.ts
  * plans them on one-row tables, grows the tables without ANALYZE, and counts what they read.
  *

@@ -3,7 +3,7 @@
  * createApiKey, and never again: only its hash and display prefix are stored.
  */
 import { and, desc, eq, isNull } from "drizzle-orm";
-import type { Sql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { arrayParam, type Db } from "../db/client.ts";
 import { Group } from "../db/group.ts";
 import { apiKeys, merchants } from "../db/schema.ts";
@@ -106,7 +106,7 @@ export interface KeyLookup {
 
 /**
  * A key as one lookup read it: its hash and id, and the merchant's settlement addresses in its
- * environment as SETTLEMENTS_TEXT wrote them. A create carries it to its statement, which writes
+ * environment as settlementsOfKey wrote them. A create carries it to its statement, which writes
  * the session only if the key is still there unrevoked and the settlements are still these —
  * so a create can be prepared from an earlier lookup (credentials/key-memo.ts) and still never
  * be written with a revoked key or for a settlement address replaced meanwhile.
@@ -119,11 +119,16 @@ export interface KeyCheck {
 }
 
 /**
- * The merchant's settlement addresses of one environment as one text, in chain order: the
- * lookup and the create's check (sessions/create/statement.ts) both write it with this expression, so equal
- * texts mean the same addresses. `ms` is app.merchant_settlements.
+ * The settlement addresses of the key `key` names in the statement (a row of app.api_keys, or
+ * one with its merchant_id and environment) as one text, in chain order, in a subquery of one
+ * row and one column, `settlements`, for a LATERAL join. The lookup and the create's check
+ * (sessions/create/statement.ts) both take it from here, so equal texts mean the same
+ * addresses (sessions/key-check.test.ts: a create is written while they are as read, and only then).
  */
-export const SETTLEMENTS_TEXT = "json_object_agg(ms.chain_id, ms.address order by ms.chain_id)::text";
+export function settlementsOfKey(q: Sql | TransactionSql, key: string): PendingQuery<Row[]> {
+  return q`(select json_object_agg(ms.chain_id, ms.address order by ms.chain_id)::text as settlements from app.merchant_settlements ms
+             where ms.merchant_id = ${q(key)}.merchant_id and ms.environment = ${q(key)}.environment)`;
+}
 
 /**
  * The key and its merchant for a presented secret, or undefined when no key has that hash.
@@ -149,8 +154,7 @@ export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLoo
       from unnest(${arrayParam(sql, hashes)}) as h(key_hash)
       cross join lateral (select * from app.api_keys k where k.key_hash = h.key_hash offset 0) k
       cross join lateral (select * from app.merchants m where m.id = k.merchant_id offset 0) m
-      cross join lateral (select ${sql.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
-                           where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st`;
+      cross join lateral ${settlementsOfKey(sql, "k")} st`;
   const byHash = new Map(decodeRows(LookupRow, rows).map((r) => [r.key_hash, r]));
   return hashes.map((hash) => {
     const row = byHash.get(hash);
@@ -185,7 +189,7 @@ export function apiKeyLookups(sql: Sql): Group<string, KeyLookup | undefined> {
   );
 }
 
-/** A row of lookupApiKeys's statement: the key, its merchant, and the settlements as SETTLEMENTS_TEXT wrote them. */
+/** A row of lookupApiKeys's statement: the key, its merchant, and the settlements as settlementsOfKey wrote them. */
 const LookupRow = rowShape("API key lookup", {
   id: col.text,
   merchant_id: col.text,
@@ -203,7 +207,7 @@ const LookupRow = rowShape("API key lookup", {
   settlements: col.nullable(col.text),
 });
 
-/** SETTLEMENTS_TEXT's json object: chain id → address. */
+/** settlementsOfKey's json object: chain id → address. */
 const SettlementsText = rowShape("settlements text", { settlements: col.json(Type.Record(Type.String(), Type.String())) });
 
 function keyLookupFromRow(row: RowOf<typeof LookupRow>): KeyLookup {

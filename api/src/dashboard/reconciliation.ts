@@ -8,25 +8,11 @@
  * the one place that knows them.
  */
 import type { Sql } from "postgres";
-import { indexerTablesPresent, isMissingTable, methodOfLedgerRow, payerOfLedgerRow } from "../sessions/indexed.ts";
+import { indexerTablesPresent, isMissingTable, ledgerMovements } from "../sessions/indexed.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { tokenLabel } from "./home-figures.ts";
 
 const DepositRow = rowShape("reconciliation deposits", { session_id: col.text, chain_id: col.int, address: col.text });
-const FundRow = rowShape("reconciliation movements", {
-  session_id: col.text,
-  chain_id: col.int,
-  direction: col.oneOf(["in", "out"] as const),
-  tx_hash: col.text,
-  at: col.time,
-  /** The indexer's sender of a payment in; null out, or with no index here. */
-  payer: col.nullable(col.text),
-  /** How a payment in was made; null out, or with no index here. */
-  method: col.nullable(col.oneOf(["transfer", "authorization"] as const)),
-  /** The stablecoin of a payment in: its symbol as the session stored it, else its address. */
-  token: col.nullable(col.text),
-});
-
 /** One session's reconciliation columns of the CSV export. */
 export interface Reconciliation {
   /** The deposit address of the network that was paid; every one of the session's while unpaid. */
@@ -57,27 +43,15 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
   if (sessions.length === 0) return out;
   const ids = sessions.map((s) => s.id);
   const indexed = await indexerTablesPresent(sql);
-  const payer = payerOfLedgerRow("f", indexed);
-  const method = methodOfLedgerRow("f", indexed);
   const read = () =>
     Promise.all([
       sql`select session_id, chain_id, address from app.session_deposits where session_id = any(${ids}::text[]) order by session_id, chain_id`,
-      sql.unsafe(
-        `select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer, ${method} as method,
-                case when f.direction = 'in' then coalesce(
-                  (select x->>'symbol' from jsonb_array_elements(d.tokens) x where x->>'address' = coalesce(f.token_address, d.token_address)),
-                  coalesce(f.token_address, d.token_address)) end as token
-           from app.session_funds f
-           left join app.session_deposits d on d.session_id = f.session_id and d.chain_id = f.chain_id
-          where f.session_id = any($1::text[]) and f.reverted_at is null
-          order by f.session_id, at, f.log_index`,
-        [ids],
-      ),
+      ledgerMovements(sql, ids, indexed),
     ]);
   let deposits, funds;
   try {
     const [d, f] = await read();
-    [deposits, funds] = [decodeRows(DepositRow, d), decodeRows(FundRow, f)];
+    [deposits, funds] = [decodeRows(DepositRow, d), f];
   } catch (e) {
     if (!isMissingTable(e)) throw e;
     return reconciliationOf(sql, sessions); // the index went away between the check and the read

@@ -130,6 +130,14 @@ export const sessionEvents = app.table(
     previousStatus: text("previous_status").$type<SessionStatus>(),
     reason: text("reason").$type<EventReason>().notNull(),
     detail: jsonb("detail").$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * What the event's webhook body is built from, taken when the event is written and never
+     * changed: the session row as of the event (without its token hash) and its deposits
+     * (effects/event-snapshot.ts). So every attempt, redelivery and GET /events sends the same
+     * bytes whatever the session does next. Null in rows an older build wrote: the worker's
+     * first claim of such an event takes it then (webhooks/statements/claim-deliveries.ts).
+     */
+    snapshot: jsonb("snapshot").$type<{ session: Record<string, unknown>; deposits: Record<string, unknown>[] }>(),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [

@@ -4,7 +4,7 @@
  * and the NOTIFY that wakes the delivery worker when that transaction commits.
  *
  * Whoever records a session event calls one of these in the same transaction:
- *   - insertSession (creation) splices NEW_SESSION_DELIVERIES_CTE into its single statement;
+ *   - the create statement takes `newSessionDeliveries`' pieces into its single statement;
  *   - every later status change calls `enqueueEventDeliveries(tx, event)` right after
  *     inserting the event row (transitionSession does; so must the session actor).
  *
@@ -42,25 +42,38 @@ export interface EventRef {
 }
 
 /**
- * For insertSession's one statement. Expects a preceding CTE `e` that inserted the event
- * and returned (id, session_id, merchant_id, environment, sequence); adds CTEs `wd`
- * (the deliveries) and `wn` (the NOTIFY, when any was written). The final SELECT must
- * reference `wn`, e.g. `(select count(*) from wn)`, or Postgres skips it. The endpoints are
- * probed by index once per event (LATERAL, `offset 0`): the grouped creates keep one plan per
- * statement (shared/postgres-settings.ts, KEPT_PLANS), which must stay right as the table grows.
+ * The deliveries of new sessions' first events, for a statement that writes them in the same
+ * statement (the create statement: sessions/create/statement.ts), as its own pieces:
+ *
+ *   - `ctes`, to place after the CTE that inserted the events: `events` names that CTE, which
+ *     must return (id, session_id, merchant_id, environment, sequence). It adds the CTEs `wd`
+ *     (the deliveries) and `wn` (the NOTIFY, when any was written).
+ *   - `notified`, an expression for the statement's final select: how many NOTIFYs were sent.
+ *     It is what makes the NOTIFY happen — a CTE that only selects is run only when something
+ *     reads it, so a statement that left it out would write deliveries and wake no worker.
+ *
+ * The endpoints are probed by index once per event (LATERAL, `offset 0`): the grouped creates keep
+ * one plan per statement (shared/postgres-settings.ts, KEPT_PLANS), which must stay right as the
+ * table grows. outbox.test.ts runs the create statement and checks both rules.
  */
-export const NEW_SESSION_DELIVERIES_CTE = `
+export function newSessionDeliveries(q: Sql | TransactionSql, events: string): { ctes: PendingQuery<Row[]>; notified: PendingQuery<Row[]> } {
+  const e = q(events);
+  return {
+    ctes: q`
   wd as (
     insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
     select e.id, ep.id, e.session_id, e.sequence, true, 'pending', now()
-      from e cross join lateral (
+      from ${e} e cross join lateral (
         select ep.id from app.webhook_endpoints ep
          where ep.merchant_id = e.merchant_id and ep.environment = e.environment and ep.enabled and ep.deleted_at is null
         offset 0) ep
     returning 1
   ), wn as (
-    select pg_notify('${WEBHOOK_CHANNEL}', '') from (select 1 from wd limit 1) x
-  )`;
+    select pg_notify(${WEBHOOK_CHANNEL}, '') from (select 1 from wd limit 1) x
+  )`,
+    notified: q`(select count(*) from wn)`,
+  };
+}
 
 /**
  * In the transaction that inserted `event`: its deliveries, and a NOTIFY on commit. The

@@ -18,7 +18,7 @@
  * Ponder; docs/decisions.md, "Ponder's readiness".
  */
 import type { Sql, TransactionSql } from "postgres";
-import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
+import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { authorizationNonce } from "../gasless/authorization.ts";
 import type { Transfer } from "./decide.ts";
 import type { IndexedAuthorized, IndexedOutflow } from "./movements.ts";
@@ -422,28 +422,49 @@ export async function indexerTablesPresent(sql: Sql): Promise<boolean> {
 const BothTables = rowShape("indexer tables present", { t: col.nullable(col.text), h: col.nullable(col.text) });
 
 /**
- * The SQL expression for the sender of a ledger row's payment (app.session_funds as `alias`):
- * the indexer's row of that very transfer, by its primary key (a payment by authorization's in
- * authorized_transfers); null without an index.
+ * A ledger's movements for reconciliation (the dashboard's CSV: dashboard/reconciliation.ts):
+ * the sessions' rows of app.session_funds not reverted, oldest first per session, each payment
+ * in with its sender and how it was made — the indexer's row of that very transfer, by its
+ * primary key (a payment by authorization's in authorized_transfers) — and its stablecoin (its
+ * symbol as the session stored it, else its address). Without an index here (`indexerPresent`
+ * false) sender and method are null. A table gone since that look is an undefined-table error
+ * (isMissingTable), for the caller to look again.
  */
-export function payerOfLedgerRow(alias: string, indexerPresent: boolean): string {
-  const of = (table: string) =>
-    `(select t."from" from ${INDEXER_SCHEMA}.${table} t where ${alias}.direction = 'in' and t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index)`;
-  return indexerPresent ? `coalesce(${of("transfers")}, ${of("authorized_transfers")})` : "null::text";
+export async function ledgerMovements(sql: Sql | TransactionSql, sessionIds: readonly string[], indexerPresent: boolean): Promise<RowOf<typeof LedgerMovement>[]> {
+  // Each of them reads the ledger row `f` of the statement below.
+  const transferOf = (table: "transfers" | "authorized_transfers") =>
+    sql`(select t."from" from ${sql(INDEXER_SCHEMA)}.${sql(table)} t where f.direction = 'in' and t.chain_id = f.chain_id and t.tx_hash = f.tx_hash and t.log_index = f.log_index)`;
+  const payer = indexerPresent ? sql`coalesce(${transferOf("transfers")}, ${transferOf("authorized_transfers")})` : sql`null::text`;
+  const method = indexerPresent
+    ? sql`case when f.direction <> 'in' then null
+            when exists (select 1 from ${sql(INDEXER_SCHEMA)}.authorized_transfers t where t.chain_id = f.chain_id and t.tx_hash = f.tx_hash and t.log_index = f.log_index) then 'authorization'
+            else 'transfer' end`
+    : sql`null::text`;
+  const rows = await sql`
+    select f.session_id, f.chain_id, f.direction, f.tx_hash, coalesce(f.block_timestamp, f.created_at) as at, ${payer} as payer, ${method} as method,
+           case when f.direction = 'in' then coalesce(
+             (select x->>'symbol' from jsonb_array_elements(d.tokens) x where x->>'address' = coalesce(f.token_address, d.token_address)),
+             coalesce(f.token_address, d.token_address)) end as token
+      from app.session_funds f
+      left join app.session_deposits d on d.session_id = f.session_id and d.chain_id = f.chain_id
+     where f.session_id = any(${sessionIds as string[]}::text[]) and f.reverted_at is null
+     order by f.session_id, at, f.log_index`;
+  return decodeRows(LedgerMovement, rows);
 }
 
-/**
- * The SQL expression for how a ledger row's payment was made (app.session_funds as `alias`):
- * 'authorization' when the indexer has it as a payment by authorization, else 'transfer'; null
- * for settlements, and without an index.
- */
-export function methodOfLedgerRow(alias: string, indexerPresent: boolean): string {
-  return indexerPresent
-    ? `case when ${alias}.direction <> 'in' then null
-            when exists (select 1 from ${INDEXER_SCHEMA}.authorized_transfers t where t.chain_id = ${alias}.chain_id and t.tx_hash = ${alias}.tx_hash and t.log_index = ${alias}.log_index) then 'authorization'
-            else 'transfer' end`
-    : "null::text";
-}
+const LedgerMovement = rowShape("reconciliation movements", {
+  session_id: col.text,
+  chain_id: col.int,
+  direction: col.oneOf(["in", "out"] as const),
+  tx_hash: col.text,
+  at: col.time,
+  /** The indexer's sender of a payment in; null out, or with no index here. */
+  payer: col.nullable(col.text),
+  /** How a payment in was made; null out, or with no index here. */
+  method: col.nullable(col.oneOf(["transfer", "authorization"] as const)),
+  /** The stablecoin of a payment in: its symbol as the session stored it, else its address. */
+  token: col.nullable(col.text),
+});
 
 /**
  * Every indexed transfer into or out of the session's deposit addresses, and its payments by

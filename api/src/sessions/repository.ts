@@ -2,8 +2,8 @@
  * Payment sessions in the database: reads, transitions and money events. Creation is a module of
  * its own (create/), one statement for a group of creates.
  */
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
-import type { Row, Sql, TransactionSql } from "postgres";
+import { and, asc, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { Pipeline } from "../db/pipeline.ts";
 import type { Db } from "../db/client.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
@@ -74,8 +74,8 @@ export async function readMerchantView(
     : sql`true`;
   const rows = await sql`
     select k.ok as key_ok, s.id is not null as found, s.*,
-           (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json,
-           (select json_agg(e order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
+           ${depositsJsonOf(sql, "s")} as deposits_json,
+           (select json_agg(to_jsonb(e) - 'snapshot' order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
       from (select ${keyOk} as ok) k
       left join app.payment_sessions s on k.ok and s.id = ${args.id} and s.merchant_id = ${args.merchantId} and s.environment = ${args.environment}`;
   const r = decodeRow(RetrieveRow, rows[0]);
@@ -88,10 +88,14 @@ const jsonList = col.nullable(col.json(Type.Array(Type.Unknown())));
 const RetrieveRow = rowShape("retrieve", { key_ok: col.bool, found: col.bool, deposits_json: jsonList, events_json: jsonList });
 
 /**
- * A `session_deposits` row as json, its amount as text: a numeric in json is a JSON number, which
- * loses digits past 2^53 (an 18-decimal token's amounts). `d` is the row.
+ * The deposits of the session row `session` names in the statement, as a json array's text in
+ * chain order (null: none), each its `session_deposits` row with its amount as text: a numeric in
+ * json is a JSON number, which loses digits past 2^53 (an 18-decimal token's amounts).
  */
-const DEPOSIT_JSON = "to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text)";
+function depositsJsonOf(q: Sql, session: string): PendingQuery<Row[]> {
+  return q`(select json_agg(to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text) order by d.chain_id)::text
+              from app.session_deposits d where d.session_id = ${q(session)}.id)`;
+}
 
 const EventJson = rowShape("session event (json)", {
   id: col.text,
@@ -124,7 +128,9 @@ export function eventFromJson(json: unknown): EventRow {
 }
 
 export async function sessionEventsOf(db: Db, sessionId: string): Promise<EventRow[]> {
-  return db.select().from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
+  // Without the snapshot (what a webhook body is built from): a history does not need it.
+  const { snapshot: _snapshot, ...columns } = getTableColumns(sessionEvents);
+  return db.select(columns).from(sessionEvents).where(eq(sessionEvents.sessionId, sessionId)).orderBy(asc(sessionEvents.sequence));
 }
 
 /**
@@ -138,7 +144,7 @@ export async function findSessionByToken(
 ): Promise<{ session: SessionRow; merchantName: string; merchantPublicIds: { sandbox: string; production: string }; deposits: DepositLike[] } | undefined> {
   const rows = await sql`
     select s.*, m.name as merchant_name, m.sandbox_public_id, m.live_public_id,
-           (select json_agg(${sql.unsafe(DEPOSIT_JSON)} order by d.chain_id)::text from app.session_deposits d where d.session_id = s.id) as deposits_json
+           ${depositsJsonOf(sql, "s")} as deposits_json
       from app.payment_sessions s join app.merchants m on m.id = s.merchant_id
      where s.token_hash = ${hashSecret(token)}`;
   const r = decodeFirst(TokenRow, rows);
@@ -275,7 +281,9 @@ export function recordMoneyEvent(
 /**
  * The session's event at its current sequence and status (the caller has counted both), and
  * the event's webhook deliveries, queued on `writes`. Returns the event's id. Its two callers
- * above take the detail typed by its reason (event-detail.ts); here it is only stored.
+ * above take the detail typed by its reason (event-detail.ts); here it is only stored. The
+ * event's snapshot (what its webhook body is built from) is the session as the writes queued
+ * before it leave the row: they run first, in the same transaction.
  */
 function queueEvent(
   writes: Pipeline,
@@ -285,9 +293,9 @@ function queueEvent(
 ): string {
   const eventId = newId("event");
   writes.send(tx`
-    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
+    insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at, snapshot)
     values (${eventId}, ${session.id}, ${session.merchantId}, ${session.environment}, ${session.sequence}, ${session.status},
-            ${event.previous}, ${event.reason}, ${JSON.stringify(event.detail)}::jsonb, now())`);
+            ${event.previous}, ${event.reason}, ${JSON.stringify(event.detail)}::jsonb, now(), app.session_event_snapshot(${session.id}))`);
   writes.send(enqueueEventDeliveries(tx, { id: eventId, sessionId: session.id, merchantId: session.merchantId, environment: session.environment, sequence: session.sequence }));
   return eventId;
 }

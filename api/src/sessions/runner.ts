@@ -12,6 +12,8 @@
  *     number of open sessions);
  *   - the sweeper or the API (wake.ts), with a NOTIFY that makes the runner look at once;
  *     likewise the indexer with each live block it commits (INDEXED_HEAD_CHANNEL).
+ *
+ * Its statements are named functions in runner-statements.ts.
  */
 import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
@@ -20,7 +22,7 @@ import { INDEXED_HEAD_CHANNEL, indexedHeads, isMissingTable, wakeSessionsTouched
 import { SESSION_WAKE_CHANNEL } from "../effects/wake.ts";
 import { Pump } from "../pump.ts";
 import { isDatabaseUnavailable } from "../db/outage.ts";
-import { col, decodeRows, rowShape } from "../db/rows.ts";
+import { backOffSession, dueSessions, wakeFundedOnChain, wakeMovedLatelyOnChain } from "./runner-statements.ts";
 import { describeError } from "../../../shared/describe-error.ts";
 
 /** How often FUNDED sessions look again for a reorg that no head showed. */
@@ -105,12 +107,9 @@ export class SessionRunner {
     for (;;) {
       if (this.stopping) return;
       if (!woken) {
-        const due = decodeRows(
-          DueSession,
-          await this.sql`select id from app.payment_sessions where wake_at <= now() order by wake_at limit ${this.settings.concurrency * 8}`,
-        );
+        const due = await dueSessions(this.sql, this.settings.concurrency * 8);
         if (due.length === 0) return;
-        queue = due.map((r) => r.id);
+        queue = due;
       }
       const stepped = await this.stepAll(queue);
       if (stepped === 0 && !woken) return; // all due ones are being stepped elsewhere
@@ -136,7 +135,7 @@ export class SessionRunner {
             this.stats.errors++;
             this.log(`session ${id}: ${describeError(e)}`);
             // Back off this one session; the others go on.
-            await this.sql`update app.payment_sessions set wake_at = now() + interval '5 seconds' where id = ${id}`.catch(() => {});
+            await backOffSession(this.sql, id).catch(() => {});
           }
         }
       }),
@@ -162,21 +161,13 @@ export class SessionRunner {
         // An earlier wake-up is never postponed.
         this.fundedLookedAt.set(chainId, now);
         const spreadMs = reorged ? 0 : FUNDED_SAFETY_LOOK_MS;
-        await this.sql`
-          update app.payment_sessions set wake_at = least(coalesce(wake_at, 'infinity'), now() + random() * ${spreadMs} * interval '1 millisecond')
-           where status = 'FUNDED' and funding_chain_id = ${chainId} and (wake_at is null or wake_at > now())`;
+        await wakeFundedOnChain(this.sql, chainId, spreadMs);
         // A payment by authorization settles at once (SUCCEEDED, no sweep whose loss the sweeper
         // would notice), and whoever submitted it, we may hold no record of it: after a reorg,
         // every session whose money moved on this chain in the last hour (its ledger; deeper than
         // any finality window we index) looks again too, so a payment the chain no longer has is
         // reported (funds_reverted, or ERROR reorged).
-        if (reorged) {
-          await this.sql`
-            update app.payment_sessions s set wake_at = now()
-              from (select distinct session_id from app.session_funds
-                     where chain_id = ${chainId} and reverted_at is null and created_at >= now() - interval '1 hour') f
-             where s.id = f.session_id and s.status <> 'PENDING' and (s.wake_at is null or s.wake_at > now())`;
-        }
+        if (reorged) await wakeMovedLatelyOnChain(this.sql, chainId);
       }
       if (seen === head && !reorged) continue;
       this.stats.newHeads++;
@@ -189,5 +180,3 @@ export class SessionRunner {
     return woken;
   }
 }
-
-const DueSession = rowShape("due sessions", { id: col.text });

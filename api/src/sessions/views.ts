@@ -33,7 +33,8 @@ function checksummedKnown(address: string): string {
 }
 
 export type SessionRow = typeof paymentSessions.$inferSelect;
-export type EventRow = typeof sessionEvents.$inferSelect;
+/** A stored event as a history shows it (its snapshot, what a webhook body is built from, left out). */
+export type EventRow = Omit<typeof sessionEvents.$inferSelect, "snapshot">;
 export type DepositRow = typeof sessionDeposits.$inferSelect;
 
 /** Where and how much to pay on one network: what a checkout or a wallet needs. */

@@ -18,56 +18,14 @@
  *                                         relayer budget;
  *   the transaction's nonce taken by another of the relayer's transactions, or the chain lost it
  *                                       → `recorded` again (it never ran, or no longer has).
+ *
+ * Its statements are named functions in statements/authorizations.ts.
  */
-import type { TransactionSql, Sql } from "postgres";
-import { getAddress, type Hex, type TransactionReceipt } from "viem";
+import { getAddress, type TransactionReceipt } from "viem";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
-import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { receiptPaid, USED_ELSEWHERE, type RecordedAuthorization, type Refusal } from "../gasless/submission.ts";
 import type { SweepChain } from "./chain.ts";
-
-/** A recorded authorization's columns as the relayer reads them (uint256 fields as numeric text): the claim's (send-authorization.ts) and the outcome's. */
-export const RECORDED_COLUMNS = {
-  session_id: col.text,
-  token_address: col.text,
-  from_address: col.text,
-  to_address: col.text,
-  value: col.numeric,
-  valid_after: col.numeric,
-  valid_before: col.numeric,
-  nonce: col.hex,
-  signature: col.hex,
-};
-
-const SendingRow = rowShape("authorization of a transaction", RECORDED_COLUMNS);
-
-/** A row read with RECORDED_COLUMNS, as the relayer's code uses it. */
-export function recordedAuthorization(row: RowOf<typeof SendingRow>): RecordedAuthorization {
-  return {
-    sessionId: row.session_id,
-    tokenAddress: row.token_address,
-    fromAddress: row.from_address,
-    toAddress: row.to_address,
-    value: row.value,
-    validAfter: row.valid_after,
-    validBefore: row.valid_before,
-    nonce: row.nonce,
-    signature: row.signature,
-  };
-}
-
-/** The authorizations a transaction carries while they are `sending`, oldest first (their order in a batch). */
-export async function authorizationsOf(sql: Sql | TransactionSql, txId: string): Promise<RecordedAuthorization[]> {
-  const rows = decodeRows(
-    SendingRow,
-    await sql`
-      select session_id, token_address, from_address, to_address, value::text as value, valid_after::text as valid_after,
-             valid_before::text as valid_before, nonce, signature
-        from app.payment_authorizations where transaction_id = ${txId} and status = 'sending'
-       order by next_attempt_at, created_at`,
-  );
-  return rows.map(recordedAuthorization);
-}
+import { authorizationDueAgain, authorizationsOf, recordAuthorizationTransactionMined, settleAuthorization } from "./statements/authorizations.ts";
 
 /** Whether the chain says the authorization's nonce is used (by anyone: our transaction, a stranger's, or the payer's cancel). */
 export function usedOnChain(c: SweepChain, auth: RecordedAuthorization): Promise<boolean> {
@@ -105,43 +63,16 @@ export async function recordAuthorizationMined(c: SweepChain, txId: string, rece
   );
   const paid = outcomes.filter((o) => o.status === "mined").length;
   const recorded = await c.sql.begin(async (tx) => {
-    const done = await tx`
-      update app.sweep_transactions
-         set state = 'mined', tx_hash = ${receipt.transactionHash}, block_number = ${receipt.blockNumber.toString()}::bigint,
-             gas_used = ${receipt.gasUsed.toString()}::bigint, effective_gas_price = ${receipt.effectiveGasPrice.toString()}::numeric,
-             mined_at = now(), last_error = ${paid === outcomes.length ? null : `${outcomes.length - paid} of ${outcomes.length} not carried out`}
-       where id = ${txId} and state in ('signed', 'sent')
-      returning id`;
-    if (done.length === 0) return false; // recorded already (by another sweeper, or an earlier pass)
+    const lastError = paid === outcomes.length ? null : `${outcomes.length - paid} of ${outcomes.length} not carried out`;
+    if (!(await recordAuthorizationTransactionMined(tx, txId, receipt, lastError))) return false; // recorded already (by another sweeper, or an earlier pass)
     for (const o of outcomes) {
-      if (o.status === "recorded") {
-        // Back in line, its attempt counted: checked alone at the next pass.
-        await tx`
-          update app.payment_authorizations
-             set status = 'recorded', transaction_id = null, tx_hash = null, next_attempt_at = now(),
-                 reason = null, detail = ${o.failure!.detail}, updated_at = now()
-           where session_id = ${o.sessionId} and transaction_id = ${txId} and status = 'sending'`;
-        continue;
-      }
-      await tx`
-        update app.payment_authorizations
-           set status = ${o.status}, tx_hash = ${receipt.transactionHash},
-               reason = ${o.failure?.reason ?? null}, detail = ${o.failure?.detail ?? null}, updated_at = now()
-         where session_id = ${o.sessionId} and transaction_id = ${txId} and status = 'sending'`;
+      // Back in line, its attempt counted: checked alone at the next pass.
+      if (o.status === "recorded") await authorizationDueAgain(tx, o.sessionId, txId, o.failure!.detail);
+      else await settleAuthorization(tx, { sessionId: o.sessionId, txId, status: o.status, txHash: receipt.transactionHash, reason: o.failure?.reason ?? null, detail: o.failure?.detail ?? null });
     }
     return true;
   });
   if (!recorded) return;
   const told = outcomes.map((o) => `${o.sessionId} ${o.status === "mined" ? "paid" : o.status === "recorded" ? "due again" : `failed (${o.failure?.reason})`}`);
   c.log(`sweeper ${c.net.name}: ${receipt.transactionHash} mined in block ${receipt.blockNumber} (gas ${receipt.gasUsed}): authorization${outcomes.length === 1 ? "" : "s"} of ${told.join(", ") || "?"}`);
-}
-
-/** Its transaction can never land (or the chain lost it): the record is due again, to be checked and sent anew. */
-export async function requeueAuthorizations(tx: TransactionSql, txId: string, why: string, from: readonly ("sending" | "mined")[] = ["sending"]): Promise<void> {
-  await tx`
-    update app.payment_authorizations
-       set status = 'recorded', transaction_id = null, tx_hash = null, next_attempt_at = now(), updated_at = now(),
-           attempts = case when status = 'sending' then greatest(attempts - 1, 0) else attempts end,
-           reason = null, detail = ${why}
-     where transaction_id = ${txId} and status in ${tx(from)}`;
 }

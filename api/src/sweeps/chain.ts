@@ -2,7 +2,8 @@
  * One network's sweeping state, shared by its two halves (send.ts: claim, check, sign, record,
  * broadcast; watch.ts: follow unfinished transactions to their outcome): the relayer account,
  * the RPC client, the settings, what this process signed (to rebroadcast the same bytes) and
- * why sweeps wait, if they do. Small I/O helpers both halves use live here too.
+ * why sweeps wait, if they do. Small I/O helpers both halves use live here too; their
+ * statements are named functions in statements/chain.ts.
  */
 import type { Sql, TransactionSql } from "postgres";
 import { ExecutionRevertedError, keccak256, type Address, type Hex, type PrivateKeyAccount, type PublicClient } from "viem";
@@ -15,18 +16,17 @@ import { wakeSessions } from "../effects/wake.ts";
 import { newSweepTransactionId } from "../effects/sweep-queue.ts";
 import { nextNonce, retryDelayMs, type Fees } from "./plan.ts";
 import { readMarketFees } from "../../../shared/chains/fees.ts";
-import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
-import { SWEEP_STATES } from "./states.ts";
+import {
+  attemptsOfSweeps,
+  insertSignedTransaction,
+  lastRecordedNonce,
+  markBroadcastSent,
+  recordBroadcastError,
+  tryNonceLock,
+  writeFailedAttempts,
+} from "./statements/chain.ts";
 import { errorChain, findInChain } from "../../../shared/error-chain.ts";
 import { describeError, messageOf } from "../../../shared/describe-error.ts";
-
-const SweepAttempts = rowShape("sweeps' attempts", { id: col.text, attempts: col.int });
-const NonceLock = rowShape("relayer nonce lock", { ok: col.bool });
-/** The highest nonce recorded for the relayer (null: none yet). */
-const LastNonce = rowShape("last recorded nonce", { n: col.nullable(col.bigint) });
-
-/** A sweep whose failed attempt was recorded: its session, and whether that was its last. */
-const RecordedFailure = rowShape("record failed sweep attempts", { session_id: col.text, state: col.oneOf(SWEEP_STATES) });
 
 export interface SweeperHooks {
   /** Tests: runs after a transaction is recorded, before it is broadcast; throwing simulates a crash there. */
@@ -148,8 +148,7 @@ export class SweepChain {
    * it, skip the round). Sweeps and authorizations take the same lock: one nonce sequence.
    */
   async lockNonces(tx: TransactionSql): Promise<boolean> {
-    const lock = decodeFirst(NonceLock, await tx`select pg_try_advisory_xact_lock(hashtext(${`paysession-sweeps:${this.net.chainId}:${this.relayer}`})) as ok`);
-    return lock?.ok === true;
+    return tryNonceLock(tx, `paysession-sweeps:${this.net.chainId}:${this.relayer}`);
   }
 
   /**
@@ -159,22 +158,14 @@ export class SweepChain {
    * hands it to dispatch: nothing is broadcast that is not recorded first.
    */
   async recordSigned(tx: TransactionSql, kind: "sweep" | "authorization", call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<SignedTx> {
-    const last = decodeFirst(
-      LastNonce,
-      await tx`
-        select max(nonce) as n from app.sweep_transactions
-         where chain_id = ${this.net.chainId} and relayer = ${this.relayer} and state <> 'dropped'`,
-    );
-    const dbNext = last?.n == null ? null : last.n + 1n;
+    const last = await lastRecordedNonce(tx, this.net.chainId, this.relayer);
+    const dbNext = last == null ? null : last + 1n;
     const pending = BigInt(await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" }));
     const nonce = nextNonce(dbNext, pending);
     const raw = await this.sign(nonce, call, gas, fees);
     const hash = keccak256(raw);
     const txId = newSweepTransactionId();
-    await tx`
-      insert into app.sweep_transactions (id, kind, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, raw_tx, sent_at)
-      values (${txId}, ${kind}, ${this.net.chainId}, ${this.relayer}, ${nonce.toString()}::bigint, ${hash},
-              ${JSON.stringify([hash])}::jsonb, 'signed', ${fees.maxFeePerGas.toString()}::numeric, ${raw}, now())`;
+    await insertSignedTransaction(tx, { id: txId, kind, chainId: this.net.chainId, relayer: this.relayer, nonce, hash, maxFeePerGas: fees.maxFeePerGas, raw });
     return { raw, hash, nonce, txId, fees, gas };
   }
 
@@ -210,12 +201,12 @@ export class SweepChain {
         if (this.lastBroadcastError.get(hash) !== msg) {
           this.lastBroadcastError.set(hash, msg);
           this.log(`sweeper ${this.net.name}: broadcasting ${hash} failed (retried every poll): ${msg}`);
-          await this.sql`update app.sweep_transactions set last_error = ${msg} where id = ${txId}`;
+          await recordBroadcastError(this.sql, txId, msg);
         }
         return;
       }
     }
-    await this.sql`update app.sweep_transactions set state = 'sent', last_error = null where id = ${txId} and state = 'signed' and tx_hash = ${hash}`;
+    await markBroadcastSent(this.sql, txId, hash);
   }
 
   marketFees(): Promise<Fees> {
@@ -225,22 +216,14 @@ export class SweepChain {
   /** A failed attempt per sweep (`counted`: attempts + 1 now; otherwise already counted at claim): queued again after a backoff, or `failed` once attempts reach the maximum. */
   async recordFailedAttempts(tx: TransactionSql, items: { id: string; error: string }[], counted: boolean, txId?: string): Promise<void> {
     if (items.length === 0) return;
-    const rows = decodeRows(SweepAttempts, await tx`select id, attempts from app.sweeps where id in ${tx(items.map((i) => i.id))}`);
+    const rows = await attemptsOfSweeps(tx, items.map((i) => i.id));
     const attemptsOf = new Map(rows.map((r) => [r.id, r.attempts + (counted ? 1 : 0)]));
     const updates = items.map((i) => {
       const attempts = attemptsOf.get(i.id) ?? this.s.maxAttempts;
       const final = attempts >= this.s.maxAttempts;
       return { id: i.id, attempts, state: final ? "failed" : "queued", error: i.error, delay: final ? 0 : retryDelayMs(attempts, this.s.retryBaseMs, this.random()) };
     });
-    const done = await tx`
-      with r as (select * from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb) as r(id text, attempts int, state text, error text, delay float8))
-      update app.sweeps s
-         set state = r.state, attempts = r.attempts, last_error = r.error, updated_at = now(),
-             next_attempt_at = case when r.state = 'queued' then now() + r.delay * interval '1 millisecond' else s.next_attempt_at end
-        from r
-       where s.id = r.id and (${txId ?? null}::text is null or (s.state = 'sending' and s.transaction_id = ${txId ?? null}::text))
-      returning s.session_id, s.state`;
-    const finals = [...new Set(decodeRows(RecordedFailure, done).flatMap((d) => (d.state === "failed" ? [d.session_id] : [])))];
+    const finals = await writeFailedAttempts(tx, updates, txId);
     await wakeSessions(tx, finals);
   }
 }

@@ -21,9 +21,8 @@
 import type { Sql } from "postgres";
 import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicClient } from "viem";
 import { wakeSessions } from "../effects/wake.ts";
-import { col, decodeRows, rowShape } from "../db/rows.ts";
-import { SWEEP_TRANSACTION_STATES } from "./states.ts";
-import { requeueAuthorizations } from "./authorization-outcome.ts";
+import { dropTransaction, requeueDroppedSweeps, transactionsFromNonce } from "./statements/reconcile.ts";
+import { requeueAuthorizations } from "./statements/authorizations.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
@@ -59,26 +58,11 @@ export function planReconcile(
   return { vanished, stranded };
 }
 
-/** A transaction at or above the chain's mined nonce count: the ones that may be out of step. */
-const RecordedTransaction = rowShape("transactions to reconcile", {
-  id: col.text,
-  nonce: col.bigint,
-  state: col.oneOf(SWEEP_TRANSACTION_STATES),
-  tx_hash: col.nullable(col.hex),
-});
-
-const RequeuedSweep = rowShape("requeue a dropped transaction's sweeps", { session_id: col.text });
-
 export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropped: number }> {
   const now = ctx.now ?? Date.now;
   const grace = ctx.graceMs ?? RECONCILE_GRACE_MS;
   const latest = BigInt(await ctx.client.getTransactionCount({ address: ctx.relayerAddress, blockTag: "latest" }));
-  const rows = decodeRows(
-    RecordedTransaction,
-    await ctx.sql`
-      select id, nonce, state, tx_hash from app.sweep_transactions
-       where chain_id = ${ctx.chainId} and relayer = ${ctx.relayer} and state in ('mined', 'signed', 'sent') and nonce >= ${latest.toString()}::bigint`,
-  ).map((r) => ({ id: r.id, nonce: r.nonce, state: r.state, txHash: r.tx_hash }));
+  const rows = (await transactionsFromNonce(ctx.sql, ctx.chainId, ctx.relayer, latest)).map((r) => ({ id: r.id, nonce: r.nonce, state: r.state, txHash: r.tx_hash }));
   const plan = planReconcile(latest, rows);
   const suspects = new Set([...plan.vanished, ...plan.stranded]);
   for (const id of [...ctx.firstSeen.keys()]) if (!suspects.has(id)) ctx.firstSeen.delete(id); // the chain caught up
@@ -97,19 +81,10 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
         ? `the chain no longer has this transaction (the relayer's mined nonce count is ${latest}); its sweeps are queued again`
         : `nonce ${row.nonce} can never be mined: the chain lost a transaction below it (mined nonce count ${latest}); its sweeps are queued again`;
     const sessions = await ctx.sql.begin(async (tx) => {
-      const done = await tx`
-        update app.sweep_transactions set state = 'dropped', last_error = ${why}
-         where id = ${id} and state in ('mined', 'signed', 'sent') returning id`;
-      if (done.length === 0) return [];
-      const requeued = await tx`
-        update app.sweeps
-           set state = 'queued', transaction_id = null, swept_amount = null, next_attempt_at = now(), updated_at = now(),
-               attempts = case when state = 'sending' then greatest(attempts - 1, 0) else attempts end,
-               last_error = ${`swept again: ${why}`}
-         where transaction_id = ${id} and state in ('sending', 'confirmed')
-        returning session_id`;
+      if (!(await dropTransaction(tx, id, why))) return [];
+      const requeued = await requeueDroppedSweeps(tx, id, `swept again: ${why}`);
       await requeueAuthorizations(tx, id, `sent again: ${why}`, ["sending", "mined"]);
-      const ids = [...new Set(decodeRows(RequeuedSweep, requeued).map((r) => r.session_id))];
+      const ids = [...new Set(requeued)];
       await wakeSessions(tx, ids);
       return ids;
     });

@@ -13,18 +13,13 @@ import { parseArgs } from "node:util";
 import { getAddress, isAddress, zeroAddress } from "viem";
 import type { Sql } from "postgres";
 import { queueSweep } from "../effects/sweep-queue.ts";
-import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { depositOnChain } from "./statements/loop.ts";
 import { describeError } from "../../../shared/describe-error.ts";
-
-const SessionDeposit = rowShape("deposit to recover from", { address: col.text, settlement_address: col.text });
 
 export async function queueRecovery(sql: Sql, args: { sessionId: string; chainId: number; token: string }): Promise<string> {
   const token = args.token === "native" ? zeroAddress : args.token;
   if (!isAddress(token, { strict: false })) throw new Error(`--token: expected an address or "native", got "${args.token}"`);
-  const d = decodeFirst(
-    SessionDeposit,
-    await sql`select address, settlement_address from app.session_deposits where session_id = ${args.sessionId} and chain_id = ${args.chainId}`,
-  );
+  const d = await depositOnChain(sql, args.sessionId, args.chainId);
   if (!d) throw new Error(`session ${args.sessionId} has no deposit address on chain ${args.chainId}`);
   return sql.begin((tx) =>
     queueSweep(tx, {

@@ -19,10 +19,10 @@
  * and nothing is sent for it.
  *
  * It never changes a session's status: the payment is the indexer's to see, like any other.
+ * Its statements are named functions in statements/authorizations.ts.
  */
 import { BaseError, type Address } from "viem";
 import { gaslessMaxFeeWei } from "../../../shared/chains/config.ts";
-import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
 import {
   authorizationCall,
   capacity,
@@ -35,44 +35,34 @@ import {
   type RecordedAuthorization,
   type Refusal,
 } from "../gasless/submission.ts";
-import { SESSION_STATUSES } from "../../../shared/status.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { sessionOverBudget } from "./guard.ts";
 import { withGasMargin } from "./plan.ts";
 import { overSpent } from "./send.ts";
-import { RECORDED_COLUMNS, recordedAuthorization, usedOnChain } from "./authorization-outcome.ts";
+import { usedOnChain } from "./authorization-outcome.ts";
+import {
+  anyAuthorizationDue,
+  authorizationTransactionInFlight,
+  claimDueAuthorizations,
+  deferDueAuthorizations,
+  failAuthorization,
+  markAuthorizationsSending,
+  recordedAuthorization,
+  waitForRelayerCapacity,
+} from "./statements/authorizations.ts";
 import type { TransactionSql } from "postgres";
 
 /** Waits before a record is looked at again, by why it waits. */
 const WAIT_MS = { gasless_off: 60_000, fee_above_ceiling: 15_000, relayer_unfunded: 30_000 } as const;
 
-const DueRow = rowShape("authorizations: any due", { one: col.int });
-
-const ClaimedRow = rowShape("authorizations: claimed under their sessions' locks", {
-  ...RECORDED_COLUMNS,
-  session_status: col.oneOf(SESSION_STATUSES),
-  now_seconds: col.wholeNumber,
-  session_attempts: col.int,
-  attempts: col.int,
-});
-
 /** Claims, checks, signs, records and broadcasts one transaction of due authorizations. Returns how many records it settled (sent or failed). */
 export async function sendAuthorization(c: SweepChain): Promise<number> {
-  const due = decodeFirst(
-    DueRow,
-    await c.sql`
-      select 1 as one from app.payment_authorizations
-       where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now() limit 1`,
-  );
-  if (!due) return 0;
+  if (!(await anyAuthorizationDue(c.sql, c.net.chainId))) return 0;
   // While one authorization transaction of ours is unmined, new ones gather for the next: it
   // could not land before that one anyway (one nonce sequence), and they then share a
   // transaction through AuthorizationBatch instead of paying 21,000 gas each. The cost: one
   // that comes while another is in flight waits for that one's block.
-  const inFlight = await c.sql`
-    select 1 as one from app.sweep_transactions
-     where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state in ('signed', 'sent') and kind = 'authorization' limit 1`;
-  if (inFlight.length > 0) return 0;
+  if (await authorizationTransactionInFlight(c.sql, c.net.chainId, c.relayer)) return 0;
   if (!c.net.gasless) {
     await deferDue(c, "gasless_off", waitingDetail("gasless_off", ""), WAIT_MS.gasless_off);
     return 0;
@@ -96,26 +86,7 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
     if (!(await c.lockNonces(tx))) return 0;
     // The sessions' rows first, as the actor and the route lock them: a cancel, an expiry or a
     // payment seen meanwhile and this send never both win. One they hold now waits a pass.
-    const rows = decodeRows(
-      ClaimedRow,
-      await tx`
-        with due as (
-          select session_id from app.payment_authorizations
-           where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now()
-           order by next_attempt_at, created_at limit ${batch ? c.s.batchSize : 1}
-        ), s as (
-          select id, status from app.payment_sessions where id in (select session_id from due) order by id for update skip locked
-        )
-        select a.session_id, a.token_address, a.from_address, a.to_address, a.value::text as value,
-               a.valid_after::text as valid_after, a.valid_before::text as valid_before, a.nonce, a.signature,
-               a.attempts, s.status as session_status, extract(epoch from now())::bigint as now_seconds,
-               ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = a.session_id and o.chain_id = a.chain_id)
-                + a.attempts)::int as session_attempts
-          from app.payment_authorizations a join s on s.id = a.session_id
-         where a.status = 'recorded' and a.next_attempt_at <= now()
-         order by a.next_attempt_at, a.created_at
-         for update of a skip locked`,
-    );
+    const rows = await claimDueAuthorizations(tx, c.net.chainId, batch ? c.s.batchSize : 1);
     if (rows.length === 0) return 0;
 
     let failed = 0;
@@ -164,18 +135,12 @@ export async function sendAuthorization(c: SweepChain): Promise<number> {
     const balance = await c.client.getBalance({ address: c.account.address });
     const can = capacity(fees.maxFeePerGas, ceiling, balance, gas);
     if (!can.ok) {
-      await tx`
-        update app.payment_authorizations
-           set reason = ${can.reason}, detail = ${can.detail}, next_attempt_at = now() + ${WAIT_MS.relayer_unfunded} * interval '1 millisecond', updated_at = now()
-         where session_id in ${tx(ids)}`;
+      await waitForRelayerCapacity(tx, ids, can.reason, can.detail, WAIT_MS.relayer_unfunded);
       c.setAuthorizationsWaiting(can.reason, can.detail);
       return failed;
     }
     const signed = await c.recordSigned(tx, "authorization", plan.call, gas, fees);
-    await tx`
-      update app.payment_authorizations
-         set status = 'sending', attempts = attempts + 1, transaction_id = ${signed.txId}, reason = null, detail = null, updated_at = now()
-       where session_id in ${tx(ids)}`;
+    await markAuthorizationsSending(tx, ids, signed.txId);
     toSend = { signed, what: plan.batched ? `${ids.length} authorizations through AuthorizationBatch` : "1 authorization" };
     c.setAuthorizationsWaiting(undefined);
     return failed + ids.length;
@@ -200,19 +165,14 @@ async function check(c: SweepChain, auth: RecordedAuthorization): Promise<{ gas:
 
 /** A final refusal: the record fails with its reason, and nothing is sent for it. */
 async function fail(c: SweepChain, tx: TransactionSql, sessionId: string, refusal: Refusal): Promise<number> {
-  await tx`
-    update app.payment_authorizations set status = 'failed', reason = ${refusal.reason}, detail = ${refusal.detail}, updated_at = now()
-     where session_id = ${sessionId}`;
+  await failAuthorization(tx, sessionId, refusal.reason, refusal.detail);
   c.log(`sweeper ${c.net.name}: authorization of ${sessionId} not sent (${refusal.reason}): ${refusal.detail}`);
   return 1;
 }
 
 /** Every due record of this network waits `waitMs`, its reason recorded; nothing counts as an attempt. */
 async function deferDue(c: SweepChain, reason: "gasless_off" | "spend_guard" | "fee_above_ceiling", detail: string, waitMs: number): Promise<void> {
-  await c.sql`
-    update app.payment_authorizations
-       set reason = ${reason}, detail = ${detail}, next_attempt_at = now() + ${waitMs} * interval '1 millisecond', updated_at = now()
-     where chain_id = ${c.net.chainId} and status = 'recorded' and next_attempt_at <= now()`;
+  await deferDueAuthorizations(c.sql, c.net.chainId, reason, detail, waitMs);
   c.setAuthorizationsWaiting(reason, detail);
 }
 

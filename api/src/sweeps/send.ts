@@ -10,14 +10,24 @@
  * (`signed`, its hash and bytes) with its sweeps `sending` and attempts + 1. Only after that
  * commit is the transaction broadcast (then `sent`). Nothing is sent while the factory has no
  * code on the network or the relayer-spend guard says wait: due sweeps then wait, recorded.
+ * Its statements are named functions in statements/send.ts.
  */
 import { zeroAddress, type Address } from "viem";
 import { wakeSessions } from "../effects/wake.ts";
 import { planBatch, withGasMargin, type BatchPlan, type SweepRow } from "./plan.ts";
 import { relayerVerdict, sessionOverBudget } from "./guard.ts";
 import { isRevert, firstLine, type SignedTx, type SweepChain } from "./chain.ts";
-import { col, decodeFirst, decodeRows, rowShape } from "../db/rows.ts";
-import { SWEEP_TOKEN_COLUMNS, sweepTokensSql } from "./tokens.ts";
+import {
+  anySweepDue,
+  claimDueSweeps,
+  confirmEmptySweeps,
+  deferDueSweeps,
+  failForcedSweeps,
+  failOverBudgetSweeps,
+  markSweepsSending,
+  relayerTransactionsLately,
+  waitForRelayerFunds,
+} from "./statements/send.ts";
 
 export const FORCED_FAILURE_ERROR = "simulated sweep failure (sandbox)";
 
@@ -27,32 +37,13 @@ interface ClaimedRow extends SweepRow {
   sessionAttempts: number;
 }
 
-const ClaimedSweep = rowShape("claim due sweeps", {
-  id: col.text,
-  session_id: col.text,
-  deposit_address: col.text,
-  settlement_address: col.text,
-  ...SWEEP_TOKEN_COLUMNS,
-  attempts: col.int,
-  force_sweep_failure: col.bool,
-  /** Attempts of every sweep and of the authorization of the session on this network. */
-  session_attempts: col.int,
-});
-
-const EmptiedSweep = rowShape("confirm sweeps of empty deposits", { session_id: col.text });
-
-const RecentTransactions = rowShape("relayer transactions lately", { minute: col.int, hour: col.int });
-
 const erc20BalanceAbi = [
   { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
 ] as const;
 
 /** Claims, plans, signs, records and broadcasts one batch. Returns how many sweeps it handled. */
 export async function sendDue(c: SweepChain): Promise<number> {
-  const [due] = await c.sql`
-    select 1 as one from app.sweeps
-     where chain_id = ${c.net.chainId} and state = 'queued' and next_attempt_at <= now() limit 1`;
-  if (!due) return 0;
+  if (!(await anySweepDue(c.sql, c.net.chainId))) return 0;
   // Nothing is sent while the network cannot take a sweep or the relayer has spent its
   // budget: the due sweeps wait, with the reason recorded on each (and logged once).
   const blocked = (await factoryMissing(c)) ?? (await overSpent(c));
@@ -65,22 +56,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
   let toSend: SignedTx | undefined;
   const handled = await c.sql.begin(async (tx) => {
     if (!(await c.lockNonces(tx))) return 0;
-    const rows = decodeRows(
-      ClaimedSweep,
-      await tx`
-      select s.id, s.session_id, s.deposit_address, s.settlement_address, ${tx.unsafe(sweepTokensSql("s", "d"))}, s.attempts,
-             p.force_sweep_failure,
-             ((select coalesce(sum(o.attempts), 0) from app.sweeps o where o.session_id = s.session_id and o.chain_id = s.chain_id)
-              + (select coalesce(sum(a.attempts), 0) from app.payment_authorizations a where a.session_id = s.session_id and a.chain_id = s.chain_id))::int as session_attempts
-        from app.sweeps s join app.payment_sessions p on p.id = s.session_id
-        left join app.session_deposits d on d.session_id = s.session_id and d.chain_id = s.chain_id
-       where s.chain_id = ${c.net.chainId} and s.state = 'queued' and s.next_attempt_at <= now()
-         and not exists (select 1 from app.sweeps o
-                          where o.chain_id = s.chain_id and o.deposit_address = s.deposit_address and o.state = 'sending')
-       order by s.next_attempt_at, s.created_at, s.id
-       limit ${c.s.batchSize}
-       for update of s skip locked`,
-    );
+    const rows = await claimDueSweeps(tx, c.net.chainId, c.s.batchSize);
     if (rows.length === 0) return 0;
     const claimed: ClaimedRow[] = rows.map((r) => ({
       id: r.id,
@@ -98,10 +74,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
     const forced = claimed.filter((r) => r.forceFailure);
     if (forced.length > 0) {
       const sessions = [...new Set(forced.map((r) => r.sessionId))];
-      await tx`
-        update app.sweeps set state = 'failed', attempts = ${c.s.maxAttempts}, last_error = ${FORCED_FAILURE_ERROR}, updated_at = now()
-         where id in ${tx(forced.map((r) => r.id))}`;
-      await tx`update app.payment_sessions set force_sweep_failure = false where id in ${tx(sessions)}`;
+      await failForcedSweeps(tx, forced.map((r) => r.id), sessions, c.s.maxAttempts, FORCED_FAILURE_ERROR);
       await wakeSessions(tx, sessions);
       c.log(`sweeper ${c.net.name}: forced failure of ${forced.length} sweep(s) (sandbox)`);
     }
@@ -111,9 +84,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
       return reason ? [{ id: r.id, sessionId: r.sessionId, error: reason }] : [];
     });
     if (overBudget.length > 0) {
-      await tx`
-        update app.sweeps set state = 'failed', last_error = ${overBudget[0]!.error}, updated_at = now()
-         where id in ${tx(overBudget.map((r) => r.id))}`;
+      await failOverBudgetSweeps(tx, overBudget.map((r) => r.id), overBudget[0]!.error);
       await wakeSessions(tx, [...new Set(overBudget.map((r) => r.sessionId))]);
       c.log(`sweeper ${c.net.name}: ${overBudget.length} sweep(s) stopped by the relayer-spend guard (per-session limit ${c.s.maxTxPerSession})`);
     }
@@ -134,11 +105,7 @@ export async function sendDue(c: SweepChain): Promise<number> {
     const empty = await emptyDeposits(c, plan);
     if (empty.length > 0) {
       const ids = plan.deposits.filter((d) => empty.includes(d.depositAddress.toLowerCase())).flatMap((d) => d.sweepIds);
-      const done = await tx`
-        update app.sweeps set state = 'confirmed', swept_amount = 0, transaction_id = null, updated_at = now(),
-               last_error = 'nothing to sweep: the deposit was already empty (swept by another transaction)'
-         where id in ${tx(ids)} returning session_id`;
-      await wakeSessions(tx, [...new Set(decodeRows(EmptiedSweep, done).map((r) => r.session_id))]);
+      await wakeSessions(tx, [...new Set(await confirmEmptySweeps(tx, ids))]);
       c.log(`sweeper ${c.net.name}: ${ids.length} sweep(s) found their deposit already empty; nothing sent for them`);
       plan = planBatch(rest.filter((r) => !ids.includes(r.id) && !plan.mismatched.some((m) => m.id === r.id)), c.factory);
       if (!plan.call) return settledEarly + plan.mismatched.length + ids.length;
@@ -158,16 +125,12 @@ export async function sendDue(c: SweepChain): Promise<number> {
     const cost = gas * fees.maxFeePerGas;
     if (balance < cost) {
       const reason = `waiting: the relayer ${c.account.address} holds ${balance} wei on ${c.net.name}, a sweep may cost ${cost}; fund it`;
-      await tx`
-        update app.sweeps set next_attempt_at = now() + interval '30 seconds', last_error = ${reason}, updated_at = now()
-         where id in ${tx(sweepIds)}`;
+      await waitForRelayerFunds(tx, sweepIds, reason);
       c.setWaiting(reason);
       return 0;
     }
     const signed = await c.recordSigned(tx, "sweep", plan.call, gas, fees);
-    await tx`
-      update app.sweeps set state = 'sending', attempts = attempts + 1, transaction_id = ${signed.txId}, last_error = null, updated_at = now()
-       where id in ${tx(sweepIds)}`;
+    await markSweepsSending(tx, sweepIds, signed.txId);
     toSend = signed;
     return settledEarly + plan.mismatched.length + sweepIds.length;
   });
@@ -191,23 +154,14 @@ async function factoryMissing(c: SweepChain): Promise<{ reason: string; waitMs: 
 
 /** The relayer-spend guard's verdict on this network (guard.ts). */
 export async function overSpent(c: SweepChain): Promise<{ reason: string; waitMs: number } | undefined> {
-  const counts = decodeFirst(
-    RecentTransactions,
-    await c.sql`
-      select count(*) filter (where created_at > now() - interval '1 minute')::int as minute,
-             count(*)::int as hour
-        from app.sweep_transactions
-       where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and created_at > now() - interval '1 hour'`,
-  );
-  const verdict = relayerVerdict({ lastMinute: counts?.minute ?? 0, lastHour: counts?.hour ?? 0 }, c.s);
+  const counts = await relayerTransactionsLately(c.sql, c.net.chainId, c.relayer);
+  const verdict = relayerVerdict({ lastMinute: counts.minute, lastHour: counts.hour }, c.s);
   return verdict.ok ? undefined : { reason: verdict.reason, waitMs: verdict.waitMs };
 }
 
 /** Due sweeps wait `waitMs` with `reason` recorded on them; nothing counts as an attempt. */
 async function deferDue(c: SweepChain, reason: string, waitMs: number): Promise<void> {
-  await c.sql`
-    update app.sweeps set next_attempt_at = now() + ${waitMs} * interval '1 millisecond', last_error = ${reason}, updated_at = now()
-     where chain_id = ${c.net.chainId} and state = 'queued' and next_attempt_at <= now()`;
+  await deferDueSweeps(c.sql, c.net.chainId, reason, waitMs);
   c.setWaiting(reason);
 }
 

@@ -27,15 +27,13 @@ import type { Hex } from "viem";
 import { Pump } from "../pump.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { SweepChain, type SweeperHooks, type SweeperOptions } from "./chain.ts";
-import { col, decodeFirst, rowShape } from "../db/rows.ts";
+import { msUntilNextSweepDue } from "./statements/loop.ts";
 import { sendDue } from "./send.ts";
 import { sendAuthorization } from "./send-authorization.ts";
 import { watch } from "./watch.ts";
 
 export { FORCED_FAILURE_ERROR } from "./send.ts";
 export type { SweeperHooks, SweeperOptions };
-
-const NextDue = rowShape("sweeper: next due", { ms: col.nullable(col.float) }); // float8 milliseconds
 
 /** Unfinished transactions per relayer and chain before new batches wait. */
 const MAX_IN_FLIGHT = 16;
@@ -108,15 +106,8 @@ class ChainSweeper {
     const sent = open < MAX_IN_FLIGHT ? (await sendDue(c)) + (c.stopping ? 0 : await sendAuthorization(c)) : 0;
     if (sent > 0) return 0;
     if (open > 0) return c.s.pollMs;
-    const next = decodeFirst(
-      NextDue,
-      await c.sql`
-        select (extract(epoch from (least(
-                  (select min(next_attempt_at) from app.sweeps where chain_id = ${c.net.chainId} and state = 'queued'),
-                  (select min(next_attempt_at) from app.payment_authorizations where chain_id = ${c.net.chainId} and status = 'recorded')
-                ) - now())) * 1000)::float8 as ms`,
-    );
-    const ms = next?.ms == null ? c.s.pollMs : next.ms;
+    const next = await msUntilNextSweepDue(c.sql, c.net.chainId);
+    const ms = next == null ? c.s.pollMs : next;
     // Due but not claimable (its deposit is in flight, or another process holds the nonce
     // lock): look again after a short pause rather than spin.
     return ms <= 0 ? Math.min(c.s.pollMs, 100) : Math.max(5, ms);

@@ -8,6 +8,7 @@
  * session counts what came in (sessions/indexed.ts).
  */
 import { Type } from "@sinclair/typebox";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { col } from "../db/rows.ts";
 
 /**
@@ -15,8 +16,9 @@ import { col } from "../db/rows.ts";
  * the unit as `unit`. A row without its deposit (none is written so, but a test or an old row)
  * moves its one token, counted as it moved (unit and decimals 0).
  */
-export function sweepTokensSql(w: string, d: string): string {
-  return `case when ${w}.token_address = ${d}.token_address and jsonb_array_length(${d}.tokens) > 0 then ${d}.tokens
+export function sweepTokensSql(q: Sql | TransactionSql, sweep: string, deposit: string): PendingQuery<Row[]> {
+  const [w, d] = [q(sweep), q(deposit)];
+  return q`case when ${w}.token_address = ${d}.token_address and jsonb_array_length(${d}.tokens) > 0 then ${d}.tokens
                else jsonb_build_array(jsonb_build_object('address', ${w}.token_address, 'decimals', coalesce(${d}.decimals, 0))) end as tokens,
           coalesce(${d}.decimals, 0) as unit`;
 }

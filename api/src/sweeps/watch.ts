@@ -8,19 +8,26 @@
  * new hash is recorded before it is broadcast). A nonce the chain used for none of our hashes
  * releases its sweeps, queued again without counting the attempt. A transaction of kind
  * `authorization` (send-authorization.ts) is followed the same way; only what its receipt
- * means differs (authorization-outcome.ts).
+ * means differs (authorization-outcome.ts). Its statements are named functions in statements/watch.ts.
  */
 import type { Address, Hex, TransactionReceipt } from "viem";
 import { keccak256, TransactionReceiptNotFoundError } from "viem";
-import { Type } from "@sinclair/typebox";
 import { wakeSessions } from "../effects/wake.ts";
-import { col, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
-import { SWEEP_TOKEN_COLUMNS, sweepTokensSql } from "./tokens.ts";
-import { SWEEP_TRANSACTION_STATES } from "./states.ts";
+import {
+  confirmSweeps,
+  markTransactionSent,
+  openTransactions,
+  recordReplacement,
+  recordTransactionMined,
+  releaseTransactionSweeps,
+  sweepsOfTransaction,
+  type OpenTransactionRow,
+} from "./statements/watch.ts";
 import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type Fees } from "./plan.ts";
 import { reconcileWithChain } from "./reconcile.ts";
 import { planSubmission } from "../gasless/submission.ts";
-import { authorizationsOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
+import { recordAuthorizationMined } from "./authorization-outcome.ts";
+import { authorizationsOf, requeueAuthorizations } from "./statements/authorizations.ts";
 import type { SweepChain } from "./chain.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
@@ -32,21 +39,7 @@ const FEE_BUMP_PERCENT = 25;
  */
 const NONCE_SPENT_GRACE_MS = 3_000;
 
-/** An unfinished transaction of the relayer. */
-const OpenTransaction = rowShape("open sweep transactions", {
-  id: col.text,
-  kind: col.oneOf(["sweep", "authorization"] as const),
-  nonce: col.bigint,
-  state: col.oneOf(SWEEP_TRANSACTION_STATES),
-  /** Every hash signed for its nonce, oldest first. */
-  tx_hashes: col.json(Type.Array(col.hex)),
-  tx_hash: col.nullable(col.hex),
-  /** The signed bytes of tx_hash, kept so that any process can broadcast them again. */
-  raw_tx: col.nullable(col.hex),
-  max_fee_per_gas: col.nullable(col.numeric),
-  age_ms: col.float,
-});
-type TxRow = RowOf<typeof OpenTransaction>;
+type TxRow = OpenTransactionRow;
 
 /** Advances every unfinished transaction of this relayer. Returns how many are still open. */
 export async function watch(c: SweepChain): Promise<number> {
@@ -61,15 +54,7 @@ export async function watch(c: SweepChain): Promise<number> {
     firstSeen: c.reconcileSeen,
     ...(c.opts.reconcileGraceMs !== undefined ? { graceMs: c.opts.reconcileGraceMs } : {}),
   });
-  const open = decodeRows(
-    OpenTransaction,
-    await c.sql`
-      select id, kind, nonce, state, tx_hashes, tx_hash, raw_tx, max_fee_per_gas::text as max_fee_per_gas,
-             (extract(epoch from (now() - coalesce(sent_at, created_at))) * 1000)::float8 as age_ms
-        from app.sweep_transactions
-       where chain_id = ${c.net.chainId} and relayer = ${c.relayer} and state in ('signed', 'sent')
-       order by nonce`,
-  );
+  const open = await openTransactions(c.sql, c.net.chainId, c.relayer);
   let still = 0;
   for (const row of open) {
     if (c.stopping) break;
@@ -125,7 +110,7 @@ async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
   const raw = mine?.raw ?? (row.raw_tx && row.tx_hash === newest ? row.raw_tx : undefined);
   if (!known && raw && newest) await c.broadcast(row.id, newest, raw);
   else if (known && row.state === "signed" && newest) {
-    await c.sql`update app.sweep_transactions set state = 'sent', last_error = null where id = ${row.id} and state = 'signed' and tx_hash = ${newest}`;
+    await markTransactionSent(c.sql, row.id, newest);
   }
   if (row.age_ms >= c.s.stuckMs) await replace(c, row, newest, known, mine);
   return false;
@@ -173,13 +158,7 @@ async function replace(c: SweepChain,
   const raw = await c.sign(row.nonce, { to, data }, gas, fees);
   const hash = keccak256(raw);
   // Recorded before it is broadcast, and only if nobody replaced it meanwhile.
-  const updated = await c.sql`
-    update app.sweep_transactions
-       set tx_hash = ${hash}, tx_hashes = tx_hashes || ${JSON.stringify([hash])}::jsonb, state = 'signed', raw_tx = ${raw},
-           max_fee_per_gas = ${fees.maxFeePerGas.toString()}::numeric, sent_at = now()
-     where id = ${row.id} and state in ('signed', 'sent') and tx_hash is not distinct from ${newest ?? null}::text
-    returning id`;
-  if (updated.length === 0) return;
+  if (!(await recordReplacement(c.sql, { id: row.id, newest: newest ?? null, hash, raw, maxFeePerGas: fees.maxFeePerGas }))) return;
   c.signed.set(hash, { raw, fees, gas });
   c.log(
     `sweeper ${c.net.name}: nonce ${row.nonce} not mined after ${Math.round(row.age_ms / 1000)} s: replaced ${newest ?? "-"} by ${hash} (max fee ${previous.maxFeePerGas} → ${fees.maxFeePerGas})`,
@@ -188,21 +167,8 @@ async function replace(c: SweepChain,
   await c.broadcast(row.id, hash, raw);
 }
 
-const TransactionSweep = rowShape("sweeps of a transaction", {
-  id: col.text,
-  session_id: col.text,
-  deposit_address: col.text,
-  settlement_address: col.text,
-  ...SWEEP_TOKEN_COLUMNS,
-});
-
 async function sweepsOf(c: SweepChain, txId: string) {
-  const rows = await c.sql`
-    select w.id, w.session_id, w.deposit_address, w.settlement_address, ${c.sql.unsafe(sweepTokensSql("w", "d"))}
-      from app.sweeps w left join app.session_deposits d on d.session_id = w.session_id and d.chain_id = w.chain_id
-     where w.transaction_id = ${txId} and w.state = 'sending'
-     order by w.created_at, w.id`;
-  return decodeRows(TransactionSweep, rows).map((r) => ({
+  return (await sweepsOfTransaction(c.sql, txId)).map((r) => ({
     id: r.id,
     sessionId: r.session_id,
     depositAddress: r.deposit_address,
@@ -212,29 +178,15 @@ async function sweepsOf(c: SweepChain, txId: string) {
   }));
 }
 
-const ConfirmedSweep = rowShape("confirm a transaction's sweeps", { session_id: col.text });
-
 /** A mined (and confirmed) transaction: the outcome of each of its sweeps, in one database transaction. */
 async function recordMined(c: SweepChain, row: TxRow, receipt: TransactionReceipt): Promise<void> {
   const sweeps = await sweepsOf(c, row.id);
   const outcomes = interpretReceipt(receipt, sweeps, c.factory);
   const recorded = await c.sql.begin(async (tx) => {
-    const done = await tx`
-      update app.sweep_transactions
-         set state = 'mined', tx_hash = ${receipt.transactionHash}, block_number = ${receipt.blockNumber.toString()}::bigint,
-             gas_used = ${receipt.gasUsed.toString()}::bigint, effective_gas_price = ${receipt.effectiveGasPrice.toString()}::numeric, mined_at = now(),
-             last_error = ${receipt.status === "success" ? null : "reverted"}
-       where id = ${row.id} and state in ('signed', 'sent')
-      returning id`;
-    if (done.length === 0) return false; // recorded already (by another sweeper, or an earlier pass)
+    if (!(await recordTransactionMined(tx, row.id, receipt))) return false; // recorded already (by another sweeper, or an earlier pass)
     const confirmed = outcomes.flatMap((o) => (o.outcome === "confirmed" ? [{ id: o.id, swept: o.sweptAmount.toString() }] : []));
     if (confirmed.length > 0) {
-      const rows = await tx`
-        with r as (select * from jsonb_to_recordset(${JSON.stringify(confirmed)}::jsonb) as r(id text, swept text))
-        update app.sweeps s set state = 'confirmed', swept_amount = r.swept::numeric, last_error = null, updated_at = now()
-          from r where s.id = r.id and s.state = 'sending' and s.transaction_id = ${row.id}
-        returning s.session_id`;
-      await wakeSessions(tx, [...new Set(decodeRows(ConfirmedSweep, rows).map((r) => r.session_id))]);
+      await wakeSessions(tx, [...new Set(await confirmSweeps(tx, row.id, confirmed))]);
     }
     const failed = outcomes.flatMap((o) => (o.outcome === "failed" ? [{ id: o.id, error: o.error }] : []));
     await c.recordFailedAttempts(tx, failed, false, row.id);
@@ -250,13 +202,7 @@ async function recordMined(c: SweepChain, row: TxRow, receipt: TransactionReceip
 /** The nonce was used by a transaction that is none of ours: its sweeps were never attempted, queue them again. */
 async function releaseNonce(c: SweepChain, row: TxRow): Promise<void> {
   await c.sql.begin(async (tx) => {
-    const done = await tx`
-      update app.sweep_transactions set state = 'failed', last_error = 'nonce used by another transaction of the relayer'
-       where id = ${row.id} and state in ('signed', 'sent') returning id`;
-    if (done.length === 0) return;
-    await tx`
-      update app.sweeps set state = 'queued', attempts = greatest(attempts - 1, 0), next_attempt_at = now(), updated_at = now()
-       where transaction_id = ${row.id} and state = 'sending'`;
+    if (!(await releaseTransactionSweeps(tx, row.id))) return;
     await requeueAuthorizations(tx, row.id, "its transaction's nonce was used by another transaction of the relayer");
   });
   c.log(`sweeper ${c.net.name}: nonce ${row.nonce} was used by another transaction; what it carried is queued again`);

@@ -1,7 +1,7 @@
 /**
  * The events read model (the API's `/events` and what a webhook carries): an event with its
  * session, the merchant's public id and the session's deposits; the deliveries of an event; and
- * redelivery on request. The worker's own statements are in worker.ts.
+ * redelivery on request. The worker's own statements are in statements/.
  *
  * Account events (app.account_events: `settlement_address.updated`) are found by id, with their
  * deliveries, attempts and redelivery, but not listed by `listEvents`: that list is the
@@ -13,8 +13,8 @@ import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { accountEvents, merchants, paymentSessions, sessionEvents, webhookDeliveries } from "../db/schema.ts";
 import { buildAccountEvent, buildEvent, eventTypeFilter, type AccountEvent, type EventType, type WebhookEvent } from "./payload.ts";
-import { depositsOf } from "../sessions/repository.ts";
-import type { DepositLike } from "../sessions/views.ts";
+import { depositFromJson, depositsOf, sessionFromSql } from "../sessions/repository.ts";
+import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import { notifyWorkers } from "../effects/webhook-outbox.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { type Owner } from "./endpoints.ts";
@@ -30,7 +30,8 @@ export interface EventWithSession {
 }
 
 export function eventObject(e: EventWithSession): WebhookEvent {
-  return buildEvent(e.session, e.publicMerchantId, e.deposits, {
+  const asOf = e.event.snapshot ? fromSnapshot(e.event.snapshot) : { session: e.session, deposits: e.deposits };
+  return buildEvent(asOf.session, e.publicMerchantId, asOf.deposits, {
     id: e.event.id,
     sequence: e.event.sequence,
     status: e.event.status,
@@ -39,6 +40,16 @@ export function eventObject(e: EventWithSession): WebhookEvent {
     detail: e.event.detail,
     createdAt: e.event.createdAt,
   });
+}
+
+/**
+ * The session and its deposits as of an event, from the event's snapshot (the session row as
+ * to_jsonb spells it, without its token hash, and its deposits: db/schema.ts sessionEvents), for
+ * the worker's body and for GET /events alike. An event an older build wrote, not yet claimed,
+ * has none: GET /events then shows the session as it stands, as it always did.
+ */
+export function fromSnapshot(snapshot: { session: Record<string, unknown>; deposits: readonly unknown[] }): { session: SessionRow; deposits: DepositLike[] } {
+  return { session: sessionFromSql({ ...snapshot.session, token_hash: "" }), deposits: snapshot.deposits.map(depositFromJson) };
 }
 
 const eventSelect = {
@@ -51,7 +62,7 @@ const eventSelect = {
 type EventJoin = { event: EventRow; session: typeof paymentSessions.$inferSelect; sandboxPublicId: string; livePublicId: string };
 
 async function withPublicIdAndDeposits(db: Db, rows: EventJoin[]): Promise<EventWithSession[]> {
-  const deposits = await depositsOf(db, [...new Set(rows.map((r) => r.session.id))]);
+  const deposits = await depositsOf(db, [...new Set(rows.filter((r) => !r.event.snapshot).map((r) => r.session.id))]);
   return rows.map((r) => ({
     event: r.event,
     session: r.session,

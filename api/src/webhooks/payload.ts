@@ -3,8 +3,9 @@
  * change); its payload is the session's merchant view *as of that event*: the session's
  * fixed fields (amount, currency, metadata, …) with the status, reason and time of the
  * event, plus previousStatus, reason, sequence and the event's detail. Built the same way
- * for every attempt, for GET /events and for redeliveries, so the body never changes.
- * (Lifecycle fields that change over time belong in the event's `detail`.)
+ * for every attempt, for GET /events and for redeliveries, from the session as the event
+ * stored it (its snapshot, taken when the event was written: webhooks/events.ts fromSnapshot),
+ * so the body never changes. (Lifecycle fields that change over time belong in the event's `detail`.)
  */
 import { MONEY_EVENT_REASONS, type EventReason, type MoneyEventReason, type SessionStatus } from "../../../shared/status.ts";
 import type { ReasonAndDetail } from "../sessions/event-detail.ts";

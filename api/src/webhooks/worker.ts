@@ -31,10 +31,9 @@ import type { Sql } from "postgres";
 import type { WebhookSettings } from "../config.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
-import { sessionFromSql } from "../sessions/repository.ts";
 import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
 import { buildAccountEvent, buildEvent } from "./payload.ts";
-import { depositFromJson } from "../sessions/repository.ts";
+import { fromSnapshot } from "./events.ts";
 import { deliveryOutcome } from "./outcome.ts";
 import { msUntilNextDue } from "./statements/next-due.ts";
 import { claimDeliveries, type ClaimedDelivery } from "./statements/claim-deliveries.ts";
@@ -185,8 +184,8 @@ export class WebhookWorker {
         const event = buildAccountEvent({ id: r.account_event_id, type: r.account_type, data: r.account_data, createdAt: r.account_created_at });
         return { ...common, account: true, eventId: event.id, body: JSON.stringify(event) };
       }
-      const session = sessionFromSql({ ...r.session, token_hash: "" });
-      const deposits = r.deposits.map(depositFromJson);
+      // As of the event (its snapshot): the same bytes on every attempt, whatever the session did since.
+      const { session, deposits } = fromSnapshot({ session: r.session, deposits: r.deposits });
       const event = buildEvent(session, r.public_merchant_id, deposits, {
         id: r.event_id,
         sequence: r.sequence,

@@ -31,8 +31,8 @@ import { arrayParam } from "../../db/client.ts";
 import type { ClaimColumns } from "../../credentials/idempotency-keys.ts";
 import { col, decodeRows, rowShape } from "../../db/rows.ts";
 import { hashSecret, mintCredential } from "../../credentials/format.ts";
-import { SETTLEMENTS_TEXT, type KeyCheck } from "../../credentials/store.ts";
-import { NEW_SESSION_DELIVERIES_CTE } from "../../effects/webhook-outbox.ts";
+import { settlementsOfKey, type KeyCheck } from "../../credentials/store.ts";
+import { newSessionDeliveries } from "../../effects/webhook-outbox.ts";
 import type { PlannedDeposit } from "../deposits.ts";
 import type { AcceptedToken } from "../../db/schema.ts";
 import type { SessionRow } from "../views.ts";
@@ -94,6 +94,7 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
   const claim = (f: (c: ClaimColumns) => string) => list.map((a) => (a.claim ? f(a.claim) : null));
   const deposits = list.flatMap((a) => a.deposits.map((d) => ({ sessionId: a.id, d })));
   const dep = <T extends string | number>(f: (d: PlannedDeposit) => T) => deposits.map((x) => f(x.d));
+  const deliveries = newSessionDeliveries(q, "e");
   const rows = await q`
     with c as (
       -- 1. Each distinct key check: the key still there, unrevoked, its merchant's in its environment, the settlements unchanged.
@@ -103,8 +104,7 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
                     ${arr("text", check((c) => c.environment))}, ${arr("text", check((c) => c.settlements))})
              with ordinality as c(key_hash, key_id, merchant_id, environment, settlements, n)
         left join lateral (select k.id, k.merchant_id, k.environment, k.revoked_at from app.api_keys k where k.key_hash = c.key_hash offset 0) k on true
-        left join lateral (select ${q.unsafe(SETTLEMENTS_TEXT)} as settlements from app.merchant_settlements ms
-                            where ms.merchant_id = k.merchant_id and ms.environment = k.environment) st on true
+        left join lateral ${settlementsOfKey(q, "k")} st on true
     ), asked as (
       select a.*, a.check_no is null or exists (select from c where c.n = a.check_no and c.ok) as key_ok
         from unnest(
@@ -143,7 +143,7 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
              now() + make_interval(secs => expires_in), token_hash, now() + make_interval(secs => token_expires_in), 1,
              now() + make_interval(secs => expires_in)
         from x
-      returning id, created_at, metadata
+      returning *
     ), d as (
       insert into app.session_deposits
         (session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
@@ -153,16 +153,25 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
         ${arr("numeric", dep((d) => d.requiredBaseUnits.toString()))}, ${arr("int", dep((d) => d.confirmations))}, ${arr("jsonb", dep((d) => tokensJson(d.tokens)))})
         as dd(session_id, chain_id, address, settlement_address, token_address, decimals, required_base_units, confirmations, tokens)
        where exists (select from x where x.id = dd.session_id)
+      returning *
+    ), dj as (
+      -- Each session's deposits as the event's snapshot holds them (app.session_event_snapshot's shape).
+      select d.session_id, jsonb_agg(to_jsonb(d) || jsonb_build_object('required_base_units', d.required_base_units::text) order by d.chain_id) as deposits
+        from d group by d.session_id
     ), n as (
       -- The session's EIP-3009 nonce, so that a payment by it finds the session whoever submits it (schema.ts sessionNonces).
       insert into app.session_nonces (nonce, session_id) select nonce, id from x
     ), e as (
-      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at)
-      select x.event_id, x.id, x.merchant_id, x.environment, 1, 'PENDING', null, 'created', '{}'::jsonb, s.created_at
-        from s join x on x.id = s.id
+      -- The snapshot from the rows this statement wrote (it cannot read them back from the tables), in the
+      -- shape of app.session_event_snapshot (drizzle/0023_event_snapshots.sql): what the webhook body is built from.
+      insert into app.session_events (id, session_id, merchant_id, environment, sequence, status, previous_status, reason, detail, created_at, snapshot)
+      select x.event_id, x.id, x.merchant_id, x.environment, 1, 'PENDING', null, 'created', '{}'::jsonb, s.created_at,
+             jsonb_build_object('session', (to_jsonb(s) - 'token_hash') || jsonb_build_object('amount_minor', s.amount_minor::text, 'funding_amount', s.funding_amount::text),
+                                'deposits', coalesce(dj.deposits, '[]'::jsonb))
+        from s join x on x.id = s.id left join dj on dj.session_id = s.id
       returning id, session_id, merchant_id, environment, sequence
-    ), ${q.unsafe(NEW_SESSION_DELIVERIES_CTE)}
-    select a.id, s.created_at, s.metadata, a.key_ok, s.id is not null as claimed, (select count(*) from wn) as webhook_notified
+    ), ${deliveries.ctes}
+    select a.id, s.created_at, s.metadata, a.key_ok, s.id is not null as claimed, ${deliveries.notified} as webhook_notified
       from asked a left join s on s.id = a.id`;
   const byId = new Map(decodeRows(Written, rows).map((r) => [r.id, r]));
   return asked.map((a): CreateOutcome => {

@@ -5,7 +5,8 @@
  * `sending`, attempts + 1 (the claim's fencing token), next_attempt_at = now + lease. A due
  * delivery of an endpoint disabled meanwhile is canceled instead. Returns each claimed
  * delivery with what its body is built from: the session event (with the session and its
- * deposits) or the account event, and the endpoint's sealed secrets.
+ * deposits as of the event: its stored snapshot) or the account event, and the endpoint's
+ * sealed secrets.
  */
 import { Type } from "@sinclair/typebox";
 import type { Sql, TransactionSql } from "postgres";
@@ -42,7 +43,7 @@ const claimedColumns = {
   previous_valid: col.bool,
 };
 
-/** A claimed delivery of a session event: the event, the session as json and its deposits. */
+/** A claimed delivery of a session event: the event, and the session and its deposits as json, as of the event. */
 const ClaimedSessionDelivery = rowShape("claim deliveries (session event)", {
   ...claimedColumns,
   account_event_id: col.null,
@@ -95,20 +96,28 @@ export async function claimDeliveries(sql: Sql | TransactionSql, c: ClaimLimits)
              next_attempt_at = now() + ${c.leaseMs} * interval '1 millisecond'
         from pick where d.id = pick.id
       returning d.id, d.event_id, d.account_event_id, d.endpoint_id, d.attempts, d.ordered
+    ), frozen as (
+      -- An event written without its snapshot (before 0023, or by an older build during a rolling
+      -- upgrade) takes it at its first claim, so its later attempts send the same bytes as this one.
+      update app.session_events e set snapshot = app.session_event_snapshot(e.session_id)
+        from claimed c where e.id = c.event_id and e.snapshot is null
+      returning e.id, e.snapshot
     )
     select c.id as delivery_id, c.attempts as claim, c.ordered,
            a.id as account_event_id, a.type as account_type, a.data as account_data, a.created_at as account_created_at,
            ep.id as endpoint_id, ep.url, ep.environment, ep.merchant_id, ep.secret_sealed, ep.previous_secret_sealed,
            coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
            e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
-           to_jsonb(s) - 'token_hash' as session,
-           (select coalesce(jsonb_agg(to_jsonb(sd) order by sd.chain_id), '[]'::jsonb)
-              from app.session_deposits sd where sd.session_id = s.id) as deposits,
+           snap.s->'session' as session, snap.s->'deposits' as deposits,
            case when ep.environment = 'sandbox' then m.sandbox_public_id else m.live_public_id end as public_merchant_id
       from claimed c
       join app.webhook_endpoints ep on ep.id = c.endpoint_id
       left join app.session_events e on e.id = c.event_id
-      left join app.payment_sessions s on s.id = e.session_id
+      left join frozen f on f.id = e.id
+      -- The stored snapshot; the one just taken; or, when another claim took it a moment after this
+      -- statement's view of the table began, the session as it stands (what that claim just stored,
+      -- unless the session moved on within that moment).
+      left join lateral (select coalesce(e.snapshot, f.snapshot, app.session_event_snapshot(e.session_id)) as s where e.id is not null) snap on true
       left join app.account_events a on a.id = c.account_event_id
       join app.merchants m on m.id = ep.merchant_id`;
   return rows.map((r) => (r.account_event_id === null ? decodeRow(ClaimedSessionDelivery, r) : decodeRow(ClaimedAccountDelivery, r)));

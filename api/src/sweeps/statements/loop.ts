@@ -1,0 +1,29 @@
+/**
+ * The sweeper loop's own statements (sweeps/sweeper.ts and the recovery command, recover.ts),
+ * one function each: when the network's next queued sweep or recorded authorization falls due,
+ * and the deposit a recovery sweeps from.
+ */
+import type { Sql } from "postgres";
+import { col, decodeFirst, rowShape } from "../../db/rows.ts";
+
+const NextDue = rowShape("sweeper: next due", { ms: col.nullable(col.float) }); // float8 milliseconds
+
+/** Milliseconds until the network's next queued sweep or recorded authorization is due (negative: overdue); null when none. */
+export async function msUntilNextSweepDue(sql: Sql, chainId: number): Promise<number | null> {
+  const next = decodeFirst(
+    NextDue,
+    await sql`
+        select (extract(epoch from (least(
+                  (select min(next_attempt_at) from app.sweeps where chain_id = ${chainId} and state = 'queued'),
+                  (select min(next_attempt_at) from app.payment_authorizations where chain_id = ${chainId} and status = 'recorded')
+                ) - now())) * 1000)::float8 as ms`,
+  );
+  return next?.ms ?? null;
+}
+
+const SessionDeposit = rowShape("deposit to recover from", { address: col.text, settlement_address: col.text });
+
+/** The session's deposit on the network: its address and settlement address; undefined when it has none there. */
+export async function depositOnChain(sql: Sql, sessionId: string, chainId: number): Promise<{ address: string; settlement_address: string } | undefined> {
+  return decodeFirst(SessionDeposit, await sql`select address, settlement_address from app.session_deposits where session_id = ${sessionId} and chain_id = ${chainId}`);
+}
