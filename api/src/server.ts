@@ -167,7 +167,7 @@ export async function startService(config: Config, log: (line: string) => void =
       resolver: options.resolver,
       networks,
       readiness,
-      faucet: new Faucet(),
+      faucet: new Faucet(database.sql),
       limiter: new RateLimiter(config.rateLimit.perSecond, config.rateLimit.burst, () => nodePresence.apiNodes, loopStalls.stalls),
       presence: nodePresence,
       keyTouchedAt: new Map(),

@@ -2,10 +2,14 @@
  * The sandbox faucet: TestUSD (and TestUSDT) minted by the public dev faucet account (both
  * tokens' minter) on the local test networks, and payments sent from it like a payer's wallet
  * would. Only networks whose stablecoin is TestUSD can have a faucet (Circle's test USDC on the
- * public test networks has its own faucet). Sends are serialized per chain in this process so the
- * faucet account's nonces never collide.
+ * public test networks has its own faucet). Every API process sends from the same faucet account,
+ * so its sends are serialized per chain twice: in this process (a queue: one database connection
+ * waits, not one per request) and across processes (a transaction-scoped advisory lock held while
+ * the transaction goes out and is mined). Without the second, two API nodes behind a balancer pick
+ * the same nonce and one send fails ("nonce too low").
  */
 import { createPublicClient, createWalletClient, erc20Abi, http, type Address, type Hash, type PublicClient } from "viem";
+import type { Sql } from "postgres";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { devFaucetAccount, mintTestUsd, predictedTestUsdtAddress, predictedTokenAddress } from "../../../shared/contracts/deploy.ts";
 
@@ -20,6 +24,9 @@ export function faucetMints(net: NetworkConfig, token: string): boolean {
 }
 
 export class Faucet {
+  /** `sql`: the database every API process shares (the cross-process lock); without it, this process's queue only. */
+  constructor(private readonly sql?: Sql) {}
+
   private readonly queues = new Map<number, Promise<unknown>>();
   private readonly clients = new Map<number, { publicClient: PublicClient; walletClient: ReturnType<typeof createWalletClient> }>();
 
@@ -37,10 +44,18 @@ export class Faucet {
     return c;
   }
 
-  /** One send at a time per chain (the faucet account's nonce). */
+  /** One send at a time per chain (the faucet account's nonce), in this process and across processes. */
   private serial<T>(chainId: number, work: () => Promise<T>): Promise<T> {
     const prior = this.queues.get(chainId) ?? Promise.resolve();
-    const next = prior.catch(() => {}).then(work);
+    const sql = this.sql;
+    const locked = sql
+      ? () =>
+          sql.begin(async (tx) => {
+            await tx`select pg_advisory_xact_lock(hashtextextended(${`paysession sandbox faucet ${chainId}`}, 0))`;
+            return work();
+          }) as Promise<T>
+      : work;
+    const next = prior.catch(() => {}).then(locked);
     this.queues.set(chainId, next);
     return next;
   }
