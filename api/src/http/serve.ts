@@ -48,14 +48,23 @@ export function serveApp(
     return response;
   };
 
+  /**
+   * An HTTP/1.0 request without a Host header (a load balancer's default health check) or one
+   * with an empty Host reaches us with a relative url ("/healthz"), which `new URL()` — and every
+   * route after it — cannot read. It is answered as if sent to this listener's own address.
+   */
+  const absolute = (request: Request, srv: Server<undefined>): Request =>
+    URL.canParse(request.url) ? request : new Request(new URL(request.url, `http://${opts.hostname.includes(":") ? `[${opts.hostname}]` : opts.hostname}:${srv.port}`), request);
+
   const server: Server<undefined> = Bun.serve({
     port: opts.port,
     hostname: opts.hostname,
     // Lifted: the body cap is ours (withinBodyCap), answered in the documented shape.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    async fetch(request, srv) {
+    async fetch(received, srv) {
       const t0 = performance.now();
-      const ip = srv.requestIP(request)?.address;
+      const request = absolute(received, srv);
+      const ip = srv.requestIP(received)?.address;
       if (ip) clientAddresses.set(request, ip);
       if (draining) {
         return finish(
