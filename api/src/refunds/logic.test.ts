@@ -3,6 +3,7 @@ import {
   formatUnitAmount,
   nextRefundState,
   onePayer,
+  refundedTotal,
   planRefund,
   refundableRests,
   splitProportionally,
@@ -199,5 +200,13 @@ describe("onePayer", () => {
     expect(onePayer([A, null])).toBeUndefined();
     expect(onePayer([])).toBeUndefined();
     expect(onePayer(["0x0000000000000000000000000000000000000000"])).toBeUndefined();
+  });
+});
+
+describe("refundedTotal", () => {
+  test("nothing: 0.00; one network: its unit; two with different units: exact in the finer", () => {
+    expect(refundedTotal([])).toBe("0.00");
+    expect(refundedTotal([{ held: 12_340_000n, unitDecimals: 6 }])).toBe("12.34");
+    expect(refundedTotal([{ held: 1_000_000n, unitDecimals: 6 }, { held: 5n, unitDecimals: 18 }])).toBe("1.000000000000000005");
   });
 });

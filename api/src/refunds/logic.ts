@@ -109,6 +109,16 @@ export function formatUnitAmount(amount: bigint, unitDecimals: number): string {
   return `${amount / scale}.${frac}`;
 }
 
+/**
+ * What a session's live refunds hold, as one amount in the session's currency (`amountRefunded`):
+ * each network's totals are in its own unit, so each is brought to the finest of them first.
+ */
+export function refundedTotal(held: readonly { held: bigint; unitDecimals: number }[]): string {
+  if (held.length === 0) return "0.00";
+  const unit = Math.max(2, ...held.map((h) => h.unitDecimals));
+  return formatUnitAmount(held.reduce((s, h) => s + h.held * 10n ** BigInt(unit - h.unitDecimals), 0n), unit);
+}
+
 /** A part of a refund: one token's amount, in the unit and in the token's own base units. */
 export interface RefundPart {
   chainId: number;

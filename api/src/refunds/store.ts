@@ -26,6 +26,7 @@ import {
   onePayer,
   planRefund,
   refundableRests,
+  refundedTotal,
   REFUND_STATES,
   type RefundAsk,
   type RefundReason,
@@ -319,10 +320,7 @@ export async function refundedOf(sql: Sql, sessionIds: readonly string[]): Promi
   );
   for (const id of sessionIds) {
     const mine = rows.filter((r) => r.session_id === id);
-    if (mine.length === 0) continue;
-    const unit = Math.max(...mine.map((r) => r.decimals));
-    const total = mine.reduce((s, r) => s + r.held * 10n ** BigInt(unit - r.decimals), 0n);
-    out.set(id, formatUnitAmount(total, unit));
+    if (mine.length > 0) out.set(id, refundedTotal(mine.map((r) => ({ held: r.held, unitDecimals: r.decimals }))));
   }
   return out;
 }
