@@ -18,6 +18,7 @@ import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn }
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { payerOfLedgerRow } from "../sessions/indexed.ts";
+import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { formatAmount } from "../../../shared/money.ts";
 import {
   formatUnitAmount,
@@ -157,6 +158,8 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
     values (${newId("refund")}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
             ${session.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
+  // The sweeper's loops look now (a NOTIFY only shortens their wait: sent at commit).
+  if (!waiting) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
   return refundFromSql(rows[0]);
 }
 

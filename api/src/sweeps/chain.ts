@@ -43,6 +43,8 @@ export interface SweeperOptions {
   /** A viem client per network (default: publicClientFor). */
   clientFor?: (net: NetworkConfig) => PublicClient;
   hooks?: SweeperHooks;
+  /** Refunds' day's limit per merchant (config.refunds, minor units); refunds are sent on these networks too (send-refunds.ts). */
+  refunds?: { maxPerDayMinor: bigint };
   /** Tests: how long a mismatch with the chain lasts before records are dropped (reconcile.ts). */
   reconcileGraceMs?: number;
 }
@@ -153,7 +155,7 @@ export class SweepChain {
    * binds what it carries to the returned id in the same transaction and, after the commit,
    * hands it to dispatch: nothing is broadcast that is not recorded first.
    */
-  async recordSigned(tx: TransactionSql, kind: "sweep" | "authorization", call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<SignedTx> {
+  async recordSigned(tx: TransactionSql, kind: "sweep" | "authorization" | "refund", call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<SignedTx> {
     const last = decodeFirst(
       LastNonce,
       await tx`

@@ -28,6 +28,7 @@ const sweeper = await startSweeper({
   networks,
   relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
   settings: config.sweeps,
+  refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor },
   log,
 });
 log(`sweeping on ${networks.map((n) => n.key).join(", ")} (batches of ${config.sweeps.batchSize})`);

@@ -24,6 +24,7 @@ import { wakeSessions } from "../effects/wake.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { SWEEP_TRANSACTION_STATES } from "./states.ts";
 import { requeueAuthorizations } from "./authorization-outcome.ts";
+import { requeueRefunds } from "./send-refunds.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
@@ -109,6 +110,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
          where transaction_id = ${id} and state in ('sending', 'confirmed')
         returning session_id`;
       await requeueAuthorizations(tx, id, `sent again: ${why}`, ["sending", "mined"]);
+      await requeueRefunds(tx, id);
       const ids = [...new Set(decodeRows(RequeuedSweep, requeued).map((r) => r.session_id))];
       await wakeSessions(tx, ids);
       return ids;

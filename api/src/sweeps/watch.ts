@@ -21,6 +21,7 @@ import { bumpFees, interpretReceipt, isConfirmed, planBatch, withGasMargin, type
 import { reconcileWithChain } from "./reconcile.ts";
 import { planSubmission } from "../gasless/submission.ts";
 import { authorizationsOf, recordAuthorizationMined, requeueAuthorizations } from "./authorization-outcome.ts";
+import { recordRefundsMined, refundCallOf, requeueRefunds } from "./send-refunds.ts";
 import type { SweepChain } from "./chain.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
@@ -35,7 +36,7 @@ const NONCE_SPENT_GRACE_MS = 3_000;
 /** An unfinished transaction of the relayer. */
 const OpenTransaction = rowShape("open sweep transactions", {
   id: col.text,
-  kind: col.oneOf(["sweep", "authorization"] as const),
+  kind: col.oneOf(["sweep", "authorization", "refund"] as const),
   nonce: col.bigint,
   state: col.oneOf(SWEEP_TRANSACTION_STATES),
   /** Every hash signed for its nonce, oldest first. */
@@ -102,6 +103,7 @@ async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
     const head = await c.client.getBlockNumber({ cacheTime: 0 });
     if (!isConfirmed(receipt.blockNumber, head, c.net.confirmations)) return false;
     if (row.kind === "authorization") await recordAuthorizationMined(c, row.id, receipt);
+    else if (row.kind === "refund") await recordRefundsMined(c, row.id, receipt);
     else await recordMined(c, row, receipt);
     return true;
   }
@@ -141,7 +143,12 @@ async function replace(c: SweepChain,
   const sweeps = row.kind === "sweep" ? await sweepsOf(c, row.id) : [];
   let data: Hex | undefined = known?.input;
   let to: Address = known?.to ?? c.factory;
-  if (!data && row.kind === "authorization") {
+  if (!data && row.kind === "refund") {
+    // The same refunds, the same call (refundCallOf): only the fees move.
+    const call = await refundCallOf(c.sql, c, row.id);
+    if (!call) return;
+    ({ to, data } = call);
+  } else if (!data && row.kind === "authorization") {
     // The same authorizations, the same call (planSubmission is deterministic): only the fees move.
     const plan = planSubmission(await authorizationsOf(c.sql, row.id), await c.authorizationBatch(), Number.MAX_SAFE_INTEGER);
     if (!plan) {
@@ -258,6 +265,7 @@ async function releaseNonce(c: SweepChain, row: TxRow): Promise<void> {
       update app.sweeps set state = 'queued', attempts = greatest(attempts - 1, 0), next_attempt_at = now(), updated_at = now()
        where transaction_id = ${row.id} and state = 'sending'`;
     await requeueAuthorizations(tx, row.id, "its transaction's nonce was used by another transaction of the relayer");
+    await requeueRefunds(tx, row.id);
   });
   c.log(`sweeper ${c.net.name}: nonce ${row.nonce} was used by another transaction; what it carried is queued again`);
 }
