@@ -82,3 +82,23 @@ export const RefundList = t.Object({
   hasMore: t.Boolean(),
   nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as startingAfter to get the next page." }),
 });
+
+export const RefundBalance = t.Object({
+  chainId: JsonInteger({ examples: [8453] }),
+  network: t.String({ examples: ["Base"] }),
+  address: t.Union([t.String(), t.Null()], {
+    description: "Your refund balance on this network: send any of its stablecoins here to fund refunds (it may not be deployed yet; only the service's relayer can spend from it, only for your refunds). Null where no relayer signs.",
+    examples: ["0x5b3a…"],
+  }),
+  tokens: t.Array(
+    t.Object({
+      tokenAddress: t.String({ examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"] }),
+      tokenSymbol: t.String({ examples: ["USDC"] }),
+      decimals: JsonInteger({ examples: [6] }),
+      balanceBaseUnits: t.Union([t.String(), t.Null()], { description: "What the balance holds, read from the chain now; null when the network did not answer.", examples: ["25000000"] }),
+      balance: t.Union([t.String(), t.Null()], { examples: ["25.00"] }),
+    }),
+  ),
+});
+
+export const RefundBalanceList = t.Object({ data: t.Array(RefundBalance) });

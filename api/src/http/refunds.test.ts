@@ -121,6 +121,17 @@ describe("create", () => {
   });
 });
 
+test("refund balances: an address per network of the environment, known before it is funded; no chain here, so no balance", async () => {
+  const r = await svc.call("GET", "/refund-balances", { auth: key });
+  expect(r.status).toBe(200);
+  const sandbox = r.body.data as { chainId: number; address: string; tokens: { balanceBaseUnits: string | null }[] }[];
+  expect(sandbox.length).toBeGreaterThan(0);
+  expect(sandbox[0]!.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  expect(sandbox[0]!.tokens[0]!.balanceBaseUnits).toBeNull(); // the test networks' RPC is a closed port
+  const other = (await svc.call("GET", "/refund-balances", { auth: otherKey })).body.data as { address: string }[];
+  expect(other[0]!.address).not.toBe(sandbox[0]!.address);
+});
+
 describe("read, list, cancel", () => {
   test("retrieve: the merchant's own only", async () => {
     const id = await paidSession(5_000_000n);

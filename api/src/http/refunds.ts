@@ -15,7 +15,8 @@ import { refundView } from "../refunds/view.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
-import { CreateRefundBody, Refund, RefundList } from "./refunds.schemas.ts";
+import { CreateRefundBody, Refund, RefundBalanceList, RefundList } from "./refunds.schemas.ts";
+import { refundBalances } from "../refunds/balances.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody, PageQuery } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
@@ -47,6 +48,23 @@ export function refundRoutes(services: Services) {
   }
 
   return new Elysia()
+    .get(
+      "/refund-balances",
+      async ({ request }) => {
+        const auth = await requireApiKey(services, request);
+        return { data: await refundBalances(services.networks, services.config.sweeps.relayerPrivateKey?.reveal(), auth.merchant.id, auth.environment) };
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "List your refund balances",
+          description: "Per enabled network of this environment: the address of your refund balance (fund it with the network's stablecoins; refunds are paid from it) and what it holds per token, read from the chain.",
+          auth: "apiKey",
+          ok: { status: 200, schema: RefundBalanceList, description: "Your refund balances." },
+          errors: [...AUTH_ERRORS],
+        }),
+      },
+    )
     .post(
       "/payment-sessions/:id/refunds",
       async ({ request, params, set }) => {

@@ -77,6 +77,10 @@ test("a partial refund in the USDC-like token waits for an empty balance, goes o
   expect(await transfersOf(done.transactionHash)).toEqual([[getAddress(chain().token), s.vault, getAddress(payerAddress()), 1_250_000n]]);
   expect((await balance(chain().token, payerAddress())) - before).toBe(1_250_000n);
   expect(await balance(chain().token, s.vault)).toBe(750_000n);
+  // The API shows the same balance at the same address, read from the chain.
+  const balances = (await stack.svc.call("GET", "/refund-balances", { auth: stack.key })).body.data;
+  expect(balances[0]).toMatchObject({ chainId: chain().chain.chainId, address: s.vault });
+  expect(balances[0].tokens.find((t: { tokenAddress: string }) => getAddress(t.tokenAddress) === getAddress(chain().token))).toMatchObject({ balanceBaseUnits: "750000", balance: "0.75" });
   expect((await stack.status(s.id)) as unknown).toMatchObject({ amountRefunded: "1.25" });
 }, 90_000);
 

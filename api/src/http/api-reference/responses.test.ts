@@ -119,6 +119,7 @@ test("every documented operation answers as documented, successes and errors", a
   expect((await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} })).status).toBe(200);
   await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} });
   await call("GET", `/payment-sessions/${id}`, auth);
+  expect((await call("GET", "/refund-balances", auth)).body.data[0].tokens[0].balanceBaseUnits).toBe("0");
 
   // Settlement addresses.
   await call("GET", "/settlement-addresses", auth);
