@@ -101,12 +101,44 @@ test("a full refund in the USDT-like token (its transfer returns nothing) lands 
   expect((await refund(s.id, { amount: "0.01", reason: "other" })).body.error.code).toBe("refund_exceeds_refundable");
 }, 90_000);
 
+test("a session paid in two tokens is refunded in the same proportions, both parts in one transaction, each exact", async () => {
+  const s = await stack.create("5.00");
+  const deposit = s.networks[0]!.depositAddress as Address;
+  for (const [token, units] of [[chain().token, 2_000_000n], [USDT, 3_000_000n]] as const) {
+    await mint(payerAddress(), units, token);
+    const hash = await payer.walletClient.writeContract({ account: payer.walletClient.account!, chain: null, address: token, abi: erc20Abi, functionName: "transfer", args: [deposit, units] });
+    await chain().publicClient.waitForTransactionReceipt({ hash });
+  }
+  await stack.waitFor(s.id, "SUCCEEDED", 30_000);
+  const [m] = await sql()`select merchant_id, environment from app.payment_sessions where id = ${s.id}`;
+  const vault = refundVaultAddress(vaults, refundVaultSalt(m!.merchant_id as string, m!.environment as string));
+  await mint(vault, 5_000_000n, chain().token);
+  await mint(vault, 5_000_000n, USDT);
+  const before = await Promise.all([balance(chain().token, payerAddress()), balance(USDT, payerAddress())]);
+  const r = await refund(s.id, { amount: "1.00", reason: "requested_by_customer" });
+  expect(r.status).toBe(201);
+  expect(r.body.parts.map((p: { tokenAddress: string; amountBaseUnits: string }) => [getAddress(p.tokenAddress), p.amountBaseUnits])).toEqual([
+    [getAddress(chain().token), "400000"],
+    [getAddress(USDT), "600000"],
+  ]);
+  const done = await eventually(async () => {
+    const v = await get(r.body.refundId);
+    return v.status === "SUCCEEDED" ? v : undefined;
+  }, "the two-token refund to succeed", 40_000);
+  expect(await transfersOf(done.transactionHash)).toEqual([
+    [getAddress(chain().token), vault, getAddress(payerAddress()), 400_000n],
+    [getAddress(USDT), vault, getAddress(payerAddress()), 600_000n],
+  ]);
+  const after = await Promise.all([balance(chain().token, payerAddress()), balance(USDT, payerAddress())]);
+  expect([after[0]! - before[0]!, after[1]! - before[1]!]).toEqual([400_000n, 600_000n]);
+}, 90_000);
+
 test("the relayer's nonces stay one contiguous sequence, sweeps and refunds together, each refund sent once", async () => {
   const rows = await sql()`select nonce::text as nonce, kind from app.sweep_transactions where chain_id = ${chain().chain.chainId} and relayer = ${DEV_RELAYER_ADDRESS.toLowerCase()} and state <> 'dropped' order by nonce`;
   const nonces = rows.map((r) => BigInt(r.nonce as string));
   expect(nonces.length).toBeGreaterThan(0);
   expect(nonces).toEqual(nonces.map((_, i) => nonces[0]! + BigInt(i)));
-  expect(rows.filter((r) => r.kind === "refund")).toHaveLength(2);
-  const [c] = await sql()`select count(*)::int as n from app.refunds where state = 'SUCCEEDED' and transaction_id is not null`;
-  expect(c!.n).toBe(2);
+  expect(rows.filter((r) => r.kind === "refund")).toHaveLength(3);
+  const [c] = await sql()`select count(*)::int as n, count(distinct transaction_id)::int as txs from app.refunds where state = 'SUCCEEDED'`;
+  expect(c).toEqual({ n: 3, txs: 3 });
 });
