@@ -184,9 +184,14 @@ describe("nextRefundState", () => {
     expect(nextRefundState("SENT", { kind: "succeeded" })).toEqual({ ok: true, to: "SUCCEEDED", releases: false, webhook: "refund.succeeded" });
     expect(nextRefundState("SENT", { kind: "failed", reason: "reverted" })).toEqual({ ok: true, to: "FAILED", releases: true, webhook: "refund.failed" });
     expect(nextRefundState("SENT", { kind: "dropped" })).toEqual({ ok: true, to: "PENDING", releases: false });
-    for (const e of [{ kind: "succeeded" }, { kind: "failed", reason: "reverted" }, { kind: "dropped" }] as RefundEvent[]) {
+    for (const e of [{ kind: "succeeded" }, { kind: "failed", reason: "reverted" }] as RefundEvent[]) {
       for (const s of ["PENDING", "SUCCEEDED", "FAILED", "CANCELED"] as const) expect(nextRefundState(s, e).ok).toBe(false);
     }
+  });
+
+  test("a SUCCEEDED refund whose transaction the chain took back goes out again; nothing else can lose one", () => {
+    expect(nextRefundState("SUCCEEDED", { kind: "dropped" })).toEqual({ ok: true, to: "PENDING", releases: false });
+    for (const s of ["PENDING", "FAILED", "CANCELED"] as const) expect(nextRefundState(s, { kind: "dropped" }).ok).toBe(false);
   });
 });
 

@@ -210,7 +210,7 @@ export type RefundEvent =
   | { kind: "sent"; transactionId: string }
   | { kind: "succeeded" }
   | { kind: "failed"; reason: FailureReason }
-  /** The chain lost its transaction: it goes out again. */
+  /** The chain lost its transaction (sent, or mined and then reorged away deeper than the confirmations): it goes out again. */
   | { kind: "dropped" };
 
 export type RefundTransition =
@@ -232,7 +232,7 @@ export function nextRefundState(from: RefundState, event: RefundEvent): RefundTr
     case "failed":
       return from === "SENT" ? { ok: true, to: "FAILED", releases: true, webhook: "refund.failed" } : { ok: false, why: `a ${from} refund was not sent` };
     case "dropped":
-      return from === "SENT" ? { ok: true, to: "PENDING", releases: false } : { ok: false, why: `a ${from} refund has no transaction to lose` };
+      return from === "SENT" || from === "SUCCEEDED" ? { ok: true, to: "PENDING", releases: false } : { ok: false, why: `a ${from} refund has no transaction to lose` };
   }
 }
 

@@ -110,7 +110,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
          where transaction_id = ${id} and state in ('sending', 'confirmed')
         returning session_id`;
       await requeueAuthorizations(tx, id, `sent again: ${why}`, ["sending", "mined"]);
-      await requeueRefunds(tx, id);
+      await requeueRefunds(tx, id, ["SENT", "SUCCEEDED"]);
       const ids = [...new Set(decodeRows(RequeuedSweep, requeued).map((r) => r.session_id))];
       await wakeSessions(tx, ids);
       return ids;

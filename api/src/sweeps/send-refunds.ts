@@ -198,12 +198,16 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
   if (counts) c.log(`sweeper ${c.net.name}: refunds in ${receipt.transactionHash}: ${counts.ok} succeeded, ${counts.failed} failed`);
 }
 
-/** The refunds of a transaction that will never be mined (its nonce went to another, the chain lost it) go out again. */
-export async function requeueRefunds(tx: TransactionSql, txId: string): Promise<void> {
+/**
+ * The refunds of a transaction that will never be mined (its nonce went to another) or that the
+ * chain no longer has (`from` SUCCEEDED too: reorged away deeper than the confirmations) go out
+ * again: nothing of them was paid (refunds/logic.ts, `dropped`).
+ */
+export async function requeueRefunds(tx: TransactionSql, txId: string, from: readonly ("SENT" | "SUCCEEDED")[] = ["SENT"]): Promise<void> {
   await tx`
-    update app.refunds set state = 'PENDING', transaction_id = null, sent_at = null, next_attempt_at = now(), updated_at = now(),
-           attempts = greatest(attempts - 1, 0)
-     where transaction_id = ${txId} and state = 'SENT'`;
+    update app.refunds set state = 'PENDING', transaction_id = null, sent_at = null, finished_at = null, next_attempt_at = now(), updated_at = now(),
+           attempts = case when state = 'SENT' then greatest(attempts - 1, 0) else attempts end
+     where transaction_id = ${txId} and state in ${tx(from)}`;
 }
 
 const CallPart = rowShape("a refund transaction's payments", { merchant_id: col.text, environment: col.text, parts: col.json(Type.Array(Part)) });
