@@ -8,7 +8,8 @@
  * filled in, as the payer's own address would be.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
-import { erc20Abi, parseEventLogs, type Address, type Hex } from "viem";
+import { createWalletClient, erc20Abi, http, parseEventLogs, type Address, type Hex } from "viem";
+import { foundry } from "viem/chains";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { ensureRefundVaultsDeployed, refundVaultAddress, refundVaultSalt } from "../../../shared/contracts/refund-vaults.ts";
@@ -181,6 +182,35 @@ test("killed between broadcasting and the receipt: the next sweeper finds the re
   expect((txs[0]!.tx_hashes as string[]).length).toBe(1);
   expect(await balance(payer)).toBe(3_000_000n);
   expect(await relayerNonce()).toBe(before + 1);
+}, 40_000);
+
+test("killed before broadcasting, then the nonce taken by another transaction of the relayer: the refund goes out again under a new nonce, once", async () => {
+  const payer = fresh();
+  await chain.mint(vault(), 10_000_000n);
+  const id = await refunded(5_000_000n, 1_000_000n, payer);
+  let crashed!: () => void;
+  const crashedAt = new Promise<void>((r) => (crashed = r));
+  const a: Sweeper = await sweeper({
+    hooks: {
+      beforeBroadcast: () => {
+        void a.stop();
+        crashed();
+        throw new Error("killed");
+      },
+    },
+  });
+  await crashedAt;
+  await a.stop();
+  const [left] = await transactions();
+  // Someone with the relayer's key spends that nonce on something else.
+  const relayer = createWalletClient({ account: privateKeyToAccount(DEV_RELAYER_PRIVATE_KEY), chain: foundry, transport: http(chain.anvil.rpcUrl) });
+  await chain.publicClient.waitForTransactionReceipt({ hash: await relayer.sendTransaction({ to: fresh(), value: 1n, nonce: Number(left!.nonce) }) });
+  await sweeper();
+  await until(id, "SUCCEEDED");
+  const txs = await transactions();
+  expect(txs.map((t) => t.state)).toEqual(["failed", "mined"]);
+  expect(BigInt(txs[1]!.nonce as string)).toBe(BigInt(left!.nonce as string) + 1n);
+  expect(await balance(payer)).toBe(1_000_000n);
 }, 40_000);
 
 test("the vault runs dry mid-batch: what it covers goes, the rest waits (insufficient_refund_balance) and goes once refilled", async () => {
