@@ -10,9 +10,6 @@
 export const REFUND_STATES = ["PENDING", "SENT", "SUCCEEDED", "FAILED", "CANCELED"] as const;
 export type RefundState = (typeof REFUND_STATES)[number];
 
-/** The states whose amount is held against the session's refundable rest. */
-export const HOLDING_STATES: readonly RefundState[] = ["PENDING", "SENT", "SUCCEEDED"];
-
 /** Why the merchant refunds (the request's `reason`). */
 export const REFUND_REASONS = ["requested_by_customer", "duplicate", "overpayment", "late_payment", "underpaid_expired", "other"] as const;
 export type RefundReason = (typeof REFUND_REASONS)[number];

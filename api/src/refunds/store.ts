@@ -22,7 +22,6 @@ import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { formatAmount } from "../../../shared/money.ts";
 import {
   formatUnitAmount,
-  HOLDING_STATES,
   nextRefundState,
   onePayer,
   planRefund,
@@ -174,7 +173,7 @@ export function refundNotFound(id: string): ApiError {
 }
 
 /** A refund's columns as a raw statement returns them (numerics as text: exact). */
-const REFUND_COLUMNS = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
+export const REFUND_COLUMNS = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
   waiting_reason, failure_reason, transaction_id, attempts, next_attempt_at, created_at, updated_at, sent_at, finished_at`;
 
 const RefundSql = rowShape("refund", {
@@ -328,5 +327,3 @@ export async function refundedOf(sql: Sql, sessionIds: readonly string[]): Promi
   return out;
 }
 
-/** Whether a refund in this state holds its amount against the session's rest. */
-export const holdsAmount = (row: Pick<RefundRow, "state">) => HOLDING_STATES.includes(row.state as (typeof HOLDING_STATES)[number]);

@@ -17,7 +17,7 @@ import { Type } from "@sinclair/typebox";
 import { encodePayBatch, predictedRefundVaultsAddress, refundVaultAddress, refundVaultSalt } from "../../../shared/contracts/refund-vaults.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { chooseBatch, minorOf, partsPaid, type LoggedTransfer } from "../refunds/batch.ts";
-import { refundFromSql, releaseTotals } from "../refunds/store.ts";
+import { REFUND_COLUMNS, refundFromSql, releaseTotals } from "../refunds/store.ts";
 import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { overSpent } from "./send.ts";
@@ -149,9 +149,6 @@ export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promis
   return sent;
 }
 
-const REFUND_COLUMNS_FOR_OUTCOME = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
-  waiting_reason, failure_reason, transaction_id, attempts, next_attempt_at, created_at, updated_at, sent_at, finished_at`;
-
 /**
  * A refund transaction mined and deep enough: SUCCEEDED for each refund whose every part is in the
  * receipt's Transfer logs exactly, FAILED otherwise (`reverted`, or `transfer_missing`), its amount
@@ -177,7 +174,7 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
        where id = ${txId} and state in ('signed', 'sent')
       returning id`;
     if (done.length === 0) return undefined;
-    const refunds = (await tx`select ${tx.unsafe(REFUND_COLUMNS_FOR_OUTCOME)} from app.refunds where transaction_id = ${txId} and state = 'SENT' order by created_at, id for update`).map(refundFromSql);
+    const refunds = (await tx`select ${tx.unsafe(REFUND_COLUMNS)} from app.refunds where transaction_id = ${txId} and state = 'SENT' order by created_at, id for update`).map(refundFromSql);
     const used = new Set<number>();
     let ok = 0;
     for (const r of refunds) {
