@@ -217,7 +217,7 @@ export async function create(): Promise<string> {
   }
 }
 // @ts-expect-error no such resource
-paysession.refunds;
+paysession.payouts;
 `,
     );
     const common = { strict: true, noEmit: true, target: "ES2022", skipLibCheck: false };

@@ -21,6 +21,7 @@ export const ID_PREFIX = {
   dashboardUser: "usr_",
   securityEvent: "sec_",
   node: "node_",
+  refund: "rf_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

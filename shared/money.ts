@@ -43,3 +43,22 @@ export function minorToBaseUnits(minor: bigint, decimals: number): bigint {
   if (!Number.isInteger(decimals) || decimals < 2) throw new RangeError(`token decimals ${decimals} < 2`);
   return minor * 10n ** BigInt(decimals - 2);
 }
+
+/** An amount in the unit as a decimal string: at least two places, no trailing zeros past them ("12.34", "12.345678"). */
+export function formatUnitAmount(amount: bigint, unitDecimals: number): string {
+  if (amount < 0n) throw new RangeError("negative amount");
+  if (unitDecimals < 2) throw new RangeError(`unit decimals ${unitDecimals} < 2`);
+  const scale = 10n ** BigInt(unitDecimals);
+  const frac = (amount % scale).toString().padStart(unitDecimals, "0").replace(/0+$/, "").padEnd(2, "0");
+  return `${amount / scale}.${frac}`;
+}
+
+/**
+ * What a session's live refunds hold, as one amount in the session's currency (`amountRefunded`):
+ * each network's totals are in its own unit, so each is brought to the finest of them first.
+ */
+export function refundedTotal(held: readonly { held: bigint; unitDecimals: number }[]): string {
+  if (held.length === 0) return "0.00";
+  const unit = Math.max(2, ...held.map((h) => h.unitDecimals));
+  return formatUnitAmount(held.reduce((s, h) => s + h.held * 10n ** BigInt(unit - h.unitDecimals), 0n), unit);
+}

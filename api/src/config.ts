@@ -51,6 +51,8 @@ export interface Config {
   /** The session actor runner (api/src/sessions/runner.ts). */
   runner: { enabled: boolean; pollMs: number; concurrency: number; thread: boolean };
   sweeps: SweepConfig;
+  /** Refunds' spend guards (docs/refunds.md, "Spend guards"), in minor units. */
+  refunds: RefundSettings;
   /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
   networkCheckMs: number;
   /** The merchant dashboard (api/src/dashboard/): whether anyone may create an account there (SERVICE_DASHBOARD_SIGNUP). */
@@ -78,6 +80,14 @@ export interface SweepSettings {
   maxTxPerMinute: number;
   maxTxPerHour: number;
   maxTxPerSession: number;
+}
+
+/** The refunds' spend guards (refunds/, docs/refunds.md): in minor units (cents) of the session's currency. */
+export interface RefundSettings {
+  /** The largest refund created at all (SERVICE_REFUND_MAX_PER_REFUND): above it, `amount_too_large`. */
+  maxPerRefundMinor: bigint;
+  /** The most one merchant's refunds send per environment in any 24 hours (SERVICE_REFUND_MAX_PER_DAY): past it, refunds wait. */
+  maxPerDayMinor: bigint;
 }
 
 export interface SweepConfig extends SweepSettings {
@@ -291,6 +301,10 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: int("SERVICE_WEBHOOK_POLL_MS", 1000, 10, 60_000),
       leaseMs: int("SERVICE_WEBHOOK_LEASE_MS", 60_000, 1000, 3_600_000),
       allowPrivateTargets: bool("SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS", false),
+    },
+    refunds: {
+      maxPerRefundMinor: amount("SERVICE_REFUND_MAX_PER_REFUND", "10000.00"),
+      maxPerDayMinor: amount("SERVICE_REFUND_MAX_PER_DAY", "50000.00"),
     },
     sweeps: {
       enabled: bool("SERVICE_SWEEPER", true),

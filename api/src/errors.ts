@@ -166,6 +166,18 @@ export const ERROR_CATALOGUE = {
   authorization_nonce_used: { status: 409, type: "conflict_error", message: "from has already used or canceled this session's nonce on the token." },
   authorization_rejected: { status: 409, type: "conflict_error", message: "The token refused the transfer when it was simulated; nothing was recorded." },
   authorization_exists: { status: 409, type: "conflict_error", message: "The payment session already has a different authorization recorded." },
+  // Refunds (docs/refunds.md)
+  session_not_refundable: {
+    status: 409,
+    type: "conflict_error",
+    message: "The payment session has received no money that can be refunded.",
+  },
+  refund_exceeds_refundable: {
+    status: 409,
+    type: "conflict_error",
+    message: "The amount is above what is left to refund of this payment session (what it received, less its refunds that are not CANCELED or FAILED).",
+  },
+  refund_not_cancelable: { status: 409, type: "conflict_error", message: "Only a PENDING refund can be canceled: this one was sent, or has finished." },
   idempotency_key_reused: {
     status: 422,
     type: "idempotency_error",

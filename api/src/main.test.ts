@@ -49,7 +49,7 @@ test("bun run dev starts everything, creates the demo merchant once, and stops c
     expect(first.out).toContain(`shop      ${creds.demoUrl}`);
     expect(await (await fetch(creds.demoUrl)).text()).toContain(`${creds.apiBaseUrl}/sdk/v1/paysession.js`);
     expect((await fetch(`${creds.apiBaseUrl}/sdk/v1/paysession.js`)).status).toBe(200);
-    expect(first.out).toContain("(deployed token, factory, batch, usdt)");
+    expect(first.out).toContain("(deployed token, factory, batch, usdt, refund vaults)");
     // The local test network answers with our chain id and the indexer is ready.
     const rpc = await fetch(creds.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) });
     expect(Number((await rpc.json()).result)).toBe(31337);

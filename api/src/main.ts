@@ -14,7 +14,7 @@ import { startIndexerSeat } from "./nodes/indexer-start.ts";
 import type { DevChain } from "../../shared/devchain/index.ts";
 import type { IndexerSeat } from "./nodes/indexer-seat.ts";
 import { parseChainsEnv } from "../../shared/chains/config.ts";
-import { relayerKeyProblems } from "./sweeps/relayer.ts";
+import { relayerKeyProblems } from "./credentials/relayer.ts";
 import { stopInOrder, stopOnSignals } from "./shutdown.ts";
 import { findInChain } from "../../shared/error-chain.ts";
 import { describeError } from "../../shared/describe-error.ts";

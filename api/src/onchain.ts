@@ -8,8 +8,9 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Config } from "./config.ts";
-import { startDevChain, type DevChain } from "../../shared/devchain/index.ts";
+import { DEV_RELAYER_ACCOUNT, startDevChain, type DevChain } from "../../shared/devchain/index.ts";
 import { ensureDeployed } from "../../shared/contracts/deploy.ts";
+import { ensureRefundVaultsDeployed } from "../../shared/contracts/refund-vaults.ts";
 import { localClients } from "../../shared/devchain/clients.ts";
 
 export const LOCAL_CHAIN_ID = 31337;
@@ -42,8 +43,12 @@ export async function startLocalNetwork(opts: { dataDir: string; port: number; h
   mkdirSync(dir, { recursive: true });
   const chain = await startDevChain({ port: opts.port, host: opts.host, chainId: LOCAL_CHAIN_ID, stateFile: join(dir, "state.json"), heartbeatSeconds: 1, persistEachBlock: true });
   try {
-    const { token, usdt, factory, batch, deployed } = await ensureDeployed(localClients(chain.rpcUrl, LOCAL_CHAIN_ID));
-    log(`local test network ${chain.rpcUrl} (chain ${LOCAL_CHAIN_ID}): TestUSD ${token}, TestUSDT ${usdt}, deposit factory ${factory}, AuthorizationBatch ${batch}${deployed.length ? ` (deployed ${deployed.join(", ")})` : ""}`);
+    const clients = localClients(chain.rpcUrl, LOCAL_CHAIN_ID);
+    const { token, usdt, factory, batch, deployed } = await ensureDeployed(clients);
+    // The refund balances for the sandbox's relayer (the dev key): refunds go out on the local network too.
+    const refunds = await ensureRefundVaultsDeployed(clients, DEV_RELAYER_ACCOUNT.address);
+    const made = [...deployed, ...(refunds.sent ? ["refund vaults"] : [])];
+    log(`local test network ${chain.rpcUrl} (chain ${LOCAL_CHAIN_ID}): TestUSD ${token}, TestUSDT ${usdt}, deposit factory ${factory}, AuthorizationBatch ${batch}, RefundVaults ${refunds.address}${made.length ? ` (deployed ${made.join(", ")})` : ""}`);
     return { ...chain, contracts: { token, usdt, factory, batch } };
   } catch (err) {
     await chain.stop();

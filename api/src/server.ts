@@ -23,7 +23,7 @@ import type { Resolver } from "./webhooks/target.ts";
 import { WebhookWorker } from "./webhooks/worker.ts";
 import { SessionRunner } from "./sessions/runner.ts";
 import { RunnerThread } from "./sessions/runner-thread.ts";
-import { relayerAddressOn, relayerKeysFor } from "./sweeps/relayer.ts";
+import { relayerAddressOn, relayerKeysFor } from "./credentials/relayer.ts";
 import { NetworkReadiness } from "./onchain/network-status.ts";
 import type { Address } from "viem";
 import { startSweeper, type Sweeper } from "./sweeps/sweeper.ts";
@@ -119,6 +119,7 @@ export async function startService(config: Config, log: (line: string) => void =
       networks,
       relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
       settings: config.sweeps,
+      refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor },
       log,
     });
     return sweeper;

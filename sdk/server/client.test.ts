@@ -119,6 +119,40 @@ describe("retries", () => {
     }
   });
 
+  test("refunds: a create whose answer is lost makes one refund; retrieve, list (one session's and all, every page), cancel, balances", async () => {
+    const s = await client.paymentSessions.create({ amount: "5.00", currency: "USD" });
+    // The payment as the session's ledger records it once confirmed.
+    await svc.services.database.sql`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
+      values (${s.paymentSessionId}, ${s.networks[0]!.chainId}, 'in', ${`0x${"cd".repeat(32)}`}, 0, 5000000, now())`;
+    const p = proxy(async (n, _req, upstream) => {
+      const res = await upstream();
+      return n === 1 ? new Response("bad gateway", { status: 502 }) : res;
+    });
+    let first: string;
+    try {
+      const r = await new Paysession({ apiKey: key, host: p.url, retryBaseMs: 5 }).refunds.create(s.paymentSessionId, { amount: "1.00", reason: "requested_by_customer" });
+      expect(p.count()).toBe(2);
+      expect(r).toMatchObject({ paymentSessionId: s.paymentSessionId, status: "PENDING", amount: "1.00" });
+      first = r.refundId;
+    } finally {
+      p.stop();
+    }
+    for (const amount of ["0.10", "0.20"]) await client.refunds.create(s.paymentSessionId, { amount, reason: "other" });
+    const mine: string[] = [];
+    for await (const r of client.refunds.list({ paymentSessionId: s.paymentSessionId, limit: 1 })) mine.push(r.amount);
+    expect(mine).toEqual(["0.20", "0.10", "1.00"]); // one refund of 1.00 although its create was sent twice
+    expect((await client.refunds.list({ limit: 1 })).data).toHaveLength(1);
+    expect((await client.refunds.retrieve(first)).refundId).toBe(first);
+    expect((await client.refunds.cancel(first)).status).toBe("CANCELED");
+    expect((await client.paymentSessions.retrieve(s.paymentSessionId)).amountRefunded).toBe("0.30");
+    const err = await client.refunds.create(s.paymentSessionId, { amount: "9.00", reason: "other" }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PaysessionError);
+    expect((err as PaysessionError).code).toBe("refund_exceeds_refundable");
+    const balances = await client.refunds.balances();
+    expect(balances[0]!.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  });
+
   test("429 waits for Retry-After; a POST without an Idempotency-Key is not repeated", async () => {
     const p = proxy(async (n, _req, upstream) => (n === 1 ? new Response("{}", { status: 429, headers: { "retry-after": "1" } }) : upstream()));
     try {

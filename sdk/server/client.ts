@@ -23,6 +23,9 @@ import type {
   PaymentSession,
   PaymentSessionEvent,
   PaymentSessionEventWithDeliveries,
+  CreateRefundParams,
+  Refund,
+  RefundBalance,
   SettlementAddress,
   SettlementAddressUpdatedEventWithDeliveries,
   TestEventResult,
@@ -113,6 +116,22 @@ export class Paysession {
     list: (params: ListParams & { status?: PaymentSession["status"] } = {}) =>
       new PageList<PaymentSession>((after) => this.request("GET", `/payment-sessions${query({ ...params, startingAfter: after })}`), params.startingAfter),
     cancel: (id: string) => this.request<PaymentSession>("POST", `/payment-sessions/${enc(id)}/cancel`, {}),
+  };
+
+  readonly refunds = {
+    /** Refunds a session's money to the address that paid it; retried safely (one Idempotency-Key for every attempt). */
+    create: (paymentSessionId: string, params: CreateRefundParams, opts: RequestOptions = {}) =>
+      this.request<Refund>("POST", `/payment-sessions/${enc(paymentSessionId)}/refunds`, params, opts.idempotencyKey ?? crypto.randomUUID()),
+    retrieve: (id: string) => this.request<Refund>("GET", `/refunds/${enc(id)}`),
+    /** Every refund of the environment, or one session's (`paymentSessionId`): newest first, every page when iterated. */
+    list: (params: ListParams & { paymentSessionId?: string } = {}) => {
+      const { paymentSessionId, ...paging } = params;
+      const path = paymentSessionId === undefined ? "/refunds" : `/payment-sessions/${enc(paymentSessionId)}/refunds`;
+      return new PageList<Refund>((after) => this.request("GET", `${path}${query({ ...paging, startingAfter: after })}`), paging.startingAfter);
+    },
+    cancel: (id: string) => this.request<Refund>("POST", `/refunds/${enc(id)}/cancel`, {}),
+    /** Your refund balance per network: its address and what it holds, read from the chain. */
+    balances: async () => (await this.request<{ data: RefundBalance[] }>("GET", "/refund-balances")).data,
   };
 
   readonly webhookEndpoints = {

@@ -10,6 +10,7 @@ import type { EventDetail as ApiDetail, ReasonAndDetail as ApiReasonAndDetail } 
 import type { CreatedWebhookEndpoint as ApiCreatedEndpoint, WebhookEndpoint as ApiEndpoint, WebhookSecret as ApiSecret, TestEventResult as ApiTestEvent } from "../../api/src/http/webhook-endpoints.schemas.ts";
 import type { AnyEventWithDeliveries, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
 import type { SettlementAddress as ApiSettlement } from "../../api/src/http/settlement-addresses.schemas.ts";
+import type { CreateRefundBody, Refund as ApiRefund, RefundBalance as ApiRefundBalance, RefundList } from "../../api/src/http/refunds.schemas.ts";
 import type * as Sdk from "./types.ts";
 
 /** true only when A and B are the same type (each assignable to the other). */
@@ -36,6 +37,11 @@ const checks = {
   eventPage: true satisfies Same<Api<typeof EventList>, Sdk.Page<Sdk.PaymentSessionEvent>>,
   attempt: true satisfies Same<Api<typeof ApiAttempt>, Sdk.WebhookAttempt>,
   settlement: true satisfies Same<Api<typeof ApiSettlement>, Sdk.SettlementAddress>,
+  sessionFields: true satisfies Same<Required<Api<typeof MerchantSession>>, Required<Sdk.PaymentSession>>,
+  refund: true satisfies Same<Api<typeof ApiRefund>, Sdk.Refund>,
+  refundPage: true satisfies Same<Api<typeof RefundList>, Sdk.Page<Sdk.Refund>>,
+  createRefund: true satisfies Same<Required<Api<typeof CreateRefundBody>>, Required<Sdk.CreateRefundParams>>,
+  refundBalance: true satisfies Same<Api<typeof ApiRefundBalance>, Sdk.RefundBalance>,
 };
 
 test("the client's types are the service's schemas (checked at compile time)", () => {

@@ -162,11 +162,13 @@ export interface PaymentSession {
   createdAt: string;
   updatedAt: string;
   networks: PaymentNetwork[];
+  /** What its refunds that are not CANCELED or FAILED hold, in its currency (retrieve, list and cancel answers). */
+  amountRefunded?: string;
   history?: HistoryEntry[];
 }
 
 /** What create answers: the session plus the short-lived token the browser passes to sdk.open. */
-export interface CreatedPaymentSession extends Omit<PaymentSession, "history"> {
+export interface CreatedPaymentSession extends Omit<PaymentSession, "history" | "amountRefunded"> {
   paymentSessionToken: string;
   tokenExpiresAt: string;
 }
@@ -288,4 +290,62 @@ export interface SettlementAddress {
   address: string | null;
   isDefault: boolean;
   updatedAt: string | null;
+}
+
+export type RefundStatus = "PENDING" | "SENT" | "SUCCEEDED" | "FAILED" | "CANCELED";
+export type RefundReason = "requested_by_customer" | "duplicate" | "overpayment" | "late_payment" | "underpaid_expired" | "other";
+
+/** One token's share of a refund; all parts go out in one transaction. */
+export interface RefundPart {
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  /** In the session's currency. */
+  amount: string;
+  /** Exactly what the payer receives, in the token's base units. */
+  amountBaseUnits: string;
+  /** The address that paid this token; null while unknown (the refund waits: `destination_unknown`). */
+  destination: string | null;
+}
+
+/** Money back to the payer, from your refund balance (the service's docs/refunds.md). */
+export interface Refund {
+  refundId: string;
+  paymentSessionId: string;
+  status: RefundStatus;
+  amount: string;
+  currency: string;
+  reason: RefundReason;
+  environment: Environment;
+  chainId: number;
+  network: string;
+  parts: RefundPart[];
+  /** Why a PENDING refund has not gone out yet. */
+  waitingReason: "destination_unknown" | "insufficient_refund_balance" | "spend_guard" | null;
+  failureReason: "reverted" | "transfer_missing" | null;
+  transactionHash: string | null;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface CreateRefundParams {
+  reason: RefundReason;
+  /** Decimal string with exactly two places; absent: everything left to refund. */
+  amount?: string;
+  /** Needed only when money is left to refund on more than one network. */
+  chainId?: number;
+  /** Refund in this one token; absent: every token received, in proportion. */
+  token?: string;
+  metadata?: Record<string, string>;
+}
+
+/** Your refund balance on one network: fund `address` with its stablecoins. */
+export interface RefundBalance {
+  chainId: number;
+  network: string;
+  address: string | null;
+  tokens: { tokenAddress: string; tokenSymbol: string; decimals: number; balanceBaseUnits: string | null; balance: string | null }[];
 }

@@ -31,6 +31,8 @@ const EXPORTS = [
   { file: "DepositSweeper.sol", contract: "DepositSweeper", id: "depositSweeper" },
   { file: "AuthorizationBatch.sol", contract: "AuthorizationBatch", id: "authorizationBatch" },
   { file: "TestUSDT.sol", contract: "TestUSDT", id: "testUsdt" },
+  { file: "RefundVaults.sol", contract: "RefundVaults", id: "refundVaults" },
+  { file: "RefundVaults.sol", contract: "RefundVault", id: "refundVault" },
 ] as const;
 
 const HERE = import.meta.dir;

@@ -98,7 +98,7 @@ export async function ensureDeterministicDeployer({ publicClient, walletClient }
  * CREATE2 through the deterministic deployer unless code is already at `address`. `sent`: this
  * call's transaction created it (its receipt is returned).
  */
-async function deployOnce(clients: ChainClients, initCode: Hex, address: Address, name: string): Promise<{ sent: boolean; receipt?: TransactionReceipt }> {
+export async function deployOnce(clients: ChainClients, initCode: Hex, address: Address, name: string): Promise<{ sent: boolean; receipt?: TransactionReceipt }> {
   const { publicClient, walletClient } = clients;
   if (await hasCode(publicClient, address)) return { sent: false };
   if (!(await hasCode(publicClient, DETERMINISTIC_DEPLOYER))) {

@@ -28,6 +28,9 @@ export const ANVIL_ACCOUNTS = [
   },
 ] as const;
 
+/** The sandbox relayer of the local networks: anvil's account #2 (the service's relayer key there; its address names the refund vaults). */
+export const DEV_RELAYER_ACCOUNT = ANVIL_ACCOUNTS[2];
+
 export interface DevChainOptions {
   port: number;
   /**

@@ -14,7 +14,7 @@ import type { Browser, BrowserContext, Frame, Page, Route } from "playwright-cor
 import { erc20Abi, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
-import { DEV_RELAYER_ADDRESS } from "../sweeps/relayer.ts";
+import { DEV_RELAYER_ADDRESS } from "../credentials/relayer.ts";
 import { mintTestUsd, predictedTestUsdtAddress } from "../../../shared/contracts/deploy.ts";
 import { eventually } from "../../../testing/eventually.ts";
 import { startTestService, type TestService } from "../../../testing/service.ts";

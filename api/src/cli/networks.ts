@@ -11,7 +11,7 @@ import type { Config } from "../config.ts";
 import { parseChainsEnv, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { envSuffix, PRESETS } from "../../../shared/chains/presets.ts";
 import { DETERMINISTIC_DEPLOYER, ensureServiceContractsDeployed, predictedFactoryAddress, serviceContractDeployTransactions } from "../../../shared/contracts/deploy.ts";
-import { DEV_RELAYER_PRIVATE_KEY } from "../sweeps/relayer.ts";
+import { DEV_RELAYER_PRIVATE_KEY } from "../credentials/relayer.ts";
 import { describeStatus, probeNetworks } from "../onchain/network-status.ts";
 import { describeError } from "../../../shared/describe-error.ts";
 

@@ -438,8 +438,8 @@ export const sweepTransactions = app.table(
   "sweep_transactions",
   {
     id: text("id").primaryKey(),
-    /** What it carries: the sweeps whose transaction_id it is, or the authorization whose it is. */
-    kind: text("kind").$type<"sweep" | "authorization">().notNull().default("sweep"),
+    /** What it carries: the sweeps whose transaction_id it is, the authorization whose it is, or the refunds whose it is. */
+    kind: text("kind").$type<"sweep" | "authorization" | "refund">().notNull().default("sweep"),
     chainId: integer("chain_id").notNull(),
     relayer: text("relayer").notNull(),
     nonce: bigint("nonce", { mode: "bigint" }).notNull(),
@@ -473,7 +473,7 @@ export const sweepTransactions = app.table(
     // stranded above a nonce the chain lost) gives its nonce back to be signed again.
     uniqueIndex("sweep_transactions_nonce_uq").on(t.chainId, t.relayer, t.nonce).where(sql`${t.state} <> 'dropped'`),
     index("sweep_transactions_open_idx").on(t.chainId, t.relayer).where(sql`${t.state} in ('signed', 'sent')`),
-    check("sweep_transactions_kind_chk", sql`${t.kind} in ('sweep', 'authorization')`),
+    check("sweep_transactions_kind_chk", sql`${t.kind} in ('sweep', 'authorization', 'refund')`),
   ],
 );
 
@@ -785,4 +785,91 @@ export const rateBuckets = app.table(
     at: ts("at").notNull().defaultNow(),
   },
   (t) => [index("rate_buckets_at_idx").on(t.at)],
+);
+
+/** One token's share of a refund (app.refunds.parts): what is sent, and to whom. */
+export interface RefundPartColumn {
+  /** Lowercase 0x hex. */
+  token: string;
+  symbol: string;
+  decimals: number;
+  /** In the session's unit on the network (what app.refund_totals counts). */
+  amount: string;
+  /** In the token's own base units (what the transfer moves). */
+  baseUnits: string;
+  /** Lowercase 0x hex; null until known (several payers, no index: docs/refunds.md). */
+  destination: string | null;
+}
+
+/**
+ * Money back to a payer (docs/refunds.md; api/src/refunds/): on one network, in the tokens the
+ * session received there, one part per token, sent in one relayer transaction. `amount` is the
+ * parts' sum in the session's unit; app.refund_totals keeps the sum under what was received.
+ */
+export const refunds = app.table(
+  "refunds",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    merchantId: text("merchant_id").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
+    chainId: integer("chain_id").notNull(),
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    /** The session's unit on the network (session_deposits.decimals), which `amount` is in. */
+    unitDecimals: integer("unit_decimals").notNull(),
+    currency: text("currency").notNull(),
+    reason: text("reason").notNull(),
+    metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default({}),
+    parts: jsonb("parts").$type<RefundPartColumn[]>().notNull(),
+    /** PENDING → SENT → SUCCEEDED | FAILED; CANCELED while PENDING (refunds/logic.ts). */
+    state: text("state").notNull().default("PENDING"),
+    /** Why a PENDING refund waits (null: due at next_attempt_at). */
+    waitingReason: text("waiting_reason"),
+    failureReason: text("failure_reason"),
+    /** The relayer transaction (app.sweep_transactions) it is bound to once SENT. */
+    transactionId: text("transaction_id"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    sentAt: ts("sent_at"),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [
+    index("refunds_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
+    index("refunds_session_idx").on(t.sessionId, t.createdAt.desc(), t.id.desc()),
+    index("refunds_due_idx").on(t.chainId, t.nextAttemptAt).where(sql`${t.state} = 'PENDING'`),
+    index("refunds_transaction_idx").on(t.transactionId).where(sql`${t.transactionId} is not null`),
+    check("refunds_amount_chk", sql`${t.amount} > 0`),
+    check("refunds_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
+    check("refunds_state_chk", sql`${t.state} in ('PENDING', 'SENT', 'SUCCEEDED', 'FAILED', 'CANCELED')`),
+    check(
+      "refunds_reason_chk",
+      sql`${t.reason} in ('requested_by_customer', 'duplicate', 'overpayment', 'late_payment', 'underpaid_expired', 'other')`,
+    ),
+    check("refunds_waiting_reason_chk", sql`${t.waitingReason} in ('destination_unknown', 'insufficient_refund_balance', 'spend_guard')`),
+    check("refunds_failure_reason_chk", sql`${t.failureReason} in ('reverted', 'transfer_missing')`),
+  ],
+);
+
+/**
+ * What a session's live refunds (PENDING, SENT, SUCCEEDED) hold per network and token, in the
+ * session's unit: the counter that keeps their sum under what the session received. A create
+ * raises it with one conditional update (`held + amount <= received`), so concurrent creates
+ * queue on the row and each is judged against what the one before it left (refunds/store.ts).
+ */
+export const refundTotals = app.table(
+  "refund_totals",
+  {
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    chainId: integer("chain_id").notNull(),
+    /** Lowercase 0x hex. */
+    tokenAddress: text("token_address").notNull(),
+    held: numeric("held", { precision: 78, scale: 0 }).notNull().default("0"),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.chainId, t.tokenAddress] }), check("refund_totals_held_chk", sql`${t.held} >= 0`)],
 );

@@ -14,6 +14,7 @@ import { findInChain } from "../../../shared/error-chain.ts";
 import { describeError } from "../../../shared/describe-error.ts";
 import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
+import { refundRoutes } from "./refunds.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
 import { sandboxRoutes } from "./sandbox.ts";
@@ -27,6 +28,7 @@ import { apiReferenceRoutes, REFERENCE_PAGES, REFERENCE_PATH } from "./api-refer
 import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
 import { eventComponents } from "./payment-sessions.schemas.ts";
+import { refundComponents } from "./refunds.schemas.ts";
 import type { AnyElysia } from "elysia";
 
 
@@ -115,7 +117,7 @@ const REFERENCE_META = {
     ].join("\n"),
   },
   components: {
-    schemas: { Error: ErrorResponse, ...eventComponents },
+    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents },
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
       sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },
@@ -213,6 +215,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(healthRoutes(services))
     .use(metricsRoutes(services))
     .use(paymentSessionRoutes(services))
+    .use(refundRoutes(services))
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))

@@ -12,7 +12,7 @@ import { chainEnv, startTestChain, type TestChain } from "../../../testing/index
 import { startTestService, type TestService } from "../../../testing/service.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT } from "../config.ts";
 import { authorizationNonce } from "../gasless/authorization.ts";
-import { DEV_RELAYER_ADDRESS } from "../sweeps/relayer.ts";
+import { DEV_RELAYER_ADDRESS } from "../credentials/relayer.ts";
 import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
 import { localClients } from "../../../shared/devchain/clients.ts";

@@ -33,7 +33,7 @@ import {
 import { chainChecks, hasCode, relayerCapacity, tokenDomain, type ChainVerdict, type TokenOnNetwork } from "../gasless/chain.ts";
 import { carriedOutPayment } from "../sessions/carried-out.ts";
 import { authorizationView, findAuthorization, recordAuthorization, recordCarriedOut, sameAuthorization, type AuthorizationRow } from "../gasless/records.ts";
-import { relayerAddressOn } from "../sweeps/relayer.ts";
+import { relayerAddressOn } from "../credentials/relayer.ts";
 import { AuthorizationBody, PaymentAuthorization } from "./authorizations.schemas.ts";
 import { PublicQuery } from "./payment-sessions.schemas.ts";
 import { readJsonBody } from "./body.ts";

@@ -97,7 +97,13 @@ export const sessionFields = {
   networks: t.Array(NetworkView),
 };
 
-export const MerchantSession = t.Object({ ...sessionFields, history: t.Optional(t.Array(HistoryEntry)) });
+export const MerchantSession = t.Object({
+  ...sessionFields,
+  amountRefunded: t.Optional(
+    t.String({ description: "What the session's refunds that are not CANCELED or FAILED hold, in its currency (docs/refunds.md). In retrieve, list and cancel answers.", examples: ["0.00"] }),
+  ),
+  history: t.Optional(t.Array(HistoryEntry)),
+});
 
 export const CreatedSession = t.Object({
   ...sessionFields,

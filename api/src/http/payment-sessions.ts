@@ -9,6 +9,7 @@ import { createPaymentSession } from "../sessions/create/create.ts";
 import { depositsOf, findSession, listSessions, loadMerchantView, readMerchantView } from "../sessions/repository.ts";
 import { cancelSession } from "../sessions/cancel.ts";
 import { merchantView, type SessionRow } from "../sessions/views.ts";
+import { refundedOf } from "../refunds/store.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
 import { apiKeyInHand, requireApiKey, type ApiKeyAuth } from "./auth.ts";
@@ -111,8 +112,9 @@ export function paymentSessionRoutes(services: Services) {
         });
         const mid = publicMerchantId(auth.merchant, auth.environment);
         const deposits = await depositsOf(database.db, page.rows.map((r) => r.id));
+        const refunded = await refundedOf(database.sql, page.rows.map((r) => r.id));
         return {
-          data: page.rows.map((r) => merchantView(r, mid, deposits.get(r.id) ?? [])),
+          data: page.rows.map((r) => merchantView(r, mid, deposits.get(r.id) ?? [], undefined, refunded.get(r.id))),
           hasMore: page.hasMore,
           nextCursor: page.hasMore ? page.rows[page.rows.length - 1]!.id : null,
         };

@@ -15,7 +15,7 @@ import { readIndexedAlone } from "../sessions/indexed.ts";
 import { authorizedPayments } from "../sessions/movements.ts";
 import { payerView, viewEtag, type PayerSessionView } from "../sessions/payer-view.ts";
 import { gaslessOffers, withGaslessOffers } from "../gasless/offers.ts";
-import { relayerAddressOn } from "../sweeps/relayer.ts";
+import { relayerAddressOn } from "../credentials/relayer.ts";
 import { readJsonBody } from "./body.ts";
 import { requireSessionToken, type SessionTokenAuth } from "./auth.ts";
 import { PublicQuery } from "./payment-sessions.schemas.ts";

@@ -54,7 +54,7 @@ let routes: Route[];
 let a: Awaited<ReturnType<TestService["merchant"]>>;
 let b: Awaited<ReturnType<TestService["merchant"]>>;
 let revokedKey: string;
-const own: { sessionId: string; token: string; endpointId: string; endpointSecret: string; eventId: string } = {} as never;
+const own: { sessionId: string; token: string; endpointId: string; endpointSecret: string; eventId: string; refundId: string } = {} as never;
 let otherToken: string;
 let expiredToken: string;
 
@@ -89,6 +89,7 @@ function fill(path: string): string | undefined {
       if (path.startsWith("/payment-sessions/") || path.startsWith("/sandbox/payment-sessions/")) return own.sessionId;
       if (path.startsWith("/webhook-endpoints/")) return own.endpointId;
       if (path.startsWith("/events/")) return own.eventId;
+      if (path.startsWith("/refunds/")) return own.refundId;
     }
     unknown = true;
     return "?";
@@ -100,6 +101,7 @@ function fill(path: string): string | undefined {
 function bodyFor(method: string, path: string): unknown {
   if (method === "GET" || method === "DELETE") return undefined;
   if (path.startsWith("/settlement-addresses/")) return { address: "0x00000000000000000000000000000000000000b2" };
+  if (path.endsWith("/refunds")) return { amount: "0.10", reason: "other" };
   return {};
 }
 
@@ -137,6 +139,11 @@ beforeAll(async () => {
   own.endpointSecret = ep.body.secret;
   const events = await svc.call("GET", `/events?paymentSessionId=${own.sessionId}`, { auth: a.sandboxKey });
   own.eventId = events.body.data[0].id;
+  // A payment in the session's ledger (as the actor records one), and a refund of part of it.
+  await svc.services.database.sql`
+    insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
+    select ${own.sessionId}, chain_id, 'in', ${`0x${"ab".repeat(32)}`}, 0, 1000000, now() from app.session_deposits where session_id = ${own.sessionId} order by chain_id limit 1`;
+  own.refundId = (await svc.call("POST", `/payment-sessions/${own.sessionId}/refunds`, { auth: a.sandboxKey, body: { amount: "0.50", reason: "other" } })).body.refundId;
   otherToken = (await svc.call("POST", "/payment-sessions", { auth: b.sandboxKey, body: { amount: "1.00", currency: "USD" } })).body.paymentSessionToken;
   const e = await svc.call("POST", "/payment-sessions", { auth: a.sandboxKey, body: { amount: "1.00", currency: "USD" } });
   expiredToken = e.body.paymentSessionToken;
@@ -220,6 +227,8 @@ describe("API key routes", () => {
     expect(JSON.stringify(settlements.body).toLowerCase()).not.toContain("00000000000000000000000000000000000000b2");
     const [row] = await svc.services.database.sql`select force_sweep_failure from app.payment_sessions where id = ${own.sessionId}`;
     expect(row!.force_sweep_failure).toBe(false);
+    const refunds = await svc.call("GET", `/payment-sessions/${own.sessionId}/refunds`, { auth: a.sandboxKey });
+    expect(refunds.body.data.map((r: { refundId: string; status: string }) => [r.refundId, r.status])).toEqual([[own.refundId, "PENDING"]]);
   });
 });
 

@@ -25,7 +25,7 @@ import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing
 import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { createUser } from "../dashboard/users.ts";
 import { startSweeper } from "../sweeps/sweeper.ts";
-import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../sweeps/relayer.ts";
+import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../credentials/relayer.ts";
 import { csvRecords } from "../../../testing/csv.ts";
 
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);

@@ -430,11 +430,21 @@ const BothTables = rowShape("indexer tables present", { t: col.nullable(col.text
  * false) sender and method are null. A table gone since that look is an undefined-table error
  * (isMissingTable), for the caller to look again.
  */
-export async function ledgerMovements(sql: Sql | TransactionSql, sessionIds: readonly string[], indexerPresent: boolean): Promise<RowOf<typeof LedgerMovement>[]> {
-  // Each of them reads the ledger row `f` of the statement below.
+/**
+ * The sender of the ledger row `f` (app.session_funds) when it is a payment in: the indexer's row of
+ * that very transfer, by its primary key (a payment by authorization's in authorized_transfers);
+ * null for settlements and without an index. Private to this file: both statements using it name
+ * their ledger row `f`.
+ */
+function payerOfLedgerRowF(sql: Sql | TransactionSql, indexerPresent: boolean) {
   const transferOf = (table: "transfers" | "authorized_transfers") =>
     sql`(select t."from" from ${sql(INDEXER_SCHEMA)}.${sql(table)} t where f.direction = 'in' and t.chain_id = f.chain_id and t.tx_hash = f.tx_hash and t.log_index = f.log_index)`;
-  const payer = indexerPresent ? sql`coalesce(${transferOf("transfers")}, ${transferOf("authorized_transfers")})` : sql`null::text`;
+  return indexerPresent ? sql`coalesce(${transferOf("transfers")}, ${transferOf("authorized_transfers")})` : sql`null::text`;
+}
+
+export async function ledgerMovements(sql: Sql | TransactionSql, sessionIds: readonly string[], indexerPresent: boolean): Promise<RowOf<typeof LedgerMovement>[]> {
+  // Each of them reads the ledger row `f` of the statement below.
+  const payer = payerOfLedgerRowF(sql, indexerPresent);
   const method = indexerPresent
     ? sql`case when f.direction <> 'in' then null
             when exists (select 1 from ${sql(INDEXER_SCHEMA)}.authorized_transfers t where t.chain_id = f.chain_id and t.tx_hash = f.tx_hash and t.log_index = f.log_index) then 'authorization'
@@ -451,6 +461,26 @@ export async function ledgerMovements(sql: Sql | TransactionSql, sessionIds: rea
      order by f.session_id, at, f.log_index`;
   return decodeRows(LedgerMovement, rows);
 }
+
+/**
+ * A session's payments in as its ledger has them (refunds: what may go back, and to whom), reverted
+ * ones too (flagged): network, token (null: the deposit's stablecoin), amount in the session's unit
+ * on that network, and the sender as ledgerMovements finds it.
+ */
+export async function ledgerPaymentsIn(tx: Sql | TransactionSql, sessionId: string, indexerPresent: boolean): Promise<RowOf<typeof LedgerPaymentIn>[]> {
+  const rows = await tx`
+    select f.chain_id, f.token_address, f.amount::text as amount, f.reverted_at is not null as reverted, ${payerOfLedgerRowF(tx, indexerPresent)} as payer
+      from app.session_funds f where f.session_id = ${sessionId} and f.direction = 'in'`;
+  return decodeRows(LedgerPaymentIn, rows);
+}
+
+const LedgerPaymentIn = rowShape("ledger payments in", {
+  chain_id: col.int,
+  token_address: col.nullable(col.text),
+  amount: col.wholeNumber,
+  reverted: col.bool,
+  payer: col.nullable(col.text),
+});
 
 const LedgerMovement = rowShape("reconciliation movements", {
   session_id: col.text,

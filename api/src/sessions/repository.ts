@@ -2,6 +2,7 @@
  * Payment sessions in the database: reads, transitions and money events. Creation is a module of
  * its own (create/), one statement for a group of creates.
  */
+import { refundedTotal } from "../../../shared/money.ts";
 import { and, asc, eq, getTableColumns, inArray, type SQL } from "drizzle-orm";
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { Pipeline } from "../db/pipeline.ts";
@@ -75,17 +76,28 @@ export async function readMerchantView(
   const rows = await sql`
     select k.ok as key_ok, s.id is not null as found, s.*,
            ${depositsJsonOf(sql, "s")} as deposits_json,
-           (select json_agg(to_jsonb(e) - 'snapshot' order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json
+           (select json_agg(to_jsonb(e) - 'snapshot' order by e.sequence)::text from app.session_events e where e.session_id = s.id) as events_json,
+           (select json_agg(json_build_object('held', t.held::text, 'unitDecimals', d.decimals))::text
+              from app.refund_totals t join app.session_deposits d on d.session_id = t.session_id and d.chain_id = t.chain_id
+             where t.session_id = s.id) as refunded_json
       from (select ${keyOk} as ok) k
       left join app.payment_sessions s on k.ok and s.id = ${args.id} and s.merchant_id = ${args.merchantId} and s.environment = ${args.environment}`;
   const r = decodeRow(RetrieveRow, rows[0]);
   if (!r.key_ok) return { keyOk: false };
   if (!r.found) return { keyOk: true };
-  return { keyOk: true, view: merchantView(sessionFromSql(r), args.publicMerchantId, (r.deposits_json ?? []).map(depositFromJson), (r.events_json ?? []).map(eventFromJson)) };
+  const refunded = refundedTotal((r.refunded_json ?? []).map((h) => ({ held: BigInt(h.held), unitDecimals: h.unitDecimals })));
+  return { keyOk: true, view: merchantView(sessionFromSql(r), args.publicMerchantId, (r.deposits_json ?? []).map(depositFromJson), (r.events_json ?? []).map(eventFromJson), refunded) };
 }
 
 const jsonList = col.nullable(col.json(Type.Array(Type.Unknown())));
-const RetrieveRow = rowShape("retrieve", { key_ok: col.bool, found: col.bool, deposits_json: jsonList, events_json: jsonList });
+const RetrieveRow = rowShape("retrieve", {
+  key_ok: col.bool,
+  found: col.bool,
+  deposits_json: jsonList,
+  events_json: jsonList,
+  /** What its refunds hold per network and token (app.refund_totals), each in its network's unit. */
+  refunded_json: col.nullable(col.json(Type.Array(Type.Object({ held: Type.String(), unitDecimals: Type.Number() })))),
+});
 
 /**
  * The deposits of the session row `session` names in the statement, as a json array's text in

@@ -16,7 +16,7 @@ import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { eventually } from "../../../testing/eventually.ts";
-import { DEV_RELAYER_ADDRESS } from "../sweeps/relayer.ts";
+import { DEV_RELAYER_ADDRESS } from "../credentials/relayer.ts";
 
 const stranger = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
 

@@ -133,6 +133,8 @@ export interface MerchantSessionView {
   createdAt: string;
   updatedAt: string;
   networks: NetworkView[];
+  /** What its refunds that are not CANCELED or FAILED hold (docs/refunds.md); in the API's answers, not in webhooks. */
+  amountRefunded?: string;
   history?: HistoryEntry[];
 }
 
@@ -148,7 +150,7 @@ export interface PublicSessionView {
   networks: NetworkView[];
 }
 
-export function merchantView(row: SessionRow, publicMerchantId: string, deposits: DepositLike[], events?: EventRow[]): MerchantSessionView {
+export function merchantView(row: SessionRow, publicMerchantId: string, deposits: DepositLike[], events?: EventRow[], amountRefunded?: string): MerchantSessionView {
   return {
     paymentSessionId: row.id,
     status: row.status,
@@ -163,6 +165,7 @@ export function merchantView(row: SessionRow, publicMerchantId: string, deposits
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     networks: deposits.map((d) => networkView(d, true)),
+    ...(amountRefunded !== undefined ? { amountRefunded } : {}),
     ...(events ? { history: events.map(historyEntry) } : {}),
   };
 }

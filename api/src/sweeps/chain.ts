@@ -44,6 +44,8 @@ export interface SweeperOptions {
   /** A viem client per network (default: publicClientFor). */
   clientFor?: (net: NetworkConfig) => PublicClient;
   hooks?: SweeperHooks;
+  /** Refunds' day's limit per merchant (config.refunds, minor units); refunds are sent on these networks too (send-refunds.ts). */
+  refunds?: { maxPerDayMinor: bigint };
   /** Tests: how long a mismatch with the chain lasts before records are dropped (reconcile.ts). */
   reconcileGraceMs?: number;
 }
@@ -157,7 +159,7 @@ export class SweepChain {
    * binds what it carries to the returned id in the same transaction and, after the commit,
    * hands it to dispatch: nothing is broadcast that is not recorded first.
    */
-  async recordSigned(tx: TransactionSql, kind: "sweep" | "authorization", call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<SignedTx> {
+  async recordSigned(tx: TransactionSql, kind: "sweep" | "authorization" | "refund", call: { to: Address; data: Hex }, gas: bigint, fees: Fees): Promise<SignedTx> {
     const last = await lastRecordedNonce(tx, this.net.chainId, this.relayer);
     const dbNext = last == null ? null : last + 1n;
     const pending = BigInt(await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" }));

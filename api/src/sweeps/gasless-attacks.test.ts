@@ -25,7 +25,7 @@ import { localClients } from "../../../shared/devchain/clients.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT, type SweepSettings } from "../config.ts";
 import { MAX_BODY_BYTES } from "../http/body.ts";
 import { SUBMISSION_GAS_BUDGET } from "../gasless/submission.ts";
-import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "./relayer.ts";
+import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../credentials/relayer.ts";
 import { startSweeper, type Sweeper, type SweeperOptions } from "./sweeper.ts";
 
 let chain: TestChain;

@@ -9,7 +9,7 @@
 import { databaseUrlOf } from "../config.ts";
 import { connect } from "../db/client.ts";
 import { joinAsNode, roleSettingsOrExit } from "../nodes/join.ts";
-import { relayerKeyProblems, relayerKeysFor } from "./relayer.ts";
+import { relayerKeyProblems, relayerKeysFor } from "../credentials/relayer.ts";
 import { startSweeper } from "./sweeper.ts";
 import { stopOnSignals } from "../shutdown.ts";
 
@@ -28,6 +28,7 @@ const sweeper = await startSweeper({
   networks,
   relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
   settings: config.sweeps,
+  refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor },
   log,
 });
 log(`sweeping on ${networks.map((n) => n.key).join(", ")} (batches of ${config.sweeps.batchSize})`);

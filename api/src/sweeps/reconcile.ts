@@ -23,6 +23,7 @@ import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicCli
 import { wakeSessions } from "../effects/wake.ts";
 import { dropTransaction, requeueDroppedSweeps, transactionsFromNonce } from "./statements/reconcile.ts";
 import { requeueAuthorizations } from "./statements/authorizations.ts";
+import { requeueRefunds } from "./send-refunds.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */
@@ -84,6 +85,7 @@ export async function reconcileWithChain(ctx: ReconcileContext): Promise<{ dropp
       if (!(await dropTransaction(tx, id, why))) return [];
       const requeued = await requeueDroppedSweeps(tx, id, `swept again: ${why}`);
       await requeueAuthorizations(tx, id, `sent again: ${why}`, ["sending", "mined"]);
+      await requeueRefunds(tx, id, ["SENT", "SUCCEEDED"]);
       const ids = [...new Set(requeued)];
       await wakeSessions(tx, ids);
       return ids;

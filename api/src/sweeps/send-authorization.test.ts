@@ -16,7 +16,7 @@ import { eip3009Abi } from "../../../shared/contracts/eip3009.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
 import { localClients } from "../../../shared/devchain/clients.ts";
 import { DEFAULT_SANDBOX_SETTLEMENT, type SweepSettings } from "../config.ts";
-import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "./relayer.ts";
+import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../credentials/relayer.ts";
 import { startSweeper, type Sweeper, type SweeperOptions } from "./sweeper.ts";
 import { predictedAuthorizationBatchAddress } from "../../../shared/contracts/addresses.ts";
 

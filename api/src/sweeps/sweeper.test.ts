@@ -17,7 +17,7 @@ import { connect, type Database } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
 import { createTestDatabase } from "../../../testing/database.ts";
 import { queueSweep } from "../effects/sweep-queue.ts";
-import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "./relayer.ts";
+import { DEV_RELAYER_ADDRESS, DEV_RELAYER_PRIVATE_KEY } from "../credentials/relayer.ts";
 import { FORCED_FAILURE_ERROR, startSweeper, type Sweeper, type SweeperOptions } from "./sweeper.ts";
 
 let chain: TestChain;

@@ -15,6 +15,7 @@
  *               the relayer's balance), sign, record, then broadcast one batch;
  *   send-authorization.ts — the same for one payer's recorded EIP-3009 authorization (its
  *               transaction is watched like a batch's: one nonce sequence, one table);
+ *   send-refunds.ts — the same for refunds from the merchants' refund balances (docs/refunds.md);
  *   chain.ts  — the network's state both halves share; plan.ts — their pure parts.
  *
  * Why nothing is sent twice: every hash is committed before it is broadcast, and a sweep stays
@@ -30,6 +31,7 @@ import { SweepChain, type SweeperHooks, type SweeperOptions } from "./chain.ts";
 import { msUntilNextSweepDue } from "./statements/loop.ts";
 import { sendDue } from "./send.ts";
 import { sendAuthorization } from "./send-authorization.ts";
+import { sendRefunds } from "./send-refunds.ts";
 import { watch } from "./watch.ts";
 
 export { FORCED_FAILURE_ERROR } from "./send.ts";
@@ -103,7 +105,11 @@ class ChainSweeper {
     if (c.stopping) return undefined;
     const open = await watch(c);
     if (c.stopping) return undefined;
-    const sent = open < MAX_IN_FLIGHT ? (await sendDue(c)) + (c.stopping ? 0 : await sendAuthorization(c)) : 0;
+    const refunds = c.opts.refunds;
+    const sent =
+      open < MAX_IN_FLIGHT
+        ? (await sendDue(c)) + (c.stopping ? 0 : await sendAuthorization(c)) + (c.stopping || !refunds ? 0 : await sendRefunds(c, refunds.maxPerDayMinor))
+        : 0;
     if (sent > 0) return 0;
     if (open > 0) return c.s.pollMs;
     const next = await msUntilNextSweepDue(c.sql, c.net.chainId);

@@ -28,6 +28,7 @@ import { reconcileWithChain } from "./reconcile.ts";
 import { planSubmission } from "../gasless/submission.ts";
 import { recordAuthorizationMined } from "./authorization-outcome.ts";
 import { authorizationsOf, requeueAuthorizations } from "./statements/authorizations.ts";
+import { recordRefundsMined, refundCallOf, requeueRefunds } from "./send-refunds.ts";
 import type { SweepChain } from "./chain.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
@@ -87,6 +88,7 @@ async function advance(c: SweepChain, row: TxRow): Promise<boolean> {
     const head = await c.client.getBlockNumber({ cacheTime: 0 });
     if (!isConfirmed(receipt.blockNumber, head, c.net.confirmations)) return false;
     if (row.kind === "authorization") await recordAuthorizationMined(c, row.id, receipt);
+    else if (row.kind === "refund") await recordRefundsMined(c, row.id, receipt);
     else await recordMined(c, row, receipt);
     return true;
   }
@@ -126,7 +128,12 @@ async function replace(c: SweepChain,
   const sweeps = row.kind === "sweep" ? await sweepsOf(c, row.id) : [];
   let data: Hex | undefined = known?.input;
   let to: Address = known?.to ?? c.factory;
-  if (!data && row.kind === "authorization") {
+  if (!data && row.kind === "refund") {
+    // The same refunds, the same call (refundCallOf): only the fees move.
+    const call = await refundCallOf(c.sql, c, row.id);
+    if (!call) return;
+    ({ to, data } = call);
+  } else if (!data && row.kind === "authorization") {
     // The same authorizations, the same call (planSubmission is deterministic): only the fees move.
     const plan = planSubmission(await authorizationsOf(c.sql, row.id), await c.authorizationBatch(), Number.MAX_SAFE_INTEGER);
     if (!plan) {
@@ -204,6 +211,7 @@ async function releaseNonce(c: SweepChain, row: TxRow): Promise<void> {
   await c.sql.begin(async (tx) => {
     if (!(await releaseTransactionSweeps(tx, row.id))) return;
     await requeueAuthorizations(tx, row.id, "its transaction's nonce was used by another transaction of the relayer");
+    await requeueRefunds(tx, row.id);
   });
   c.log(`sweeper ${c.net.name}: nonce ${row.nonce} was used by another transaction; what it carried is queued again`);
 }

@@ -101,6 +101,26 @@ test("every documented operation answers as documented, successes and errors", a
   await call("GET", `/payment-sessions/${id}`, auth);
   await call("GET", "/api/payment-sessions", { auth: token });
 
+  // Refunds of the paid session, once its payment is in its ledger.
+  await eventually(async () => (await stack.svc.services.database.sql`select 1 from app.session_funds where session_id = ${id} and direction = 'in'`).length > 0, "the payment in the ledger", 30_000);
+  const rf = await call("POST", `/payment-sessions/${id}/refunds`, { ...auth, body: { amount: "1.00", reason: "requested_by_customer" }, headers: { "idempotency-key": "refund-conf-1" } });
+  expect(rf.status).toBe(201);
+  await call("POST", `/payment-sessions/${id}/refunds`, { ...auth, body: { amount: "1.00", reason: "requested_by_customer" }, headers: { "idempotency-key": "refund-conf-1" } });
+  await call("POST", `/payment-sessions/${id}/refunds`, { ...auth, body: { amount: "99.00", reason: "other" } });
+  await call("POST", `/payment-sessions/${other.paymentSessionId}/refunds`, { ...auth, body: { reason: "other" } });
+  await call("POST", `/payment-sessions/${id}/refunds`, { ...auth, body: { reason: "nope" } });
+  await call("POST", "/payment-sessions/ps_000000000000000000000000/refunds", { ...auth, body: { reason: "other" } });
+  await call("GET", `/refunds/${rf.body.refundId}`, auth);
+  await call("GET", "/refunds/rf_000000000000000000000000", auth);
+  await call("GET", `/payment-sessions/${id}/refunds`, auth);
+  await call("GET", "/payment-sessions/ps_000000000000000000000000/refunds", auth);
+  await call("GET", "/refunds?limit=1", auth);
+  await call("GET", "/refunds?limit=0", auth);
+  expect((await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} })).status).toBe(200);
+  await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} });
+  await call("GET", `/payment-sessions/${id}`, auth);
+  expect((await call("GET", "/refund-balances", auth)).body.data[0].tokens[0].balanceBaseUnits).toBe("0");
+
   // Settlement addresses.
   await call("GET", "/settlement-addresses", auth);
   await call("PUT", "/settlement-addresses/31337", { ...auth, body: { address: "0x00000000000000000000000000000000000000b2" } });

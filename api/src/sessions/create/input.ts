@@ -56,19 +56,7 @@ export function checkCreateInput(body: CreateSessionBody, limits: CreateLimits):
       "currency",
     );
   }
-  const metadata = body.metadata ?? {};
-  const keys = Object.keys(metadata);
-  if (keys.length > METADATA_LIMITS.keys) {
-    throw new ApiError("parameter_invalid", `metadata may hold at most ${METADATA_LIMITS.keys} keys.`, "metadata");
-  }
-  for (const k of keys) {
-    if (k.length === 0 || k.length > METADATA_LIMITS.keyLength) {
-      throw new ApiError("parameter_invalid", `metadata keys must be 1 to ${METADATA_LIMITS.keyLength} characters.`, "metadata");
-    }
-    if (metadata[k]!.length > METADATA_LIMITS.valueLength) {
-      throw new ApiError("parameter_invalid", `metadata values must be at most ${METADATA_LIMITS.valueLength} characters.`, `metadata.${k}`);
-    }
-  }
+  const metadata = checkMetadata(body.metadata);
   const expiresInSeconds = body.expiresInSeconds ?? limits.defaultExpirySeconds;
   if (expiresInSeconds < limits.minExpirySeconds || expiresInSeconds > limits.maxExpirySeconds) {
     throw new ApiError(
@@ -84,4 +72,22 @@ export function checkCreateInput(body: CreateSessionBody, limits: CreateLimits):
     referenceId: body.referenceId ?? null,
     expiresInSeconds,
   };
+}
+
+/** Metadata within METADATA_LIMITS (the schema checks each value's type): sessions' and refunds'. */
+export function checkMetadata(given: Record<string, string> | undefined): Record<string, string> {
+  const metadata = given ?? {};
+  const keys = Object.keys(metadata);
+  if (keys.length > METADATA_LIMITS.keys) {
+    throw new ApiError("parameter_invalid", `metadata may hold at most ${METADATA_LIMITS.keys} keys.`, "metadata");
+  }
+  for (const k of keys) {
+    if (k.length === 0 || k.length > METADATA_LIMITS.keyLength) {
+      throw new ApiError("parameter_invalid", `metadata keys must be 1 to ${METADATA_LIMITS.keyLength} characters.`, "metadata");
+    }
+    if (metadata[k]!.length > METADATA_LIMITS.valueLength) {
+      throw new ApiError("parameter_invalid", `metadata values must be at most ${METADATA_LIMITS.valueLength} characters.`, `metadata.${k}`);
+    }
+  }
+  return metadata;
 }

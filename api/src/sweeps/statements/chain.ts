@@ -33,7 +33,7 @@ export async function lastRecordedNonce(tx: TransactionSql, chainId: number, rel
 /** A signed transaction, recorded `signed` with its hash and bytes before anything broadcasts it. */
 export async function insertSignedTransaction(
   tx: TransactionSql,
-  t: { id: string; kind: "sweep" | "authorization"; chainId: number; relayer: string; nonce: bigint; hash: string; maxFeePerGas: bigint; raw: string },
+  t: { id: string; kind: "sweep" | "authorization" | "refund"; chainId: number; relayer: string; nonce: bigint; hash: string; maxFeePerGas: bigint; raw: string },
 ): Promise<void> {
   await tx`
       insert into app.sweep_transactions (id, kind, chain_id, relayer, nonce, tx_hash, tx_hashes, state, max_fee_per_gas, raw_tx, sent_at)

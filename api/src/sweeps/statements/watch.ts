@@ -13,7 +13,7 @@ import { SWEEP_TRANSACTION_STATES } from "../states.ts";
 /** An unfinished transaction of the relayer. */
 const OpenTransaction = rowShape("open sweep transactions", {
   id: col.text,
-  kind: col.oneOf(["sweep", "authorization"] as const),
+  kind: col.oneOf(["sweep", "authorization", "refund"] as const),
   nonce: col.bigint,
   state: col.oneOf(SWEEP_TRANSACTION_STATES),
   /** Every hash signed for its nonce, oldest first. */

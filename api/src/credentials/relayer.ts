@@ -1,7 +1,10 @@
 /**
- * The relayer key: the account that signs sweep transactions and pays their gas. It can never
- * redirect funds (a sweep only ever pays a deposit's own settlement address), so a stolen key
- * costs at most its gas money.
+ * The relayer key: the account that signs sweep, authorization and refund transactions and pays
+ * their gas. It can never redirect a payment (a sweep only ever pays a deposit's own settlement
+ * address, an authorization only its signed recipient); it is also the operator of the refund
+ * vaults, so a stolen key can spend what merchants funded there (docs/refunds.md) — and nothing
+ * else beyond its gas money. Here, below the sweeper, because the refunds and the API's faces
+ * name it too.
  *
  * SERVICE_RELAYER_PRIVATE_KEY, when set, signs on every enabled network. Unset, sandbox networks
  * use the public dev key (anvil's account #2, funded on every anvil) and a production network
@@ -10,11 +13,11 @@
 import { getAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
-import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
+import { DEV_RELAYER_ACCOUNT } from "../../../shared/devchain/index.ts";
 
 /** anvil's account #2 (0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC): public, for sandbox networks only. */
-export const DEV_RELAYER_PRIVATE_KEY: Hex = ANVIL_ACCOUNTS[2].privateKey;
-export const DEV_RELAYER_ADDRESS = ANVIL_ACCOUNTS[2].address;
+export const DEV_RELAYER_PRIVATE_KEY: Hex = DEV_RELAYER_ACCOUNT.privateKey;
+export const DEV_RELAYER_ADDRESS = DEV_RELAYER_ACCOUNT.address;
 
 export function isPrivateKey(raw: string): raw is Hex {
   return /^0x[0-9a-fA-F]{64}$/.test(raw) && !/^0x0{64}$/.test(raw);

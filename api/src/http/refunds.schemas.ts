@@ -1,0 +1,104 @@
+/**
+ * Refund schemas (refunds.ts; docs/refunds.md): the create body, the refund as the merchant sees
+ * it, its list.
+ */
+import { t, type Static } from "elysia";
+import { ENVIRONMENTS } from "../../../shared/environment.ts";
+import { METADATA_LIMITS } from "../sessions/create/input.ts";
+import { FAILURE_REASONS, REFUND_REASONS, REFUND_STATES, WAITING_REASONS } from "../refunds/logic.ts";
+import { JsonInteger, literals } from "./schemas.ts";
+
+export const CreateRefundBody = t.Object(
+  {
+    amount: t.Optional(
+      t.String({
+        description: 'Decimal amount with exactly two places, greater than zero, at most what is left to refund (SERVICE_REFUND_MAX_PER_REFUND at most). Absent: everything left to refund.',
+        examples: ["12.34"],
+        maxLength: 32,
+      }),
+    ),
+    reason: literals(REFUND_REASONS),
+    chainId: t.Optional(JsonInteger({ description: "The network to refund on: needed only when money is left to refund on more than one.", examples: [8453] })),
+    token: t.Optional(
+      t.String({
+        maxLength: 64,
+        description: "The stablecoin to refund in (one the session received on that network). Absent: every token received there, in the proportions left to refund.",
+        examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"],
+      }),
+    ),
+    metadata: t.Optional(
+      t.Record(t.String(), t.String({ maxLength: METADATA_LIMITS.valueLength }), {
+        description: `Your own key/value strings, as on sessions: at most ${METADATA_LIMITS.keys} keys of ${METADATA_LIMITS.keyLength} characters, values of ${METADATA_LIMITS.valueLength}.`,
+        examples: [{ returnId: "r-77" }],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RefundPart = t.Object(
+  {
+    tokenAddress: t.String({ examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"] }),
+    tokenSymbol: t.String({ examples: ["USDC"] }),
+    decimals: JsonInteger({ examples: [6] }),
+    amount: t.String({ description: "This token's share, in the session's currency.", examples: ["12.34"] }),
+    amountBaseUnits: t.String({ description: "The same in the token's base units: exactly what the payer receives.", examples: ["12340000"] }),
+    destination: t.Union([t.String(), t.Null()], {
+      description: "Who receives it: the address that paid this token. Null while unknown (several payers, or no index yet): the refund waits (`waitingReason: destination_unknown`).",
+      examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
+    }),
+  },
+  { description: "One token's share of a refund; all parts go out in one transaction." },
+);
+
+/** The refund as the merchant sees it: in the document once, as a component (app.ts adds it), referenced by every route that answers one. */
+const RefundObject = t.Object({
+  refundId: t.String({ examples: ["rf_V1StGXR8Z5jdHi6BmyT2kq4e"] }),
+  paymentSessionId: t.String({ examples: ["ps_V1StGXR8Z5jdHi6BmyT2kq4e"] }),
+  status: literals(REFUND_STATES),
+  amount: t.String({ description: "The sum of the parts in the session's currency: two places at least, more when the money received had more.", examples: ["12.34"] }),
+  currency: t.String({ examples: ["USD"] }),
+  reason: literals(REFUND_REASONS),
+  environment: literals(ENVIRONMENTS),
+  chainId: JsonInteger({ examples: [8453] }),
+  network: t.String({ examples: ["Base"] }),
+  parts: t.Array(RefundPart),
+  waitingReason: t.Union([literals(WAITING_REASONS), t.Null()], { description: "Why a PENDING refund has not gone out yet; null otherwise." }),
+  failureReason: t.Union([literals(FAILURE_REASONS), t.Null()], { description: "Why a FAILED refund failed; its amount is refundable again." }),
+  transactionHash: t.Union([t.String(), t.Null()], { description: "The relayer transaction that carries it, once SENT." }),
+  metadata: t.Record(t.String(), t.String()),
+  createdAt: t.String({ format: "date-time" }),
+  updatedAt: t.String({ format: "date-time" }),
+  sentAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  finishedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+const REFUND = "Refund";
+export const refundComponents = { [REFUND]: RefundObject };
+export const Refund = t.Unsafe<Static<typeof RefundObject>>({ $ref: `#/components/schemas/${REFUND}` });
+
+export const RefundList = t.Object({
+  data: t.Array(Refund),
+  hasMore: t.Boolean(),
+  nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as startingAfter to get the next page." }),
+});
+
+export const RefundBalance = t.Object({
+  chainId: JsonInteger({ examples: [8453] }),
+  network: t.String({ examples: ["Base"] }),
+  address: t.Union([t.String(), t.Null()], {
+    description: "Your refund balance on this network: send any of its stablecoins here to fund refunds (it may not be deployed yet; only the service's relayer can spend from it, only for your refunds). Null where no relayer signs.",
+    examples: ["0x5b3a…"],
+  }),
+  tokens: t.Array(
+    t.Object({
+      tokenAddress: t.String({ examples: ["0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"] }),
+      tokenSymbol: t.String({ examples: ["USDC"] }),
+      decimals: JsonInteger({ examples: [6] }),
+      balanceBaseUnits: t.Union([t.String(), t.Null()], { description: "What the balance holds, read from the chain now; null when the network did not answer.", examples: ["25000000"] }),
+      balance: t.Union([t.String(), t.Null()], { examples: ["25.00"] }),
+    }),
+  ),
+});
+
+export const RefundBalanceList = t.Object({ data: t.Array(RefundBalance) });

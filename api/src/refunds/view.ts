@@ -1,0 +1,70 @@
+/**
+ * What the merchant sees of a refund (the API's answer, and later the dashboard's and the
+ * webhooks' data): amounts as exact decimal strings in the session's unit, addresses checksummed.
+ */
+import { formatUnitAmount } from "../../../shared/money.ts";
+import type { Environment } from "../../../shared/environment.ts";
+import { presetByChainId } from "../../../shared/chains/presets.ts";
+import { checksummed } from "../sessions/views.ts";
+import { type RefundReason, type RefundState, type WaitingReason, type FailureReason } from "./logic.ts";
+import type { RefundRow } from "./store.ts";
+
+export interface RefundPartView {
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  amount: string;
+  amountBaseUnits: string;
+  destination: string | null;
+}
+
+export interface RefundView {
+  refundId: string;
+  paymentSessionId: string;
+  status: RefundState;
+  amount: string;
+  currency: string;
+  reason: RefundReason;
+  environment: Environment;
+  chainId: number;
+  network: string;
+  parts: RefundPartView[];
+  waitingReason: WaitingReason | null;
+  failureReason: FailureReason | null;
+  transactionHash: string | null;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+  finishedAt: string | null;
+}
+
+export function refundView(r: RefundRow, txHash: string | undefined): RefundView {
+  return {
+    refundId: r.id,
+    paymentSessionId: r.sessionId,
+    status: r.state as RefundState,
+    amount: formatUnitAmount(BigInt(r.amount), r.unitDecimals),
+    currency: r.currency,
+    reason: r.reason as RefundReason,
+    environment: r.environment,
+    chainId: r.chainId,
+    network: presetByChainId(r.chainId)?.name ?? `chain ${r.chainId}`,
+    parts: r.parts.map((p) => ({
+      tokenAddress: checksummed(p.token),
+      tokenSymbol: p.symbol,
+      decimals: p.decimals,
+      amount: formatUnitAmount(BigInt(p.amount), r.unitDecimals),
+      amountBaseUnits: p.baseUnits,
+      destination: p.destination === null ? null : checksummed(p.destination),
+    })),
+    waitingReason: r.state === "PENDING" ? ((r.waitingReason as WaitingReason | null) ?? null) : null,
+    failureReason: (r.failureReason as FailureReason | null) ?? null,
+    transactionHash: txHash ?? null,
+    metadata: r.metadata,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+    sentAt: r.sentAt?.toISOString() ?? null,
+    finishedAt: r.finishedAt?.toISOString() ?? null,
+  };
+}
