@@ -156,8 +156,8 @@ export function refundNotFound(id: string): ApiError {
   return new ApiError("resource_not_found", `No refund ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
 }
 
-/** A refund's columns as a raw statement returns them (numerics as text: exact). */
-export const REFUND_COLUMNS = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
+/** A refund's columns as a raw statement returns them (numerics as text: exact). Only this file's statements use it. */
+const REFUND_COLUMNS = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
   waiting_reason, failure_reason, transaction_id, attempts, next_attempt_at, created_at, updated_at, sent_at, finished_at`;
 
 const RefundSql = rowShape("refund", {
@@ -276,6 +276,12 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Pr
     if (t.releases) await releaseTotals(tx, row);
     return row;
   });
+}
+
+/** The SENT refunds a relayer transaction carries, locked, oldest first (the sweeper, once its receipt is in). */
+export async function lockSentRefundsOf(tx: TransactionSql, transactionId: string): Promise<RefundRow[]> {
+  const rows = await tx`select ${tx.unsafe(REFUND_COLUMNS)} from app.refunds where transaction_id = ${transactionId} and state = 'SENT' order by created_at, id for update`;
+  return rows.map(refundFromSql);
 }
 
 /** Gives a refund's parts back to its session's totals (it was canceled or failed: nothing was paid). */

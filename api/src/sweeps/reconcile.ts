@@ -23,7 +23,7 @@ import { TransactionReceiptNotFoundError, type Address, type Hex, type PublicCli
 import { wakeSessions } from "../effects/wake.ts";
 import { dropTransaction, requeueDroppedSweeps, transactionsFromNonce } from "./statements/reconcile.ts";
 import { requeueAuthorizations } from "./statements/authorizations.ts";
-import { requeueRefunds } from "./send-refunds.ts";
+import { requeueRefunds } from "./statements/refunds.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
 /** How long a mismatch with the chain must last before anything is dropped. */

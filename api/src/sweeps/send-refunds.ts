@@ -11,30 +11,28 @@
  * then broadcast. The outcome is read from the receipt (recordRefundsMined): each part must show
  * as its exact Transfer from the vault to the payer.
  */
-import type { Sql, TransactionSql } from "postgres";
+import type { Sql } from "postgres";
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type TransactionReceipt } from "viem";
-import { Type } from "@sinclair/typebox";
 import { encodePayBatch, predictedRefundVaultsAddress, refundVaultAddress, refundVaultSalt } from "../../../shared/contracts/refund-vaults.ts";
-import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { chooseBatch, minorOf, partsPaid, type LoggedTransfer } from "../refunds/batch.ts";
-import { REFUND_COLUMNS, refundFromSql, releaseTotals } from "../refunds/store.ts";
+import { lockSentRefundsOf, releaseTotals } from "../refunds/store.ts";
+import {
+  anyRefundDue,
+  claimDueRefunds,
+  markRefundFailed,
+  markRefundsSent,
+  markRefundsWaiting,
+  markRefundSucceeded,
+  refundsSentToday,
+  refundTransactionParts,
+} from "./statements/refunds.ts";
+import { recordTransactionMined } from "./statements/watch.ts";
 import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { overSpent } from "./send.ts";
 
 /** How long a refund waits before it is looked at again (its vault funded, the day's limit freed). */
 const WAIT_MS = { insufficient_refund_balance: 15_000, spend_guard: 60_000 } as const;
-
-const Part = Type.Object({ token: Type.String(), baseUnits: Type.String(), destination: Type.Union([Type.String(), Type.Null()]) });
-const DueRow = rowShape("claim due refunds", {
-  id: col.text,
-  merchant_id: col.text,
-  environment: col.text,
-  amount: col.wholeNumber,
-  unit_decimals: col.int,
-  parts: col.json(Type.Array(Part)),
-});
-const SentToday = rowShape("refunds sent today", { merchant_id: col.text, environment: col.text, amount: col.wholeNumber, unit_decimals: col.int });
 
 /** Whether RefundVaults is deployed on this network for this relayer (seen once: for good). */
 const vaultsSeen = new WeakMap<SweepChain, boolean>();
@@ -59,35 +57,18 @@ const ownerOf = (r: { merchant_id: string; environment: string }) => `${r.mercha
 
 /** Claims, chooses, signs, records and broadcasts one batch of refunds. Returns how many it sent. */
 export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promise<number> {
-  const [due] = await c.sql`
-    select 1 as one from app.refunds
-     where chain_id = ${c.net.chainId} and state = 'PENDING' and next_attempt_at <= now() and waiting_reason is distinct from 'destination_unknown' limit 1`;
-  if (!due) return 0;
+  if (!(await anyRefundDue(c.sql, c.net.chainId))) return 0;
   if (!(await vaultsPresent(c)) || (await overSpent(c))) return 0;
   const fees = await c.marketFees();
   const vaults = refundVaultsOf(c);
   let toSend: SignedTx | undefined;
   const sent = await c.sql.begin(async (tx) => {
     if (!(await c.lockNonces(tx))) return 0;
-    const rows = decodeRows(
-      DueRow,
-      await tx`
-        select id, merchant_id, environment, amount::text as amount, unit_decimals, parts from app.refunds
-         where chain_id = ${c.net.chainId} and state = 'PENDING' and next_attempt_at <= now() and waiting_reason is distinct from 'destination_unknown'
-         order by next_attempt_at, created_at, id
-         limit ${c.s.batchSize}
-         for update skip locked`,
-    );
+    const rows = await claimDueRefunds(tx, c.net.chainId, c.s.batchSize);
     if (rows.length === 0) return 0;
     const owners = [...new Set(rows.map(ownerOf))];
     const today = new Map<string, bigint>();
-    for (const r of decodeRows(
-      SentToday,
-      await tx`
-        select merchant_id, environment, amount::text as amount, unit_decimals from app.refunds
-         where state in ('SENT', 'SUCCEEDED') and sent_at > now() - interval '24 hours'
-           and merchant_id in ${tx([...new Set(rows.map((r) => r.merchant_id))])}`,
-    )) {
+    for (const r of await refundsSentToday(tx, [...new Set(rows.map((r) => r.merchant_id))])) {
       today.set(ownerOf(r), (today.get(ownerOf(r)) ?? 0n) + minorOf(r.amount, r.unit_decimals));
     }
     // Each vault's balance of each token the batch needs, as the chain has it now.
@@ -106,11 +87,7 @@ export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promis
       balances,
       maxPerDayMinor,
     );
-    for (const w of choice.wait) {
-      await tx`
-        update app.refunds set waiting_reason = ${w.reason}, next_attempt_at = now() + ${WAIT_MS[w.reason as keyof typeof WAIT_MS]} * interval '1 millisecond', updated_at = now()
-         where id = ${w.id}`;
-    }
+    for (const w of choice.wait) await markRefundsWaiting(tx, [w.id], w.reason, WAIT_MS[w.reason as keyof typeof WAIT_MS]);
     if (choice.send.length === 0) return 0;
     const chosen = rows.filter((r) => choice.send.includes(r.id));
     const call = {
@@ -128,9 +105,7 @@ export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promis
       if (!isRevert(e)) throw e; // an RPC problem: roll back, the refunds stay due
       // The batch would revert (a balance moved since it was read): they wait and are chosen again.
       c.log(`sweeper ${c.net.name}: a refund batch would revert (${firstLine(e)}); its ${chosen.length} refund(s) wait`);
-      await tx`
-        update app.refunds set waiting_reason = 'insufficient_refund_balance', next_attempt_at = now() + interval '15 seconds', updated_at = now()
-         where id in ${tx(chosen.map((r) => r.id))}`;
+      await markRefundsWaiting(tx, chosen.map((r) => r.id), "insufficient_refund_balance", WAIT_MS.insufficient_refund_balance);
       return 0;
     }
     const balance = await c.client.getBalance({ address: c.account.address });
@@ -139,9 +114,7 @@ export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promis
       return 0;
     }
     const signed = await c.recordSigned(tx, "refund", call, gas, fees);
-    await tx`
-      update app.refunds set state = 'SENT', transaction_id = ${signed.txId}, waiting_reason = null, attempts = attempts + 1, sent_at = now(), updated_at = now()
-       where id in ${tx(chosen.map((r) => r.id))}`;
+    await markRefundsSent(tx, chosen.map((r) => r.id), signed.txId);
     toSend = signed;
     return chosen.length;
   });
@@ -166,15 +139,8 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
         }))
       : [];
   const counts = await c.sql.begin(async (tx) => {
-    const done = await tx`
-      update app.sweep_transactions
-         set state = 'mined', tx_hash = ${receipt.transactionHash}, block_number = ${receipt.blockNumber.toString()}::bigint,
-             gas_used = ${receipt.gasUsed.toString()}::bigint, effective_gas_price = ${receipt.effectiveGasPrice.toString()}::numeric, mined_at = now(),
-             last_error = ${receipt.status === "success" ? null : "reverted"}
-       where id = ${txId} and state in ('signed', 'sent')
-      returning id`;
-    if (done.length === 0) return undefined;
-    const refunds = (await tx`select ${tx.unsafe(REFUND_COLUMNS)} from app.refunds where transaction_id = ${txId} and state = 'SENT' order by created_at, id for update`).map(refundFromSql);
+    if (!(await recordTransactionMined(tx, txId, receipt))) return undefined;
+    const refunds = await lockSentRefundsOf(tx, txId);
     const used = new Set<number>();
     let ok = 0;
     for (const r of refunds) {
@@ -182,11 +148,9 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
       const paid = receipt.status === "success" && partsPaid(r.parts.map((p) => ({ token: p.token, to: p.destination ?? "", baseUnits: BigInt(p.baseUnits) })), vault, logs, used);
       if (paid) {
         ok++;
-        await tx`update app.refunds set state = 'SUCCEEDED', finished_at = now(), updated_at = now() where id = ${r.id}`;
+        await markRefundSucceeded(tx, r.id);
       } else {
-        await tx`
-          update app.refunds set state = 'FAILED', failure_reason = ${receipt.status === "success" ? "transfer_missing" : "reverted"}, finished_at = now(), updated_at = now()
-           where id = ${r.id}`;
+        await markRefundFailed(tx, r.id, receipt.status === "success" ? "transfer_missing" : "reverted");
         await releaseTotals(tx, r);
       }
     }
@@ -195,23 +159,9 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
   if (counts) c.log(`sweeper ${c.net.name}: refunds in ${receipt.transactionHash}: ${counts.ok} succeeded, ${counts.failed} failed`);
 }
 
-/**
- * The refunds of a transaction that will never be mined (its nonce went to another) or that the
- * chain no longer has (`from` SUCCEEDED too: reorged away deeper than the confirmations) go out
- * again: nothing of them was paid (refunds/logic.ts, `dropped`).
- */
-export async function requeueRefunds(tx: TransactionSql, txId: string, from: readonly ("SENT" | "SUCCEEDED")[] = ["SENT"]): Promise<void> {
-  await tx`
-    update app.refunds set state = 'PENDING', transaction_id = null, sent_at = null, finished_at = null, next_attempt_at = now(), updated_at = now(),
-           attempts = case when state = 'SENT' then greatest(attempts - 1, 0) else attempts end
-     where transaction_id = ${txId} and state in ${tx(from)}`;
-}
-
-const CallPart = rowShape("a refund transaction's payments", { merchant_id: col.text, environment: col.text, parts: col.json(Type.Array(Part)) });
-
 /** The call a refund transaction carries, rebuilt from its refunds (to re-sign it when the node no longer has it). */
 export async function refundCallOf(sql: Sql, c: SweepChain, txId: string): Promise<{ to: Address; data: Hex } | undefined> {
-  const rows = decodeRows(CallPart, await sql`select merchant_id, environment, parts from app.refunds where transaction_id = ${txId} and state = 'SENT' order by next_attempt_at, created_at, id`);
+  const rows = await refundTransactionParts(sql, txId);
   if (rows.length === 0) return undefined;
   return {
     to: refundVaultsOf(c),

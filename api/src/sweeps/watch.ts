@@ -28,7 +28,8 @@ import { reconcileWithChain } from "./reconcile.ts";
 import { planSubmission } from "../gasless/submission.ts";
 import { recordAuthorizationMined } from "./authorization-outcome.ts";
 import { authorizationsOf, requeueAuthorizations } from "./statements/authorizations.ts";
-import { recordRefundsMined, refundCallOf, requeueRefunds } from "./send-refunds.ts";
+import { recordRefundsMined, refundCallOf } from "./send-refunds.ts";
+import { requeueRefunds } from "./statements/refunds.ts";
 import type { SweepChain } from "./chain.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
 
