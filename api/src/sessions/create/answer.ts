@@ -17,7 +17,8 @@ export function createdAnswer(row: SessionRow, publicMerchantId: string, deposit
   return {
     status: 201,
     body: {
-      ...merchantView(row, publicMerchantId, [...deposits]),
+      // A new session has refunded nothing: the same field a retrieve shows.
+      ...merchantView(row, publicMerchantId, [...deposits], undefined, "0.00"),
       paymentSessionToken: token,
       tokenExpiresAt: row.tokenExpiresAt.toISOString(),
     },
