@@ -74,7 +74,8 @@ await Promise.all(
 );
 
 const worker = Bun.spawn(["bun", resolve(import.meta.dir, "../api/src/webhooks/main.ts")], {
-  env: { ...process.env, DATABASE_URL: pg.url, SERVICE_ENCRYPTION_KEY: encryptionKey.toString("base64") },
+  // The receiver is on loopback, which the worker refuses unless told (as `bun run dev` tells it).
+  env: { ...process.env, DATABASE_URL: pg.url, SERVICE_ENCRYPTION_KEY: encryptionKey.toString("base64"), SERVICE_WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" },
   stdout: "ignore",
   stderr: "inherit",
 });
