@@ -5,7 +5,7 @@
  * token — `held + amount <= received` — so the database, not this code, keeps the sum of a
  * session's refunds under what it received: concurrent creates queue on the totals' row and each
  * is judged against what the one before it left. A cancel gives the amount back in the same
- * transaction that records it.
+ * transaction that records it. Each change writes its webhook event in its own transaction (events.ts).
  */
 import type { Sql, TransactionSql } from "postgres";
 import { and, eq, inArray } from "drizzle-orm";
@@ -19,6 +19,7 @@ import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { ledgerPaymentsIn } from "../sessions/indexed.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
+import { recordRefundEvent } from "./events.ts";
 import { formatAmount, formatUnitAmount, refundedTotal } from "../../../shared/money.ts";
 import {
   nextRefundState,
@@ -141,9 +142,12 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
     values (${newId("refund")}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
             ${session.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
+  const created = refundFromSql(rows[0]);
+  // Its refund.created, in the same transaction: committed with the refund or not at all.
+  await recordRefundEvent(tx, created.id, "refund.created");
   // The sweeper's loops look now (a NOTIFY only shortens their wait: sent at commit).
   if (!waiting) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
-  return refundFromSql(rows[0]);
+  return created;
 }
 
 const ERROR_EXCEEDS = "The amount is above what is left to refund of this payment session";
@@ -274,8 +278,15 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Pr
        where id = ${id} returning ${tx.unsafe(REFUND_COLUMNS)}`;
     const row = refundFromSql(rows[0]);
     if (t.releases) await releaseTotals(tx, row);
+    if (t.webhook) await recordRefundEvent(tx, row.id, t.webhook);
     return row;
   });
+}
+
+/** A refund as `tx` sees it (after a change it made: what its event announces). */
+export async function readRefund(tx: TransactionSql, id: string): Promise<RefundRow | undefined> {
+  const rows = await tx`select ${tx.unsafe(REFUND_COLUMNS)} from app.refunds where id = ${id}`;
+  return rows[0] ? refundFromSql(rows[0]) : undefined;
 }
 
 /** The SENT refunds a relayer transaction carries, locked, oldest first (the sweeper, once its receipt is in). */
