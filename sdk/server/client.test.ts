@@ -216,13 +216,42 @@ describe("webhooks, events, settlement", () => {
     const page = await client.events.list({ paymentSessionId: s.paymentSessionId });
     expect(page.data.map((e) => e.type)).toEqual(["payment_session.pending"]);
     const evt = await client.events.retrieve(page.data[0]!.id);
-    if (evt.type === "settlement_address.updated") throw new Error("expected a session event");
+    if (evt.type === "settlement_address.updated" || evt.type.startsWith("refund.")) throw new Error("expected a session event");
     expect(evt.data.paymentSessionId).toBe(s.paymentSessionId);
     expect(Array.isArray(evt.deliveries)).toBe(true);
     const redelivered = await client.events.redeliver(evt.id);
     expect(redelivered.eventId).toBe(evt.id);
     const att = await client.events.attempts(evt.id);
     expect(Array.isArray(att.data)).toBe(true);
+  });
+
+  test("refund events: a real refund.created verifies and narrows to the refund; events.list and retrieve carry it", async () => {
+    const ep = await client.webhookEndpoints.create({ url: `http://127.0.0.1:${receiver.port}/refunds` });
+    const s = await client.paymentSessions.create({ amount: "3.00", currency: "USD" });
+    await svc.services.database.sql`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
+      values (${s.paymentSessionId}, ${s.networks[0]!.chainId}, 'in', ${`0x${"ef".repeat(32)}`}, 0, 3000000, now())`;
+    const refund = await client.refunds.create(s.paymentSessionId, { amount: "1.50", reason: "requested_by_customer" });
+    const delivery = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const d = received.find((r) => r.body.includes(refund.refundId));
+        if (d) return d;
+        await Bun.sleep(50);
+      }
+      throw new Error("no refund.created delivered");
+    })();
+    const event = await verifyWebhook(delivery.body, delivery.headers, ep.secret);
+    if (event.type !== "refund.created") throw new Error(`expected refund.created, got ${event.type}`);
+    // Narrowed by `type`: the data is the refund (refundId, parts), with its place in the session's sequence.
+    expect(event.data).toEqual({ ...(await client.refunds.retrieve(refund.refundId)), sequence: 2 });
+    const page = await client.events.list({ paymentSessionId: s.paymentSessionId });
+    expect(page.data.map((e) => e.type)).toEqual(["refund.created", "payment_session.pending"]);
+    const only = await client.events.list({ paymentSessionId: s.paymentSessionId, type: "refund.created" });
+    expect(only.data.map((e) => e.id)).toEqual([event.id]);
+    const again = await client.events.retrieve(event.id);
+    if (again.type !== "refund.created") throw new Error("expected the refund event");
+    expect(again.data.refundId).toBe(refund.refundId);
+    expect((await client.events.redeliver(event.id)).deliveries.map((d) => d.webhookEndpointId)).toContain(ep.id);
   });
 
   test("settlement addresses: list and set (EIP-55 out; a bad checksum is a typed error)", async () => {
