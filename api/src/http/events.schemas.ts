@@ -1,7 +1,7 @@
 /**
  * Event, delivery and attempt schemas (events.ts).
  */
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { EVENT_TYPES } from "../webhooks/payload.ts";
 import { ACCOUNT_EVENT_TYPES, REFUND_EVENT_TYPES } from "../db/column-values.ts";
 import { Refund } from "./refunds.schemas.ts";
@@ -82,14 +82,28 @@ export const RefundEvent = t.Object({
   ]),
 });
 
+/**
+ * The three events in the document once, as components (app.ts adds them; the document's
+ * `webhooks` use them too: webhooks.schemas.ts), referenced by the routes that answer them.
+ */
+export const eventSchemaComponents = {
+  PaymentSessionEvent: SessionEvent,
+  RefundEvent,
+  SettlementAddressUpdatedEvent,
+};
+export const eventRef = <K extends keyof typeof eventSchemaComponents>(name: K) =>
+  t.Unsafe<Static<(typeof eventSchemaComponents)[K]>>({ $ref: `#/components/schemas/${name}` });
+
+const WithDeliveries = t.Object({ deliveries: t.Array(Delivery) });
+
 export const AnyEventWithDeliveries = t.Union([
-  SessionEventWithDeliveries,
-  t.Object({ ...RefundEvent.properties, deliveries: t.Array(Delivery) }),
-  t.Object({ ...SettlementAddressUpdatedEvent.properties, deliveries: t.Array(Delivery) }),
+  t.Intersect([eventRef("PaymentSessionEvent"), WithDeliveries]),
+  t.Intersect([eventRef("RefundEvent"), WithDeliveries]),
+  t.Intersect([eventRef("SettlementAddressUpdatedEvent"), WithDeliveries]),
 ]);
 
 export const EventList = t.Object({
-  data: t.Array(t.Union([SessionEvent, RefundEvent])),
+  data: t.Array(t.Union([eventRef("PaymentSessionEvent"), eventRef("RefundEvent")])),
   hasMore: t.Boolean(),
   nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as startingAfter to get the next page." }),
 });
