@@ -20,7 +20,7 @@ import { newId } from "../../../shared/ids.ts";
 import { col, decodeRow, rowShape } from "../db/rows.ts";
 import type { RefundEventType } from "../db/column-values.ts";
 import { enqueueRefundEventDeliveries } from "../effects/webhook-outbox.ts";
-import { readRefund, type RefundRow } from "./store.ts";
+import { readRefund, type RefundRow } from "./rows.ts";
 import { refundView, type RefundView } from "./view.ts";
 
 /** A refund event's `data`: the refund as the API shows it, and its place in the session's sequence. */
