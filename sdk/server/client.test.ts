@@ -144,6 +144,18 @@ describe("retries", () => {
     expect(mine).toEqual(["0.20", "0.10", "1.00"]); // one refund of 1.00 although its create was sent twice
     expect((await client.refunds.list({ limit: 1 })).data).toHaveLength(1);
     expect((await client.refunds.retrieve(first)).refundId).toBe(first);
+    // Reads are retried as sessions' are: a 502 on the first try of a retrieve and of a list page.
+    const flaky = proxy(async (n, _req, upstream) => (n % 2 === 1 ? new Response("bad gateway", { status: 502 }) : upstream()));
+    try {
+      const through = new Paysession({ apiKey: key, host: flaky.url, retryBaseMs: 5 });
+      expect((await through.refunds.retrieve(first)).refundId).toBe(first);
+      const walked: string[] = [];
+      for await (const r of through.refunds.list({ paymentSessionId: s.paymentSessionId, limit: 2 })) walked.push(r.amount);
+      expect(walked).toEqual(["0.20", "0.10", "1.00"]);
+      expect(flaky.count()).toBe(6); // three requests (a retrieve, two pages), each refused once
+    } finally {
+      flaky.stop();
+    }
     expect((await client.refunds.cancel(first)).status).toBe("CANCELED");
     expect((await client.paymentSessions.retrieve(s.paymentSessionId)).amountRefunded).toBe("0.30");
     const err = await client.refunds.create(s.paymentSessionId, { amount: "9.00", reason: "other" }).catch((e: unknown) => e);
