@@ -77,7 +77,7 @@ export const paymentSessions = app.table(
     /** SHA-256 of the session token, hex. */
     tokenHash: text("token_hash").notNull().unique(),
     tokenExpiresAt: ts("token_expires_at").notNull(),
-    /** Sequence number of the latest event of this session (1 = created). */
+    /** Sequence number of the latest event of this session (1 = created), its refunds' events (app.refund_events) counted too. */
     sequence: integer("sequence").notNull().default(1),
     /**
      * The actor's durable timer: a runner advances the session once now() passes it
@@ -113,8 +113,9 @@ export const paymentSessions = app.table(
 );
 
 /**
- * One row per status change of a session: its history, and (later) the source of its
- * webhook events. `sequence` increases by one per session, starting at 1 on creation.
+ * One row per status change of a session: its history, and the source of its webhook events.
+ * `sequence` increases per session, starting at 1 on creation; the numbers its refunds' events
+ * took (app.refund_events) are not here, so a session with refunds skips them.
  */
 export const sessionEvents = app.table(
   "session_events",
