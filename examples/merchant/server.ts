@@ -99,6 +99,11 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
           if (!webhookSecret || !verifyWebhook(webhookSecret, req.headers, body)) return new Response("bad signature", { status: 400 });
           const event = JSON.parse(body) as { id: string; type: string; data: { paymentSessionId: string; referenceId: string | null; status: PaymentStatus; reason: string; sequence: number } };
           if (event.type === "webhook.test") return new Response("ok");
+          if (event.type.startsWith("refund.")) {
+            // A refund's event: its data is the refund (its own status: PENDING, SENT, SUCCEEDED, …), not the payment's.
+            log(`webhook ${event.type} for ${event.data.paymentSessionId}`);
+            return new Response("ok");
+          }
           const known = orders.recordWebhook({ orderId: event.data.referenceId ?? undefined, paymentSessionId: event.data.paymentSessionId, id: event.id, status: event.data.status, reason: event.data.reason, sequence: event.data.sequence });
           log(`webhook ${event.data.status} (${event.data.reason}) for ${event.data.paymentSessionId}${known ? "" : " (not one of ours)"}`);
           return new Response("ok"); // 2xx: handled (or not ours; a retry would not change that)

@@ -144,6 +144,18 @@ describe("retries", () => {
     expect(mine).toEqual(["0.20", "0.10", "1.00"]); // one refund of 1.00 although its create was sent twice
     expect((await client.refunds.list({ limit: 1 })).data).toHaveLength(1);
     expect((await client.refunds.retrieve(first)).refundId).toBe(first);
+    // Reads are retried as sessions' are: a 502 on the first try of a retrieve and of a list page.
+    const flaky = proxy(async (n, _req, upstream) => (n % 2 === 1 ? new Response("bad gateway", { status: 502 }) : upstream()));
+    try {
+      const through = new Paysession({ apiKey: key, host: flaky.url, retryBaseMs: 5 });
+      expect((await through.refunds.retrieve(first)).refundId).toBe(first);
+      const walked: string[] = [];
+      for await (const r of through.refunds.list({ paymentSessionId: s.paymentSessionId, limit: 2 })) walked.push(r.amount);
+      expect(walked).toEqual(["0.20", "0.10", "1.00"]);
+      expect(flaky.count()).toBe(6); // three requests (a retrieve, two pages), each refused once
+    } finally {
+      flaky.stop();
+    }
     expect((await client.refunds.cancel(first)).status).toBe("CANCELED");
     expect((await client.paymentSessions.retrieve(s.paymentSessionId)).amountRefunded).toBe("0.30");
     const err = await client.refunds.create(s.paymentSessionId, { amount: "9.00", reason: "other" }).catch((e: unknown) => e);
@@ -216,13 +228,42 @@ describe("webhooks, events, settlement", () => {
     const page = await client.events.list({ paymentSessionId: s.paymentSessionId });
     expect(page.data.map((e) => e.type)).toEqual(["payment_session.pending"]);
     const evt = await client.events.retrieve(page.data[0]!.id);
-    if (evt.type === "settlement_address.updated") throw new Error("expected a session event");
+    if (evt.type === "settlement_address.updated" || evt.type.startsWith("refund.")) throw new Error("expected a session event");
     expect(evt.data.paymentSessionId).toBe(s.paymentSessionId);
     expect(Array.isArray(evt.deliveries)).toBe(true);
     const redelivered = await client.events.redeliver(evt.id);
     expect(redelivered.eventId).toBe(evt.id);
     const att = await client.events.attempts(evt.id);
     expect(Array.isArray(att.data)).toBe(true);
+  });
+
+  test("refund events: a real refund.created verifies and narrows to the refund; events.list and retrieve carry it", async () => {
+    const ep = await client.webhookEndpoints.create({ url: `http://127.0.0.1:${receiver.port}/refunds` });
+    const s = await client.paymentSessions.create({ amount: "3.00", currency: "USD" });
+    await svc.services.database.sql`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
+      values (${s.paymentSessionId}, ${s.networks[0]!.chainId}, 'in', ${`0x${"ef".repeat(32)}`}, 0, 3000000, now())`;
+    const refund = await client.refunds.create(s.paymentSessionId, { amount: "1.50", reason: "requested_by_customer" });
+    const delivery = await (async () => {
+      for (let i = 0; i < 100; i++) {
+        const d = received.find((r) => r.body.includes(refund.refundId));
+        if (d) return d;
+        await Bun.sleep(50);
+      }
+      throw new Error("no refund.created delivered");
+    })();
+    const event = await verifyWebhook(delivery.body, delivery.headers, ep.secret);
+    if (event.type !== "refund.created") throw new Error(`expected refund.created, got ${event.type}`);
+    // Narrowed by `type`: the data is the refund (refundId, parts), with its place in the session's sequence.
+    expect(event.data).toEqual({ ...(await client.refunds.retrieve(refund.refundId)), sequence: 2 });
+    const page = await client.events.list({ paymentSessionId: s.paymentSessionId });
+    expect(page.data.map((e) => e.type)).toEqual(["refund.created", "payment_session.pending"]);
+    const only = await client.events.list({ paymentSessionId: s.paymentSessionId, type: "refund.created" });
+    expect(only.data.map((e) => e.id)).toEqual([event.id]);
+    const again = await client.events.retrieve(event.id);
+    if (again.type !== "refund.created") throw new Error("expected the refund event");
+    expect(again.data.refundId).toBe(refund.refundId);
+    expect((await client.events.redeliver(event.id)).deliveries.map((d) => d.webhookEndpointId)).toContain(ep.id);
   });
 
   test("settlement addresses: list and set (EIP-55 out; a bad checksum is a typed error)", async () => {

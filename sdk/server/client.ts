@@ -26,6 +26,9 @@ import type {
   CreateRefundParams,
   Refund,
   RefundBalance,
+  RefundEvent,
+  RefundEventType,
+  RefundEventWithDeliveries,
   SettlementAddress,
   SettlementAddressUpdatedEventWithDeliveries,
   TestEventResult,
@@ -151,10 +154,12 @@ export class Paysession {
   };
 
   readonly events = {
-    /** A session event, or an account event (`settlement_address.updated`) by the id its webhook carried: narrow on `type`. */
-    retrieve: (id: string) => this.request<PaymentSessionEventWithDeliveries | SettlementAddressUpdatedEventWithDeliveries>("GET", `/events/${enc(id)}`),
-    list: (params: ListParams & { paymentSessionId?: string; type?: EventType } = {}) =>
-      new PageList<PaymentSessionEvent>((after) => this.request("GET", `/events${query({ ...params, startingAfter: after })}`), params.startingAfter),
+    /** A session event, a refund event (`refund.*`) or an account event (`settlement_address.updated`) by the id its webhook carried: narrow on `type`. */
+    retrieve: (id: string) =>
+      this.request<PaymentSessionEventWithDeliveries | RefundEventWithDeliveries | SettlementAddressUpdatedEventWithDeliveries>("GET", `/events/${enc(id)}`),
+    /** The sessions' events and their refunds', newest first (each session's in its `sequence`): narrow on `type`. */
+    list: (params: ListParams & { paymentSessionId?: string; type?: EventType | RefundEventType } = {}) =>
+      new PageList<PaymentSessionEvent | RefundEvent>((after) => this.request("GET", `/events${query({ ...params, startingAfter: after })}`), params.startingAfter),
     attempts: (id: string, params: ListParams = {}) =>
       new PageList<WebhookAttempt>((after) => this.request("GET", `/events/${enc(id)}/attempts${query({ ...params, startingAfter: after })}`), params.startingAfter),
     redeliver: (id: string, params: { webhookEndpointId?: string } = {}) =>

@@ -8,7 +8,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import type { CreatedSession, HistoryEntry, MerchantSession } from "../../api/src/http/payment-sessions.schemas.ts";
 import type { EventDetail as ApiDetail, ReasonAndDetail as ApiReasonAndDetail } from "../../api/src/sessions/event-detail.ts";
 import type { CreatedWebhookEndpoint as ApiCreatedEndpoint, WebhookEndpoint as ApiEndpoint, WebhookSecret as ApiSecret, TestEventResult as ApiTestEvent } from "../../api/src/http/webhook-endpoints.schemas.ts";
-import type { AnyEventWithDeliveries, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
+import type { AnyEventWithDeliveries, RefundEvent as ApiRefundEvent, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
 import type { SettlementAddress as ApiSettlement } from "../../api/src/http/settlement-addresses.schemas.ts";
 import type { CreateRefundBody, Refund as ApiRefund, RefundBalance as ApiRefundBalance, RefundList } from "../../api/src/http/refunds.schemas.ts";
 import type * as Sdk from "./types.ts";
@@ -33,8 +33,12 @@ const checks = {
   event: true satisfies Same<Api<typeof SessionEvent>, Sdk.PaymentSessionEvent>,
   eventWithDeliveries: true satisfies Same<Api<typeof SessionEventWithDeliveries>, Sdk.PaymentSessionEventWithDeliveries>,
   accountEvent: true satisfies Same<Api<typeof SettlementAddressUpdatedEvent>, Sdk.SettlementAddressUpdatedEvent>,
-  anyEventWithDeliveries: true satisfies Same<Api<typeof AnyEventWithDeliveries>, Sdk.PaymentSessionEventWithDeliveries | Sdk.SettlementAddressUpdatedEventWithDeliveries>,
-  eventPage: true satisfies Same<Api<typeof EventList>, Sdk.Page<Sdk.PaymentSessionEvent>>,
+  refundEvent: true satisfies Same<Api<typeof ApiRefundEvent>, Sdk.RefundEvent>,
+  anyEventWithDeliveries: true satisfies Same<
+    Api<typeof AnyEventWithDeliveries>,
+    Sdk.PaymentSessionEventWithDeliveries | Sdk.RefundEventWithDeliveries | Sdk.SettlementAddressUpdatedEventWithDeliveries
+  >,
+  eventPage: true satisfies Same<Api<typeof EventList>, Sdk.Page<Sdk.PaymentSessionEvent | Sdk.RefundEvent>>,
   attempt: true satisfies Same<Api<typeof ApiAttempt>, Sdk.WebhookAttempt>,
   settlement: true satisfies Same<Api<typeof ApiSettlement>, Sdk.SettlementAddress>,
   sessionFields: true satisfies Same<Required<Api<typeof MerchantSession>>, Required<Sdk.PaymentSession>>,

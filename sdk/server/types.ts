@@ -331,6 +331,23 @@ export interface Refund {
   finishedAt: string | null;
 }
 
+export type RefundEventType = "refund.created" | "refund.sent" | "refund.succeeded" | "refund.failed" | "refund.canceled";
+
+/**
+ * A refund's event: the refund as `refunds.retrieve` showed it at the change, and its `sequence`
+ * in its payment session's sequence (shared with the session's own events, delivered in that order).
+ */
+export interface RefundEvent {
+  id: string;
+  type: RefundEventType;
+  createdAt: string;
+  data: Refund & { sequence: number };
+}
+
+export interface RefundEventWithDeliveries extends RefundEvent {
+  deliveries: Delivery[];
+}
+
 export interface CreateRefundParams {
   reason: RefundReason;
   /** Decimal string with exactly two places; absent: everything left to refund. */

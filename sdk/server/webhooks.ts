@@ -4,7 +4,10 @@
  * valid secret (two during a rotation), any of which may match. The timestamp must be within five
  * minutes (replays of old deliveries are refused). WebCrypto only: runs on Node 20+, Bun and Deno.
  */
-import type { PaymentSessionEvent, SettlementAddressUpdatedEvent, TestEventResult } from "./types.ts";
+import type { PaymentSessionEvent, RefundEvent, SettlementAddressUpdatedEvent, TestEventResult } from "./types.ts";
+
+/** Whatever a delivery may carry: narrow on `type`. */
+export type WebhookEvent = PaymentSessionEvent | RefundEvent | SettlementAddressUpdatedEvent | TestEventResult["event"];
 
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
@@ -47,7 +50,7 @@ function equal(a: string, b: string): boolean {
 }
 
 /**
- * Checks a delivery and returns its event (a payment session event, an account event such as `settlement_address.updated`, or `webhook.test` from "send test"): narrow on `type`. `body` must be the raw request body, exactly as
+ * Checks a delivery and returns its event (a payment session event, a refund event such as `refund.succeeded`, an account event such as `settlement_address.updated`, or `webhook.test` from "send test"): narrow on `type`. `body` must be the raw request body, exactly as
  * received (parse it after verifying). Throws WebhookVerificationError when it does not verify.
  */
 export async function verifyWebhook(
@@ -55,7 +58,7 @@ export async function verifyWebhook(
   headers: HeaderBag,
   secret: string,
   opts: { nowSeconds?: number; toleranceSeconds?: number } = {},
-): Promise<PaymentSessionEvent | SettlementAddressUpdatedEvent | TestEventResult["event"]> {
+): Promise<WebhookEvent> {
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
@@ -70,5 +73,5 @@ export async function verifyWebhook(
   const expected = toBase64(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${ts}.${body}`)));
   const ok = signatures.split(" ").some((s) => s.startsWith("v1,") && equal(s.slice(3), expected));
   if (!ok) throw new WebhookVerificationError("no signature matches");
-  return JSON.parse(body) as PaymentSessionEvent | TestEventResult["event"];
+  return JSON.parse(body) as WebhookEvent;
 }

@@ -17,3 +17,10 @@ export type DeliveryState = (typeof DELIVERY_STATES)[number];
  */
 export const ACCOUNT_EVENT_TYPES = ["settlement_address.updated"] as const;
 export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
+
+/**
+ * A refund's webhook events (app.refund_events.type), one per state it reaches (refunds/logic.ts,
+ * nextRefundState, names the one each transition causes; webhooks/payload.ts builds them).
+ */
+export const REFUND_EVENT_TYPES = ["refund.created", "refund.sent", "refund.succeeded", "refund.failed", "refund.canceled"] as const;
+export type RefundEventType = (typeof REFUND_EVENT_TYPES)[number];

@@ -21,7 +21,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { AccountEventType, DeliveryState } from "./column-values.ts";
+import type { AccountEventType, DeliveryState, RefundEventType } from "./column-values.ts";
 
 export const app = pgSchema("app");
 
@@ -77,7 +77,7 @@ export const paymentSessions = app.table(
     /** SHA-256 of the session token, hex. */
     tokenHash: text("token_hash").notNull().unique(),
     tokenExpiresAt: ts("token_expires_at").notNull(),
-    /** Sequence number of the latest event of this session (1 = created). */
+    /** Sequence number of the latest event of this session (1 = created), its refunds' events (app.refund_events) counted too. */
     sequence: integer("sequence").notNull().default(1),
     /**
      * The actor's durable timer: a runner advances the session once now() passes it
@@ -113,8 +113,9 @@ export const paymentSessions = app.table(
 );
 
 /**
- * One row per status change of a session: its history, and (later) the source of its
- * webhook events. `sequence` increases by one per session, starting at 1 on creation.
+ * One row per status change of a session: its history, and the source of its webhook events.
+ * `sequence` increases per session, starting at 1 on creation; the numbers its refunds' events
+ * took (app.refund_events) are not here, so a session with refunds skips them.
  */
 export const sessionEvents = app.table(
   "session_events",
@@ -233,6 +234,40 @@ export const accountEvents = app.table(
 );
 
 /**
+ * A refund's webhook events (docs/refunds.md, "Webhooks"): `refund.created`, `.sent`,
+ * `.succeeded`, `.failed`, `.canceled`, each written in the transaction of the refund's state
+ * change. They belong to the refund's session's event sequence: `sequence` is taken from the
+ * session's counter (app.payment_sessions.sequence) under its row lock, so the outbox orders them
+ * with the session's own events. `data` is the event's `data` exactly as delivered (the refund as
+ * GET /refunds/{id} shows it then, with the sequence), frozen at the change, so every attempt and
+ * redelivery sends the same bytes.
+ */
+export const refundEvents = app.table(
+  "refund_events",
+  {
+    id: text("id").primaryKey(),
+    refundId: text("refund_id")
+      .notNull()
+      .references(() => refunds.id),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    merchantId: text("merchant_id").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
+    sequence: integer("sequence").notNull(),
+    type: text("type").$type<RefundEventType>().notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("refund_events_session_seq_uq").on(t.sessionId, t.sequence),
+    index("refund_events_merchant_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
+    index("refund_events_refund_idx").on(t.refundId),
+    check("refund_events_type_chk", sql`${t.type} in ('refund.created', 'refund.sent', 'refund.succeeded', 'refund.failed', 'refund.canceled')`),
+  ],
+);
+
+/**
  * The durable outbox: one row per (event, endpoint), written in the same statement or
  * transaction as the event itself, so an event is never without its deliveries.
  *
@@ -259,6 +294,8 @@ export const webhookDeliveries = app.table(
     eventId: text("event_id").references(() => sessionEvents.id),
     /** An account event; null for a session event. */
     accountEventId: text("account_event_id").references(() => accountEvents.id),
+    /** A refund's event (with its session and sequence: ordered with the session's events). */
+    refundEventId: text("refund_event_id").references(() => refundEvents.id),
     endpointId: text("endpoint_id")
       .notNull()
       .references(() => webhookEndpoints.id),
@@ -281,6 +318,7 @@ export const webhookDeliveries = app.table(
       .where(sql`${t.state} in ('waiting', 'pending', 'sending')`),
     index("webhook_deliveries_event_idx").on(t.eventId),
     index("webhook_deliveries_account_event_idx").on(t.accountEventId).where(sql`${t.accountEventId} is not null`),
+    index("webhook_deliveries_refund_event_idx").on(t.refundEventId).where(sql`${t.refundEventId} is not null`),
     index("webhook_deliveries_endpoint_open_idx").on(t.endpointId).where(sql`${t.state} in ('waiting', 'pending', 'sending')`),
     check(
       "webhook_deliveries_state_chk",
@@ -288,8 +326,9 @@ export const webhookDeliveries = app.table(
     ),
     check(
       "webhook_deliveries_event_kind_chk",
-      sql`(${t.eventId} is not null and ${t.accountEventId} is null and ${t.sessionId} is not null and ${t.sequence} is not null)
-       or (${t.eventId} is null and ${t.accountEventId} is not null and ${t.sessionId} is null and ${t.sequence} is null and ${t.state} <> 'waiting')`,
+      sql`(${t.eventId} is not null and ${t.accountEventId} is null and ${t.refundEventId} is null and ${t.sessionId} is not null and ${t.sequence} is not null)
+       or (${t.eventId} is null and ${t.accountEventId} is not null and ${t.refundEventId} is null and ${t.sessionId} is null and ${t.sequence} is null and ${t.state} <> 'waiting')
+       or (${t.eventId} is null and ${t.accountEventId} is null and ${t.refundEventId} is not null and ${t.sessionId} is not null and ${t.sequence} is not null)`,
     ),
   ],
 );

@@ -6,7 +6,9 @@
  * Whoever records a session event calls one of these in the same transaction:
  *   - the create statement takes `newSessionDeliveries`' pieces into its single statement;
  *   - every later status change calls `enqueueEventDeliveries(tx, event)` right after
- *     inserting the event row (transitionSession does; so must the session actor).
+ *     inserting the event row (transitionSession does; so must the session actor);
+ *   - a refund's state change writes its event (refunds/events.ts) and calls
+ *     `enqueueRefundEventDeliveries`: same queue, same order, by the session's sequence.
  *
  * Ordering per (endpoint, session): a new delivery is `pending` (due now) only when no
  * earlier delivery of that session to that endpoint is still open; otherwise it is
@@ -80,6 +82,19 @@ export function newSessionDeliveries(q: Sql | TransactionSql, events: string): {
  * statement, to await or to send in a Pipeline after the event's insert (one row: `n`, how many).
  */
 export function enqueueEventDeliveries(tx: TransactionSql | Sql, event: EventRef): PendingQuery<Row[]> {
+  return enqueueOrdered(tx, event, "event_id");
+}
+
+/**
+ * As `enqueueEventDeliveries`, for a refund's event (app.refund_events): its session and its
+ * sequence, taken from the session's counter, put it in the same per-(endpoint, session) queue as
+ * the session's own events, so it is sent after every earlier one of them and before every later.
+ */
+export function enqueueRefundEventDeliveries(tx: TransactionSql | Sql, event: EventRef): PendingQuery<Row[]> {
+  return enqueueOrdered(tx, event, "refund_event_id");
+}
+
+function enqueueOrdered(tx: TransactionSql | Sql, event: EventRef, eventColumn: "event_id" | "refund_event_id"): PendingQuery<Row[]> {
   return tx`
     with open as (
       select id, endpoint_id from app.webhook_deliveries
@@ -87,7 +102,7 @@ export function enqueueEventDeliveries(tx: TransactionSql | Sql, event: EventRef
        order by id
        for update
     ), wd as (
-      insert into app.webhook_deliveries (event_id, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
+      insert into app.webhook_deliveries (${tx(eventColumn)}, endpoint_id, session_id, sequence, ordered, state, next_attempt_at)
       select ${event.id}, ep.id, ${event.sessionId}, ${event.sequence}, true,
              case when exists (select 1 from open where open.endpoint_id = ep.id) then 'waiting' else 'pending' end,
              case when exists (select 1 from open where open.endpoint_id = ep.id) then null else now() end

@@ -29,6 +29,7 @@ import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
 import { eventComponents } from "./payment-sessions.schemas.ts";
 import { refundComponents } from "./refunds.schemas.ts";
+import { webhookComponents, webhookHeaderComponents, WEBHOOKS } from "./webhooks.schemas.ts";
 import type { AnyElysia } from "elysia";
 
 
@@ -116,8 +117,10 @@ const REFERENCE_META = {
       errorCatalogueMarkdown,
     ].join("\n"),
   },
+  webhooks: WEBHOOKS,
   components: {
-    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents },
+    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...webhookComponents },
+    parameters: webhookHeaderComponents,
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
       sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },

@@ -1,9 +1,10 @@
 /**
  * Event, delivery and attempt schemas (events.ts).
  */
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { EVENT_TYPES } from "../webhooks/payload.ts";
-import { ACCOUNT_EVENT_TYPES } from "../db/column-values.ts";
+import { ACCOUNT_EVENT_TYPES, REFUND_EVENT_TYPES } from "../db/column-values.ts";
+import { Refund } from "./refunds.schemas.ts";
 import { DELIVERY_STATES } from "../db/column-values.ts";
 import { ReasonAndDetail, sessionFields } from "./payment-sessions.schemas.ts";
 import { literals, JsonInteger, Status } from "./schemas.ts";
@@ -26,7 +27,7 @@ export const SessionEvent = t.Object({
     t.Object({
       ...sessionFields,
       previousStatus: t.Union([Status, t.Null()]),
-      sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change or money event (funds_received, funds_settled, funds_reverted)." }),
+      sequence: JsonInteger({ description: "Per session, 1 on creation, +1 per status change, money event (funds_received, funds_settled, funds_reverted) or event of one of its refunds (refund.*)." }),
     }),
     ReasonAndDetail,
   ]),
@@ -65,13 +66,44 @@ export const SettlementAddressUpdatedEvent = t.Object({
   }),
 });
 
+/**
+ * A refund's event (refunds/events.ts): the refund as GET /refunds/{id} showed it at the change,
+ * with its place in its session's sequence, shared with the session's own events.
+ */
+export const RefundEvent = t.Object({
+  id: t.String({ examples: ["evt_7pQ2LmT4xYz81KpNoRs9WvUa"] }),
+  type: literals(REFUND_EVENT_TYPES),
+  createdAt: t.String({ format: "date-time" }),
+  data: t.Intersect([
+    Refund,
+    t.Object({
+      sequence: JsonInteger({ description: "The refund's event's place in its payment session's sequence: after every earlier event of the session, before every later one." }),
+    }),
+  ]),
+});
+
+/**
+ * The three events in the document once, as components (app.ts adds them; the document's
+ * `webhooks` use them too: webhooks.schemas.ts), referenced by the routes that answer them.
+ */
+export const eventSchemaComponents = {
+  PaymentSessionEvent: SessionEvent,
+  RefundEvent,
+  SettlementAddressUpdatedEvent,
+};
+export const eventRef = <K extends keyof typeof eventSchemaComponents>(name: K) =>
+  t.Unsafe<Static<(typeof eventSchemaComponents)[K]>>({ $ref: `#/components/schemas/${name}` });
+
+const WithDeliveries = t.Object({ deliveries: t.Array(Delivery) });
+
 export const AnyEventWithDeliveries = t.Union([
-  SessionEventWithDeliveries,
-  t.Object({ ...SettlementAddressUpdatedEvent.properties, deliveries: t.Array(Delivery) }),
+  t.Intersect([eventRef("PaymentSessionEvent"), WithDeliveries]),
+  t.Intersect([eventRef("RefundEvent"), WithDeliveries]),
+  t.Intersect([eventRef("SettlementAddressUpdatedEvent"), WithDeliveries]),
 ]);
 
 export const EventList = t.Object({
-  data: t.Array(SessionEvent),
+  data: t.Array(t.Union([eventRef("PaymentSessionEvent"), eventRef("RefundEvent")])),
   hasMore: t.Boolean(),
   nextCursor: t.Union([t.String(), t.Null()], { description: "Pass as startingAfter to get the next page." }),
 });
@@ -80,7 +112,7 @@ export const EventListQuery = t.Object({
   limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", description: "1 to 100, default 20." })),
   startingAfter: t.Optional(t.String({ description: "An event id: the page after it." })),
   paymentSessionId: t.Optional(t.String({ description: "Only this session's events." })),
-  type: t.Optional(EventType),
+  type: t.Optional(literals([...EVENT_TYPES, ...REFUND_EVENT_TYPES] as const)),
 });
 
 export const WebhookAttempt = t.Object({

@@ -1,14 +1,16 @@
 /**
  * Events (API key): list and retrieve (to poll or reconcile), their delivery attempts, redelivery.
- * The list holds session events only; an account event (`settlement_address.updated`) is
+ * The list holds session events and refund events (in their sessions' sequence); an account event (`settlement_address.updated`) is
  * retrieved, its attempts listed and redelivered by its id, like a session event.
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { isId } from "../../../shared/ids.ts";
-import { EVENT_TYPES, type EventType } from "../webhooks/payload.ts";
+import { EVENT_TYPES } from "../webhooks/payload.ts";
+import { REFUND_EVENT_TYPES } from "../db/column-values.ts";
+import { findRefundEvent, listEventsWithRefunds, refundEventObject } from "../webhooks/refund-events.ts";
 import { attemptExists, attemptView, listAttempts } from "../webhooks/attempts.ts";
-import { accountEventObject, deliveriesOf, eventObject, findEvent, listEvents } from "../webhooks/events.ts";
+import { accountEventObject, deliveriesOf, eventObject, findEvent } from "../webhooks/events.ts";
 import { ownEvent, redeliverEvent } from "../webhooks/redelivery.ts";
 import { readJsonBody } from "./body.ts";
 import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
@@ -19,6 +21,9 @@ import { validateBody } from "./validate.ts";
 import { pageLimit } from "./webhook-endpoints.ts";
 
 const TAG = "Events (server, API key)";
+
+/** What GET /events lists and filters by: the sessions' events and their refunds'. */
+const LISTED_TYPES = [...EVENT_TYPES, ...REFUND_EVENT_TYPES] as const;
 
 export function eventRoutes(services: Services) {
   const { database } = services;
@@ -35,23 +40,26 @@ export function eventRoutes(services: Services) {
         if (query.paymentSessionId !== undefined && !isId("paymentSession", query.paymentSessionId)) {
           throw new ApiError("parameter_invalid", "paymentSessionId is not a payment session id (ps_…).", "paymentSessionId");
         }
-        if (query.type !== undefined && !(EVENT_TYPES as readonly string[]).includes(query.type)) {
-          throw new ApiError("parameter_invalid", `type must be one of ${EVENT_TYPES.join(", ")}.`, "type");
+        if (query.type !== undefined && !(LISTED_TYPES as readonly string[]).includes(query.type)) {
+          throw new ApiError("parameter_invalid", `type must be one of ${LISTED_TYPES.join(", ")}.`, "type");
         }
-        if (query.startingAfter !== undefined && !(isId("event", query.startingAfter) && (await findEvent(database.db, owner(auth), query.startingAfter)))) {
+        if (
+          query.startingAfter !== undefined &&
+          !(isId("event", query.startingAfter) && ((await findEvent(database.db, owner(auth), query.startingAfter)) || (await findRefundEvent(database.db, owner(auth), query.startingAfter))))
+        ) {
           throw new ApiError("parameter_invalid", "startingAfter is not an event of this account and environment.", "startingAfter");
         }
-        const page = await listEvents(database.db, {
+        const page = await listEventsWithRefunds(database.sql, database.db, {
           ...owner(auth),
           limit,
           sessionId: query.paymentSessionId,
-          type: query.type as EventType | undefined,
+          type: query.type as (typeof LISTED_TYPES)[number] | undefined,
           startingAfter: query.startingAfter,
         });
         return {
-          data: page.rows.map(eventObject),
+          data: page.rows.map((r) => (r.kind === "session" ? eventObject(r.session) : refundEventObject(r.refund))),
           hasMore: page.hasMore,
-          nextCursor: page.hasMore ? page.rows[page.rows.length - 1]!.event.id : null,
+          nextCursor: page.hasMore ? page.rows[page.rows.length - 1]!.id : null,
         };
       },
       {
@@ -60,7 +68,7 @@ export function eventRoutes(services: Services) {
           tag: TAG,
           summary: "List events",
           description:
-            "Every status change of this environment's sessions, newest first, as the same objects the webhooks carry. Filter by `paymentSessionId` or `type`; page with `startingAfter` = the previous page's `nextCursor`. Use it to reconcile after downtime: each event has a per-session `sequence`. Account events (`settlement_address.updated`) are not listed here: they are delivered to your endpoints with the same retries, and `GET /events/{id}` retrieves one by the id its webhook carried (the security history in the dashboard lists every settlement change).",
+            "Every status change of this environment's sessions and of their refunds, newest first, as the same objects the webhooks carry. Filter by `paymentSessionId` or `type`; page with `startingAfter` = the previous page's `nextCursor`. Use it to reconcile after downtime: each event has a per-session `sequence`, which a session's refund events share. Account events (`settlement_address.updated`) are not listed here: they are delivered to your endpoints with the same retries, and `GET /events/{id}` retrieves one by the id its webhook carried (the security history in the dashboard lists every settlement change).",
           auth: "apiKey",
           ok: { status: 200, schema: EventList, description: "A page of events." },
           errors: [...AUTH_ERRORS, "parameter_invalid"],
@@ -72,14 +80,14 @@ export function eventRoutes(services: Services) {
       async ({ request, params }) => {
         const auth = await requireApiKey(services, request);
         const found = await loadOwn(auth, params.id);
-        const event = found.kind === "session" ? eventObject(found.session) : accountEventObject(found.account);
+        const event = found.kind === "session" ? eventObject(found.session) : found.kind === "account" ? accountEventObject(found.account) : refundEventObject(found.refund);
         return { ...event, deliveries: await deliveriesOf(database.db, found.id) };
       },
       {
         detail: doc({
           tag: TAG,
           summary: "Retrieve an event",
-          description: "The event (exactly the webhook body) with the state of its deliveries to each endpoint: a session event, or an account event (`settlement_address.updated`).",
+          description: "The event (exactly the webhook body) with the state of its deliveries to each endpoint: a session event, a refund event (`refund.*`), or an account event (`settlement_address.updated`).",
           auth: "apiKey",
           ok: { status: 200, schema: AnyEventWithDeliveries, description: "The event." },
           errors: [...AUTH_ERRORS, "resource_not_found"],

@@ -167,9 +167,9 @@ describe("planRefund", () => {
 describe("nextRefundState", () => {
   const all = (event: RefundEvent) => Object.fromEntries(REFUND_STATES.map((s) => [s, nextRefundState(s, event)]));
 
-  test("cancel: only while PENDING, and it gives the amount back", () => {
+  test("cancel: only while PENDING, and it gives the amount back, with refund.canceled", () => {
     const r = all({ kind: "cancel" });
-    expect(r.PENDING).toEqual({ ok: true, to: "CANCELED", releases: true });
+    expect(r.PENDING).toEqual({ ok: true, to: "CANCELED", releases: true, webhook: "refund.canceled" });
     for (const s of ["SENT", "SUCCEEDED", "FAILED", "CANCELED"]) expect(r[s]!.ok).toBe(false);
   });
 

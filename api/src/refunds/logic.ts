@@ -6,6 +6,8 @@
  * The files around it read the ledger, lock, write and send (refunds/create.ts, refunds/store.ts).
  */
 
+import { REFUND_EVENT_TYPES, type RefundEventType } from "../db/column-values.ts";
+
 /** app.refunds.state: PENDING → SENT → SUCCEEDED | FAILED; CANCELED while not sent. */
 export const REFUND_STATES = ["PENDING", "SENT", "SUCCEEDED", "FAILED", "CANCELED"] as const;
 export type RefundState = (typeof REFUND_STATES)[number];
@@ -197,14 +199,14 @@ export type RefundTransition =
   | { ok: true; to: RefundState; /** Whether its amount stops being held (refundable again). */ releases: boolean; /** The webhook event it causes, if any. */ webhook?: RefundWebhookType }
   | { ok: false; why: string };
 
-export const REFUND_WEBHOOK_TYPES = ["refund.created", "refund.sent", "refund.succeeded", "refund.failed"] as const;
-export type RefundWebhookType = (typeof REFUND_WEBHOOK_TYPES)[number];
+export const REFUND_WEBHOOK_TYPES = REFUND_EVENT_TYPES;
+export type RefundWebhookType = RefundEventType;
 
 /** The refund's state machine (docs/refunds.md, "The state table"). */
 export function nextRefundState(from: RefundState, event: RefundEvent): RefundTransition {
   switch (event.kind) {
     case "cancel":
-      return from === "PENDING" ? { ok: true, to: "CANCELED", releases: true } : { ok: false, why: `a ${from} refund can no longer be canceled` };
+      return from === "PENDING" ? { ok: true, to: "CANCELED", releases: true, webhook: "refund.canceled" } : { ok: false, why: `a ${from} refund can no longer be canceled` };
     case "sent":
       return from === "PENDING" ? { ok: true, to: "SENT", releases: false, webhook: "refund.sent" } : { ok: false, why: `a ${from} refund is not waiting to be sent` };
     case "succeeded":

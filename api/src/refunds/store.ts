@@ -5,7 +5,7 @@
  * token — `held + amount <= received` — so the database, not this code, keeps the sum of a
  * session's refunds under what it received: concurrent creates queue on the totals' row and each
  * is judged against what the one before it left. A cancel gives the amount back in the same
- * transaction that records it.
+ * transaction that records it. Each change writes its webhook event in its own transaction (events.ts).
  */
 import type { Sql, TransactionSql } from "postgres";
 import { and, eq, inArray } from "drizzle-orm";
@@ -16,9 +16,11 @@ import { newId } from "../../../shared/ids.ts";
 import { ApiError } from "../errors.ts";
 import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn } from "../db/schema.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
-import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
+import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { ledgerPaymentsIn } from "../sessions/indexed.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
+import { recordRefundEvent } from "./events.ts";
+import { REFUND_COLUMNS, refundFromSql, type RefundRow } from "./rows.ts";
 import { formatAmount, formatUnitAmount, refundedTotal } from "../../../shared/money.ts";
 import {
   nextRefundState,
@@ -31,7 +33,7 @@ import {
   type SessionNetwork,
 } from "./logic.ts";
 
-export type RefundRow = typeof refunds.$inferSelect;
+export type { RefundRow };
 
 export interface RefundScope {
   merchantId: string;
@@ -141,9 +143,12 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
     values (${newId("refund")}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
             ${session.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
+  const created = refundFromSql(rows[0]);
+  // Its refund.created, in the same transaction: committed with the refund or not at all.
+  await recordRefundEvent(tx, created.id, "refund.created");
   // The sweeper's loops look now (a NOTIFY only shortens their wait: sent at commit).
   if (!waiting) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
-  return refundFromSql(rows[0]);
+  return created;
 }
 
 const ERROR_EXCEEDS = "The amount is above what is left to refund of this payment session";
@@ -154,73 +159,6 @@ export function sessionNotFound(id: string): ApiError {
 
 export function refundNotFound(id: string): ApiError {
   return new ApiError("resource_not_found", `No refund ${JSON.stringify(id.slice(0, 64))} in this account and environment.`, "id");
-}
-
-/** A refund's columns as a raw statement returns them (numerics as text: exact). Only this file's statements use it. */
-const REFUND_COLUMNS = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
-  waiting_reason, failure_reason, transaction_id, attempts, next_attempt_at, created_at, updated_at, sent_at, finished_at`;
-
-const RefundSql = rowShape("refund", {
-  id: col.text,
-  session_id: col.text,
-  merchant_id: col.text,
-  environment: col.oneOf(["sandbox", "production"] as const),
-  chain_id: col.int,
-  amount: col.numeric,
-  unit_decimals: col.int,
-  currency: col.text,
-  reason: col.text,
-  metadata: col.json(Type.Record(Type.String(), Type.String())),
-  parts: col.json(
-    Type.Array(
-      Type.Object({
-        token: Type.String(),
-        symbol: Type.String(),
-        decimals: Type.Number(),
-        amount: Type.String(),
-        baseUnits: Type.String(),
-        destination: Type.Union([Type.String(), Type.Null()]),
-      }),
-    ),
-  ),
-  state: col.oneOf(REFUND_STATES),
-  waiting_reason: col.nullable(col.text),
-  failure_reason: col.nullable(col.text),
-  transaction_id: col.nullable(col.text),
-  attempts: col.int,
-  next_attempt_at: col.time,
-  created_at: col.time,
-  updated_at: col.time,
-  sent_at: col.nullable(col.time),
-  finished_at: col.nullable(col.time),
-});
-
-/** A raw statement's refund row as drizzle's reads type it. */
-export function refundFromSql(row: unknown): RefundRow {
-  const r = decodeRow(RefundSql, row);
-  return {
-    id: r.id,
-    sessionId: r.session_id,
-    merchantId: r.merchant_id,
-    environment: r.environment,
-    chainId: r.chain_id,
-    amount: r.amount,
-    unitDecimals: r.unit_decimals,
-    currency: r.currency,
-    reason: r.reason,
-    metadata: r.metadata,
-    parts: r.parts,
-    state: r.state,
-    waitingReason: r.waiting_reason,
-    failureReason: r.failure_reason,
-    transactionId: r.transaction_id,
-    attempts: r.attempts,
-    nextAttemptAt: r.next_attempt_at,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    sentAt: r.sent_at,
-    finishedAt: r.finished_at,
-  };
 }
 
 export async function findRefund(db: Db, scope: RefundScope, id: string): Promise<RefundRow | undefined> {
@@ -274,6 +212,7 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Pr
        where id = ${id} returning ${tx.unsafe(REFUND_COLUMNS)}`;
     const row = refundFromSql(rows[0]);
     if (t.releases) await releaseTotals(tx, row);
+    if (t.webhook) await recordRefundEvent(tx, row.id, t.webhook);
     return row;
   });
 }

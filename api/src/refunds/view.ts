@@ -7,7 +7,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { checksummed } from "../sessions/views.ts";
 import { type RefundReason, type RefundState, type WaitingReason, type FailureReason } from "./logic.ts";
-import type { RefundRow } from "./store.ts";
+import type { RefundRow } from "./rows.ts";
 
 export interface RefundPartView {
   tokenAddress: string;

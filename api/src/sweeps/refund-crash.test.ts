@@ -121,6 +121,8 @@ async function refunded(units: bigint, refundUnits: bigint, payer: Address): Pro
 }
 
 const refundRow = async (id: string) => (await db.sql`select state, waiting_reason, transaction_id from app.refunds where id = ${id}`)[0]!;
+/** The refund's webhook events, in its session's order, with their numbers: each state change written once, in its own commit. */
+const eventsOf = async (id: string) => (await db.sql`select type, sequence from app.refund_events where refund_id = ${id} order by sequence`).map((e) => `${e.type}@${e.sequence}`);
 const transactions = () => db.sql`select id, state, tx_hash, tx_hashes, nonce::text as nonce from app.sweep_transactions where kind = 'refund' order by nonce`;
 const until = (id: string, state: string) => eventually(async () => ((await refundRow(id)).state === state ? refundRow(id) : undefined), `refund ${id} ${state}`, 20_000);
 
@@ -151,11 +153,13 @@ test("killed between recording and broadcasting: the next sweeper broadcasts the
   const [left] = await transactions();
   expect(left!.state).toBe("signed");
   expect((await refundRow(id)).state).toBe("SENT"); // recorded: it can no longer be canceled, nor sent anew
+  expect(await eventsOf(id)).toEqual(["refund.created@2", "refund.sent@3"]); // committed with the binding, before any broadcast
   expect(await chain.publicClient.getTransaction({ hash: left!.tx_hash as Hex }).catch(() => null)).toBeNull();
   expect(await relayerNonce()).toBe(before);
 
   await sweeper();
   await until(id, "SUCCEEDED");
+  expect(await eventsOf(id)).toEqual(["refund.created@2", "refund.sent@3", "refund.succeeded@4"]); // the rebroadcast adds none
   const [t, ...more] = await transactions();
   expect(more).toHaveLength(0);
   expect(t!.tx_hashes).toEqual([left!.tx_hash]);
@@ -177,6 +181,7 @@ test("killed between broadcasting and the receipt: the next sweeper finds the re
   await rpc("evm_setAutomine", [true]);
   await sweeper();
   await until(id, "SUCCEEDED");
+  expect(await eventsOf(id)).toEqual(["refund.created@2", "refund.sent@3", "refund.succeeded@4"]);
   const txs = await transactions();
   expect(txs).toHaveLength(1);
   expect((txs[0]!.tx_hashes as string[]).length).toBe(1);
@@ -207,6 +212,8 @@ test("killed before broadcasting, then the nonce taken by another transaction of
   await chain.publicClient.waitForTransactionReceipt({ hash: await relayer.sendTransaction({ to: fresh(), value: 1n, nonce: Number(left!.nonce) }) });
   await sweeper();
   await until(id, "SUCCEEDED");
+  // Sent twice (the first nonce went to another transaction): a refund.sent for each sending, one refund.succeeded.
+  expect(await eventsOf(id)).toEqual(["refund.created@2", "refund.sent@3", "refund.sent@4", "refund.succeeded@5"]);
   const txs = await transactions();
   expect(txs.map((t) => t.state)).toEqual(["failed", "mined"]);
   expect(BigInt(txs[1]!.nonce as string)).toBe(BigInt(left!.nonce as string) + 1n);

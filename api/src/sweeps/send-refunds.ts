@@ -9,13 +9,15 @@
  * others wait, with the reason, and are looked at again later: a vault funded meanwhile sends
  * them), sign one RefundVaults.payBatch, record it and mark its refunds SENT in the same commit,
  * then broadcast. The outcome is read from the receipt (recordRefundsMined): each part must show
- * as its exact Transfer from the vault to the payer.
+ * as its exact Transfer from the vault to the payer. Each of these changes writes the refunds'
+ * webhook events in its own commit (refunds/events.ts).
  */
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type TransactionReceipt } from "viem";
 import { encodePayBatch, predictedRefundVaultsAddress, refundVaultAddress, refundVaultSalt } from "../../../shared/contracts/refund-vaults.ts";
 import { chooseBatch, minorOf, partsPaid, type LoggedTransfer } from "../refunds/batch.ts";
 import { lockSentRefundsOf, releaseTotals } from "../refunds/store.ts";
+import { recordRefundEvents } from "../refunds/events.ts";
 import {
   anyRefundDue,
   claimDueRefunds,
@@ -114,12 +116,21 @@ export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promis
       return 0;
     }
     const signed = await c.recordSigned(tx, "refund", call, gas, fees);
-    await markRefundsSent(tx, chosen.map((r) => r.id), signed.txId);
+    await bindRefundsSent(tx, chosen.map((r) => r.id), signed.txId);
     toSend = signed;
     return chosen.length;
   });
   if (toSend) await c.dispatch(toSend, `${sent} refund(s)`);
   return sent;
+}
+
+/**
+ * Refunds bound to the relayer transaction just recorded, in its commit: SENT, and their
+ * refund.sent events with their deliveries (no refund is SENT without its event).
+ */
+export async function bindRefundsSent(tx: TransactionSql, ids: readonly string[], transactionId: string): Promise<void> {
+  await markRefundsSent(tx, ids, transactionId);
+  await recordRefundEvents(tx, ids, "refund.sent");
 }
 
 /**
@@ -154,6 +165,8 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
         await releaseTotals(tx, r);
       }
     }
+    // Each outcome's event (refund.succeeded, or refund.failed with its failureReason), in the same commit.
+    await recordRefundEvents(tx, refunds.map((r) => r.id), (r) => (r.state === "SUCCEEDED" ? "refund.succeeded" : "refund.failed"));
     return { ok, failed: refunds.length - ok };
   });
   if (counts) c.log(`sweeper ${c.net.name}: refunds in ${receipt.transactionHash}: ${counts.ok} succeeded, ${counts.failed} failed`);

@@ -81,6 +81,18 @@ export async function findEvent(db: Db, o: Owner, id: string): Promise<EventWith
   return r ? (await withPublicIdAndDeposits(db, [r]))[0] : undefined;
 }
 
+/** The owner's session events with these ids (their order is the caller's to keep). */
+export async function eventsByIds(db: Db, o: Owner, ids: readonly string[]): Promise<EventWithSession[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .select(eventSelect)
+    .from(sessionEvents)
+    .innerJoin(paymentSessions, eq(paymentSessions.id, sessionEvents.sessionId))
+    .innerJoin(merchants, eq(merchants.id, sessionEvents.merchantId))
+    .where(and(inArray(sessionEvents.id, [...ids]), eq(sessionEvents.merchantId, o.merchantId), eq(sessionEvents.environment, o.environment)));
+  return withPublicIdAndDeposits(db, rows);
+}
+
 /** Newest first (by time, then id); one more row than asked tells whether another page exists. */
 export async function listEvents(
   db: Db,
@@ -117,12 +129,12 @@ export interface DeliveryView {
   lastError: string | null;
 }
 
-/** Of a session event or an account event (their ids never collide: both are `evt_` + 24 random characters). */
+/** Of a session, account or refund event (their ids never collide: each is `evt_` + 24 random characters). */
 export async function deliveriesOf(db: Db, eventId: string): Promise<DeliveryView[]> {
   const rows = await db
     .select()
     .from(webhookDeliveries)
-    .where(or(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.accountEventId, eventId)))
+    .where(or(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.accountEventId, eventId), eq(webhookDeliveries.refundEventId, eventId)))
     .orderBy(asc(webhookDeliveries.id));
   return rows.map(deliveryView);
 }

@@ -1,7 +1,8 @@
 /**
  * The webhooks guide's merchant handler is real code: taken from docs/webhooks.md as it stands, run
  * against events signed by our own signer, for all five statuses, a duplicate, a
- * tampered body and a test event.
+ * tampered body, a test event, refund events (whose `data.status` is the refund's, never taken for
+ * the payment's) and an account event.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,6 +26,8 @@ test("the webhooks guide's handler verifies with standardwebhooks and handles al
 export const calls: unknown[][] = [];
 const applied = new Map<string, number>();
 async function markOrder(...args: unknown[]) { calls.push(args); }
+export const refunds: unknown[][] = [];
+async function markRefund(...args: unknown[]) { refunds.push(args); }
 async function alreadyApplied(id: string, seq: number) { return (applied.get(id) ?? 0) >= seq; }
 async function recordApplied(id: string, seq: number) { applied.set(id, seq); }
 `;
@@ -52,4 +55,19 @@ async function recordApplied(id: string, seq: number) { applied.set(id, seq); }
   const t: Response = await send({ id: "evt_t", type: "webhook.test", data: {} });
   expect(t.status).toBe(200);
   expect(mod.calls.length).toBe(5);
+  // A refund's events, in the session's sequence: recorded as the refund's, the order's payment state untouched.
+  for (const [i, [type, status]] of [["refund.created", "PENDING"], ["refund.canceled", "CANCELED"]].entries()) {
+    const r: Response = await send({ id: `evt_r${i}`, type, data: { refundId: "rf_1", paymentSessionId: "ps_1", status, amount: "1.00", sequence: 6 + i } });
+    expect([type, r.status]).toEqual([type, 200]);
+  }
+  expect(mod.refunds).toEqual([
+    ["ps_1", "rf_1", "refund.created"],
+    ["ps_1", "rf_1", "refund.canceled"],
+  ]);
+  const again: Response = await send({ id: "evt_r0", type: "refund.created", data: { refundId: "rf_1", paymentSessionId: "ps_1", status: "PENDING", sequence: 6 } });
+  expect(await again.text()).toBe("duplicate");
+  const account: Response = await send({ id: "evt_a", type: "settlement_address.updated", data: { chainId: 8453, address: "0x1" } });
+  expect(account.status).toBe(200);
+  expect(mod.calls.length).toBe(5);
+  expect(mod.refunds.length).toBe(2);
 });

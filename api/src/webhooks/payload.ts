@@ -10,7 +10,7 @@
 import { MONEY_EVENT_REASONS, type EventReason, type MoneyEventReason, type SessionStatus } from "../../../shared/status.ts";
 import type { ReasonAndDetail } from "../sessions/event-detail.ts";
 import { merchantView, storedReasonAndDetail, type DepositLike, type MerchantSessionView, type SessionRow } from "../sessions/views.ts";
-import type { AccountEventType } from "../db/column-values.ts";
+import type { AccountEventType, RefundEventType } from "../db/column-values.ts";
 
 export const EVENT_TYPES = [
   "payment_session.pending",
@@ -135,5 +135,21 @@ export interface AccountEvent {
 }
 
 export function buildAccountEvent(row: { id: string; type: AccountEventType; data: Record<string, unknown>; createdAt: Date }): AccountEvent {
+  return { id: row.id, type: row.type, createdAt: row.createdAt.toISOString(), data: row.data };
+}
+
+/**
+ * A refund's events (refunds/events.ts): `data` is the refund as GET /refunds/{id} showed it at the
+ * change, with its `sequence` in its session's sequence, frozen in app.refund_events; the same
+ * envelope and `evt_` ids as every other event.
+ */
+export interface RefundEvent {
+  id: string;
+  type: RefundEventType;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+export function buildRefundEvent(row: { id: string; type: RefundEventType; data: Record<string, unknown>; createdAt: Date }): RefundEvent {
   return { id: row.id, type: row.type, createdAt: row.createdAt.toISOString(), data: row.data };
 }

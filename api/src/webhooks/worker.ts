@@ -10,8 +10,9 @@
  *             attempts + 1 (the claim's fencing token), next_attempt_at = now + lease.
  *             Only heads of the per-(endpoint, session) queues are ever pending (outbox.ts),
  *             so the order per session holds whatever the concurrency. A delivery is of a
- *             session event or of an account event (account_event_id: a settlement change);
- *             the claim builds either body, and everything after it is the same for both.
+ *             session event, of an account event (account_event_id: a settlement change) or
+ *             of a refund's event (refund_event_id: ordered with its session's events); the
+ *             claim builds the body, and everything after it is the same for all.
  *   send    — sender.ts, within the overall and per-endpoint bounds of this process, so a
  *             slow endpoint holds at most its own slots and others keep flowing.
  *   record  — results are written in batches, one transaction each: the attempts, the
@@ -32,7 +33,7 @@ import type { WebhookSettings } from "../config.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import { WEBHOOK_CHANNEL } from "../effects/webhook-outbox.ts";
-import { buildAccountEvent, buildEvent } from "./payload.ts";
+import { buildAccountEvent, buildEvent, buildRefundEvent } from "./payload.ts";
 import { fromSnapshot } from "./events.ts";
 import { deliveryOutcome } from "./outcome.ts";
 import { msUntilNextDue } from "./statements/next-due.ts";
@@ -183,6 +184,11 @@ export class WebhookWorker {
       if (r.account_event_id !== null) {
         const event = buildAccountEvent({ id: r.account_event_id, type: r.account_type, data: r.account_data, createdAt: r.account_created_at });
         return { ...common, account: true, eventId: event.id, body: JSON.stringify(event) };
+      }
+      if (r.refund_event_id !== null) {
+        // Frozen at the refund's change; queued with its session's events (account: false).
+        const event = buildRefundEvent({ id: r.refund_event_id, type: r.refund_type, data: r.refund_data, createdAt: r.refund_created_at });
+        return { ...common, account: false, eventId: event.id, body: JSON.stringify(event) };
       }
       // As of the event (its snapshot): the same bytes on every attempt, whatever the session did since.
       const { session, deposits } = fromSnapshot({ session: r.session, deposits: r.deposits });

@@ -17,6 +17,8 @@ export type Doc = Record<string, unknown> & { paths: Record<string, Record<strin
 export interface DocumentInfo {
   info: { title: string; version: string; description: string };
   components: Record<string, unknown>;
+  /** What the service POSTs to merchants' endpoints, by event type (OpenAPI 3.1 `webhooks`). */
+  webhooks?: Record<string, unknown>;
   /** Routes that are not part of the API (the reference page itself, /metrics). */
   exclude: string[];
 }
@@ -34,6 +36,7 @@ export function buildOpenApi(app: AnyElysia, meta: DocumentInfo): Doc {
     openapi: "3.1.0",
     info: meta.info,
     paths: filterPaths(paths, { excludeStaticFile: true, exclude: meta.exclude }) as Doc["paths"],
+    ...(meta.webhooks ? { webhooks: meta.webhooks } : {}),
     components: meta.components,
   });
 }

@@ -5,14 +5,14 @@
  * `sending`, attempts + 1 (the claim's fencing token), next_attempt_at = now + lease. A due
  * delivery of an endpoint disabled meanwhile is canceled instead. Returns each claimed
  * delivery with what its body is built from: the session event (with the session and its
- * deposits as of the event: its stored snapshot) or the account event, and the endpoint's
- * sealed secrets.
+ * deposits as of the event: its stored snapshot), the account event or the refund's event (their
+ * frozen data), and the endpoint's sealed secrets.
  */
 import { Type } from "@sinclair/typebox";
 import type { Sql, TransactionSql } from "postgres";
 import { ENVIRONMENTS } from "../../../../shared/environment.ts";
 import { EVENT_REASONS, SESSION_STATUSES } from "../../../../shared/status.ts";
-import { ACCOUNT_EVENT_TYPES } from "../../db/column-values.ts";
+import { ACCOUNT_EVENT_TYPES, REFUND_EVENT_TYPES } from "../../db/column-values.ts";
 import { col, decodeRow, rowShape, type RowOf } from "../../db/rows.ts";
 
 export interface ClaimLimits {
@@ -47,6 +47,7 @@ const claimedColumns = {
 const ClaimedSessionDelivery = rowShape("claim deliveries (session event)", {
   ...claimedColumns,
   account_event_id: col.null,
+  refund_event_id: col.null,
   event_id: col.text,
   sequence: col.int,
   status: col.oneOf(SESSION_STATUSES),
@@ -63,13 +64,24 @@ const ClaimedSessionDelivery = rowShape("claim deliveries (session event)", {
 const ClaimedAccountDelivery = rowShape("claim deliveries (account event)", {
   ...claimedColumns,
   account_event_id: col.text,
+  refund_event_id: col.null,
   account_type: col.oneOf(ACCOUNT_EVENT_TYPES),
   account_data: col.json(JsonObject),
   account_created_at: col.time,
 });
 
-/** Either kind; `account_event_id` tells them apart (null: a session event). */
-export type ClaimedDelivery = RowOf<typeof ClaimedSessionDelivery> | RowOf<typeof ClaimedAccountDelivery>;
+/** A claimed delivery of a refund's event: its type and frozen data (refunds/events.ts). */
+const ClaimedRefundDelivery = rowShape("claim deliveries (refund event)", {
+  ...claimedColumns,
+  account_event_id: col.null,
+  refund_event_id: col.text,
+  refund_type: col.oneOf(REFUND_EVENT_TYPES),
+  refund_data: col.json(JsonObject),
+  refund_created_at: col.time,
+});
+
+/** Any kind; `account_event_id` and `refund_event_id` tell them apart (both null: a session event). */
+export type ClaimedDelivery = RowOf<typeof ClaimedSessionDelivery> | RowOf<typeof ClaimedAccountDelivery> | RowOf<typeof ClaimedRefundDelivery>;
 
 export async function claimDeliveries(sql: Sql | TransactionSql, c: ClaimLimits): Promise<ClaimedDelivery[]> {
   const rows = await sql`
@@ -95,7 +107,7 @@ export async function claimDeliveries(sql: Sql | TransactionSql, c: ClaimLimits)
          set state = 'sending', attempts = d.attempts + 1,
              next_attempt_at = now() + ${c.leaseMs} * interval '1 millisecond'
         from pick where d.id = pick.id
-      returning d.id, d.event_id, d.account_event_id, d.endpoint_id, d.attempts, d.ordered
+      returning d.id, d.event_id, d.account_event_id, d.refund_event_id, d.endpoint_id, d.attempts, d.ordered
     ), frozen as (
       -- An event written without its snapshot (before 0023, or by an older build during a rolling
       -- upgrade) takes it at its first claim, so its later attempts send the same bytes as this one.
@@ -105,6 +117,7 @@ export async function claimDeliveries(sql: Sql | TransactionSql, c: ClaimLimits)
     )
     select c.id as delivery_id, c.attempts as claim, c.ordered,
            a.id as account_event_id, a.type as account_type, a.data as account_data, a.created_at as account_created_at,
+           re.id as refund_event_id, re.type as refund_type, re.data as refund_data, re.created_at as refund_created_at,
            ep.id as endpoint_id, ep.url, ep.environment, ep.merchant_id, ep.secret_sealed, ep.previous_secret_sealed,
            coalesce(ep.previous_secret_expires_at > now(), false) as previous_valid,
            e.id as event_id, e.sequence, e.status, e.previous_status, e.reason, e.detail, e.created_at as event_created_at,
@@ -119,6 +132,9 @@ export async function claimDeliveries(sql: Sql | TransactionSql, c: ClaimLimits)
       -- unless the session moved on within that moment).
       left join lateral (select coalesce(e.snapshot, f.snapshot, app.session_event_snapshot(e.session_id)) as s where e.id is not null) snap on true
       left join app.account_events a on a.id = c.account_event_id
+      left join app.refund_events re on re.id = c.refund_event_id
       join app.merchants m on m.id = ep.merchant_id`;
-  return rows.map((r) => (r.account_event_id === null ? decodeRow(ClaimedSessionDelivery, r) : decodeRow(ClaimedAccountDelivery, r)));
+  return rows.map((r) =>
+    r.account_event_id !== null ? decodeRow(ClaimedAccountDelivery, r) : r.refund_event_id !== null ? decodeRow(ClaimedRefundDelivery, r) : decodeRow(ClaimedSessionDelivery, r),
+  );
 }
