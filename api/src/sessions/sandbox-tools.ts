@@ -14,7 +14,8 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
 import { decodeFirst, rowShape, col } from "../db/rows.ts";
-import { hasFaucet, type Faucet } from "../sandbox/faucet.ts";
+import { faucetMints, hasFaucet, type Faucet } from "../sandbox/faucet.ts";
+import { refundVaultOn } from "../refunds/balances.ts";
 import { addressParam } from "./address-param.ts";
 import { stepSession } from "./actor.ts";
 import { depositsOfSession, findSession, loadMerchantView } from "./repository.ts";
@@ -25,7 +26,7 @@ export interface SandboxServices {
   database: Pick<Database, "db" | "sql">;
   networks: NetworkConfig[];
   faucet: Pick<Faucet, "mint" | "pay">;
-  config: Pick<Config, "requestTimeoutMs">;
+  config: Pick<Config, "requestTimeoutMs" | "sweeps">;
 }
 
 /** A mined transfer from the faucet. */
@@ -40,6 +41,15 @@ export interface FaucetInput {
   /** Default "100.00". */
   amount?: string;
   chainId?: number;
+}
+
+export interface FundRefundBalanceInput {
+  /** Default "100.00". */
+  amount?: string;
+  /** Default: the local test network (the first sandbox network with a faucet). */
+  chainId?: number;
+  /** Default: the network's TestUSD; TestUSDT too (the faucet mints both). */
+  token?: string;
 }
 
 export interface PayInput {
@@ -89,6 +99,23 @@ export async function mintFromFaucet(services: SandboxServices, input: FaucetInp
   const amount = baseUnits(input.amount ?? "100.00", net.stablecoin.decimals, 0n);
   const txHash = await services.faucet.mint(net, to, amount);
   return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
+}
+
+/**
+ * Test tokens minted straight to the merchant's sandbox refund balance (its refund vault's
+ * address, docs/refunds.md), so that sandbox refunds have money to go out with: the dashboard's
+ * "Fund from faucet" and POST /sandbox/refund-balances/fund.
+ */
+export async function fundRefundBalance(services: SandboxServices, merchant: Merchant, input: FundRefundBalanceInput = {}): Promise<SandboxTransfer & { address: Address; tokenAddress: Address }> {
+  const net = faucetNetwork(services, input.chainId, () => true);
+  const token = input.token === undefined ? net.stablecoin.address : addressParam(input.token, "token");
+  if (!faucetMints(net, token)) throw new ApiError("faucet_unavailable", `That token on ${net.name} is not ours to mint.`, "token");
+  const coin = net.stablecoins.find((t) => t.address.toLowerCase() === token.toLowerCase());
+  const vault = refundVaultOn(net, services.config.sweeps.relayerPrivateKey?.reveal(), merchant.id, "sandbox");
+  if (!coin || !vault) throw new ApiError("faucet_unavailable", `${net.name} has no refund balance to fund here.`, "chainId");
+  const amount = baseUnits(input.amount ?? "100.00", coin.decimals, 0n);
+  const txHash = await services.faucet.mint(net, vault, amount, getAddress(coin.address));
+  return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString(), address: vault, tokenAddress: getAddress(coin.address) };
 }
 
 /** A real on-chain transfer from the faucet to the session's deposit address; the session then moves on by itself. */
