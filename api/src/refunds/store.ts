@@ -14,6 +14,7 @@ import type { Db } from "../db/client.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import { ApiError } from "../errors.ts";
+import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn } from "../db/schema.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
@@ -304,11 +305,11 @@ export async function transactionHashes(db: Db, rows: readonly RefundRow[]): Pro
 const Canceled = rowShape("cancel refund", { state: col.oneOf(REFUND_STATES) });
 
 /**
- * Cancels a PENDING refund of the merchant's and gives its amount back to the session's totals,
- * in one transaction that holds the refund's row (so a relayer round cannot send it meanwhile:
+ * Cancels a PENDING refund of the merchant's and gives its amount back to the session's totals
+ * (with `person`, writes its security-history line too), in one transaction that holds the refund's row (so a relayer round cannot send it meanwhile:
  * it claims PENDING refunds FOR UPDATE SKIP LOCKED and binds them in the transaction that signs).
  */
-export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Promise<RefundRow> {
+export async function cancelRefund(sql: Sql, scope: RefundScope, id: string, person?: ChangedBy): Promise<RefundRow> {
   return sql.begin(async (tx) => {
     const current = decodeFirst(
       Canceled,
@@ -322,6 +323,8 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Pr
        where id = ${id} returning ${tx.unsafe(REFUND_COLUMNS)}`;
     const row = refundFromSql(rows[0]);
     if (t.releases) await releaseTotals(tx, row);
+    // A person's cancel (the dashboard) is recorded in the cancel's own transaction.
+    if (person) await changeStatement(tx, person, "refund_canceled", { refundId: id, paymentSessionId: row.sessionId });
     return row;
   });
 }
