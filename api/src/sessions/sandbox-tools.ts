@@ -114,7 +114,10 @@ export async function fundRefundBalance(services: SandboxServices, merchant: Mer
   const vault = refundVaultOn(net, services.config.sweeps.relayerPrivateKey?.reveal(), merchant.id, "sandbox");
   if (!coin || !vault) throw new ApiError("faucet_unavailable", `${net.name} has no refund balance to fund here.`, "chainId");
   const amount = baseUnits(input.amount ?? "100.00", coin.decimals, 0n);
-  const txHash = await services.faucet.mint(net, vault, amount, getAddress(coin.address));
+  // A network that does not answer is the catalogue's 503, for both doors (the page shows it).
+  const txHash = await services.faucet.mint(net, vault, amount, getAddress(coin.address)).catch((e: unknown) => {
+    throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" }, { cause: e });
+  });
   return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString(), address: vault, tokenAddress: getAddress(coin.address) };
 }
 

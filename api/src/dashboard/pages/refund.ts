@@ -67,8 +67,10 @@ export function refundFormBody(env: Environment, v: MerchantSessionView, rests: 
   <div><dt>Left to refund</dt><dd id="refundable">${restLines(rests)}</dd></div></dl></section>
 ${error ? html`<div class="notice error" role="alert" id="refund-error">${error}</div>` : ""}
 ${
-  nothing && !error
-    ? html`<div class="notice error" role="alert">Nothing of this payment is left to refund${rests.length === 0 ? ": it received no payment in a token it accepts" : ""}.</div>`
+  nothing
+    ? error
+      ? ""
+      : html`<div class="notice error" role="alert">Nothing of this payment is left to refund${rests.length === 0 ? ": it received no payment in a token it accepts" : ""}.</div>`
     : html`<form method="get" action="${base}/refund/review" class="stack card">
   <label for="refund-amount">Amount (${v.currency}, like 12.34)</label>
   <input id="refund-amount" name="amount" value="${values.amount}" inputmode="decimal" pattern="[0-9]+\\.[0-9]{2}" autocomplete="off" aria-describedby="amount-help">
