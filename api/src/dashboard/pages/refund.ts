@@ -122,7 +122,7 @@ ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` 
 export function sessionRefundsSection(env: Environment, login: Login, v: MerchantSessionView, refunds: readonly RefundView[], canRefund: boolean): Html {
   const base = `/dashboard/${env}/transactions/${v.paymentSessionId}`;
   return html`<section aria-labelledby="rf"><h2 id="rf">Refunds</h2>
-${canRefund ? html`<p><a href="${base}/refund" class="button-link" id="refund-link">Refund…</a></p>` : ""}
+${canRefund ? html`<p><a href="${base}/refund" class="button-link primary" id="refund-link">Refund…</a></p>` : ""}
 ${
   refunds.length === 0
     ? html`<p class="muted">No refund of this payment.</p>`
@@ -131,7 +131,7 @@ ${
 <thead><tr><th scope="col">Refund</th><th scope="col">State</th><th scope="col" class="num">Amount</th><th scope="col">Token</th><th scope="col">Destination</th><th scope="col">Transaction</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${refunds.map(
         (r) => html`<tr id="${r.refundId}">
-  <td><code>${r.refundId}</code><br><span class="muted small">${REASON_WORDS[r.reason] ?? r.reason}</span></td>
+  <td><code class="nowrap">${r.refundId}</code><br><span class="muted small">${REASON_WORDS[r.reason] ?? r.reason}</span></td>
   <td>${statusBadge(r.status)}${r.waitingReason ? html`<br><span class="small waiting">${WAITING_WORDS[r.waitingReason] ?? r.waitingReason} <code>${r.waitingReason}</code></span>` : ""}${r.failureReason ? html`<br><span class="small">${r.failureReason}</span>` : ""}</td>
   <td class="num">${r.amount} ${r.currency}</td>
   <td>${r.parts.map((p) => html`<div>${p.amount} ${p.tokenSymbol}</div>`)}</td>
