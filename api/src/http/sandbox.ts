@@ -10,7 +10,8 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
-import { expireSandboxSession, failNextSweep, fundRefundBalance, mintFromFaucet, paySandboxSession, simulateSandboxError } from "../sessions/sandbox-tools.ts";
+import { fundRefundBalance } from "../refunds/sandbox-fund.ts";
+import { expireSandboxSession, failNextSweep, mintFromFaucet, paySandboxSession, simulateSandboxError } from "../sessions/sandbox-tools.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { MerchantSession } from "./payment-sessions.schemas.ts";

@@ -14,8 +14,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { publicMerchantId, type Merchant } from "../credentials/store.ts";
 import { decodeFirst, rowShape, col } from "../db/rows.ts";
-import { faucetMints, hasFaucet, type Faucet } from "../sandbox/faucet.ts";
-import { refundVaultOn } from "../refunds/balances.ts";
+import { hasFaucet, type Faucet } from "../sandbox/faucet.ts";
 import { addressParam } from "./address-param.ts";
 import { stepSession } from "./actor.ts";
 import { depositsOfSession, findSession, loadMerchantView } from "./repository.ts";
@@ -43,15 +42,6 @@ export interface FaucetInput {
   chainId?: number;
 }
 
-export interface FundRefundBalanceInput {
-  /** Default "100.00". */
-  amount?: string;
-  /** Default: the local test network (the first sandbox network with a faucet). */
-  chainId?: number;
-  /** Default: the network's TestUSD; TestUSDT too (the faucet mints both). */
-  token?: string;
-}
-
 export interface PayInput {
   /** Default: the session's amount. */
   amount?: string;
@@ -67,7 +57,8 @@ async function ownSession(services: SandboxServices, merchant: Merchant, id: str
   return row;
 }
 
-function faucetNetwork(services: SandboxServices, chainId: number | undefined, allowed: (n: NetworkConfig) => boolean): NetworkConfig {
+/** The sandbox network a tool works on: the one asked for among `allowed`, else the first with a faucet (refunds/sandbox-fund.ts uses it too). */
+export function faucetNetwork(services: SandboxServices, chainId: number | undefined, allowed: (n: NetworkConfig) => boolean): NetworkConfig {
   // No sandbox network at all (e.g. `bun run start` with production networks only): the same
   // answer as a session create, not a complaint about chainId.
   if (!services.networks.some((n) => n.environment === "sandbox")) {
@@ -80,7 +71,8 @@ function faucetNetwork(services: SandboxServices, chainId: number | undefined, a
   return net;
 }
 
-function baseUnits(amount: string | undefined, decimals: number, fallback: bigint): bigint {
+/** "x.yy" (or the fallback when absent) in base units of `decimals`; a bad amount is `amount_invalid`. */
+export function baseUnits(amount: string | undefined, decimals: number, fallback: bigint): bigint {
   if (amount === undefined) return fallback;
   const p = parseAmount(amount);
   if (!p.ok) throw new ApiError("amount_invalid", undefined, "amount");
@@ -99,26 +91,6 @@ export async function mintFromFaucet(services: SandboxServices, input: FaucetInp
   const amount = baseUnits(input.amount ?? "100.00", net.stablecoin.decimals, 0n);
   const txHash = await services.faucet.mint(net, to, amount);
   return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString() };
-}
-
-/**
- * Test tokens minted straight to the merchant's sandbox refund balance (its refund vault's
- * address, docs/refunds.md), so that sandbox refunds have money to go out with: the dashboard's
- * "Fund from faucet" and POST /sandbox/refund-balances/fund.
- */
-export async function fundRefundBalance(services: SandboxServices, merchant: Merchant, input: FundRefundBalanceInput = {}): Promise<SandboxTransfer & { address: Address; tokenAddress: Address }> {
-  const net = faucetNetwork(services, input.chainId, () => true);
-  const token = input.token === undefined ? net.stablecoin.address : addressParam(input.token, "token");
-  if (!faucetMints(net, token)) throw new ApiError("faucet_unavailable", `That token on ${net.name} is not ours to mint.`, "token");
-  const coin = net.stablecoins.find((t) => t.address.toLowerCase() === token.toLowerCase());
-  const vault = refundVaultOn(net, services.config.sweeps.relayerPrivateKey?.reveal(), merchant.id, "sandbox");
-  if (!coin || !vault) throw new ApiError("faucet_unavailable", `${net.name} has no refund balance to fund here.`, "chainId");
-  const amount = baseUnits(input.amount ?? "100.00", coin.decimals, 0n);
-  // A network that does not answer is the catalogue's 503, for both doors (the page shows it).
-  const txHash = await services.faucet.mint(net, vault, amount, getAddress(coin.address)).catch((e: unknown) => {
-    throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" }, { cause: e });
-  });
-  return { chainId: net.chainId, txHash, amountBaseUnits: amount.toString(), address: vault, tokenAddress: getAddress(coin.address) };
 }
 
 /** A real on-chain transfer from the faucet to the session's deposit address; the session then moves on by itself. */

@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { hasFaucet } from "../../sandbox/faucet.ts";
-import { fundRefundBalance } from "../../sessions/sandbox-tools.ts";
+import { fundRefundBalance } from "../../refunds/sandbox-fund.ts";
 import { attempt, errorPage, type PageContext } from "../context.ts";
 import type { Notice } from "../layout.ts";
 import { refundBalanceBody } from "../pages/refund-balance.ts";
