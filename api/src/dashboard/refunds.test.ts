@@ -14,7 +14,8 @@ import { startTestService, type TestService } from "../../../testing/service.ts"
 import { merchantWithUser, signIn, TEST_PASSWORD, type Browser } from "../../../testing/dashboard.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { balanceNeeds, refundBadge } from "./refunds.ts";
-import { defaultAmount } from "./pages/refund.ts";
+import { defaultAmount, refundFormBody } from "./pages/refund.ts";
+import type { MerchantSessionView } from "../sessions/views.ts";
 import { refundItems } from "./timeline.ts";
 
 let svc: TestService;
@@ -267,6 +268,16 @@ describe("pure parts", () => {
     expect(defaultAmount([rest(1, 3_000_001n)])).toBe("");
     expect(defaultAmount([rest(1, 1_000_000n), rest(2, 1_000_000n)])).toBe("");
     expect(defaultAmount([])).toBe("");
+  });
+
+  test("money left on two networks: the form asks which (the create would otherwise refuse, naming chainId)", () => {
+    const rest = (chainId: number, r: bigint) => ({ chainId, token: "0xt", symbol: "TUSD", decimals: 6, unitDecimals: 6, received: r, held: 0n, rest: r });
+    const v = { paymentSessionId: "ps_x", amount: "2.00", currency: "USD", status: "SUCCEEDED", referenceId: null } as unknown as MerchantSessionView;
+    const two = refundFormBody("sandbox", v, [rest(31337, 1_000_000n), rest(31338, 1_000_000n)], { amount: "", reason: "", chainId: "31338" }).toString();
+    expect(two).toContain('<select id="refund-chain" name="chainId" required>');
+    expect(two).toMatch(/<option value="31338" selected>/);
+    const one = refundFormBody("sandbox", v, [rest(31337, 1_000_000n), rest(31338, 0n)], { amount: "", reason: "", chainId: "" }).toString();
+    expect(one).not.toContain('name="chainId"');
   });
 
   test("what waiting refunds need of each balance; low only when read and below it; refunds without a destination need nothing", () => {

@@ -34,6 +34,8 @@ export const WAITING_WORDS: Record<string, string> = {
 export interface RefundFormValues {
   amount: string;
   reason: RefundReason | "";
+  /** The network to refund on, when the session has money left on more than one ("" otherwise). */
+  chainId: string;
 }
 
 /** The refundable rest as "x.yy" when it has no more places than cents (else the form leaves the amount empty: everything). */
@@ -63,6 +65,7 @@ function facts(v: MerchantSessionView): Html {
 export function refundFormBody(env: Environment, v: MerchantSessionView, rests: readonly Refundable[], values: RefundFormValues, error?: string): Html {
   const base = `/dashboard/${env}/transactions/${v.paymentSessionId}`;
   const nothing = !rests.some((r) => r.rest > 0n);
+  const chains = [...new Set(rests.filter((r) => r.rest > 0n).map((r) => r.chainId))];
   return html`<section class="card"><dl class="facts">${facts(v)}
   <div><dt>Left to refund</dt><dd id="refundable">${restLines(rests)}</dd></div></dl></section>
 ${error ? html`<div class="notice error" role="alert" id="refund-error">${error}</div>` : ""}
@@ -75,6 +78,12 @@ ${
   <label for="refund-amount">Amount (${v.currency}, like 12.34)</label>
   <input id="refund-amount" name="amount" value="${values.amount}" inputmode="decimal" pattern="[0-9]+\\.[0-9]{2}" autocomplete="off" aria-describedby="amount-help">
   <p class="muted small" id="amount-help">Empty: everything left to refund. It goes back in the tokens and on the network it came in, to the address that paid.</p>
+  ${
+    chains.length > 1
+      ? html`<label for="refund-chain">Network (money is left on more than one)</label>
+  <select id="refund-chain" name="chainId" required><option value="">Choose a network</option>${chains.map((c) => html`<option value="${String(c)}"${values.chainId === String(c) ? html` selected` : ""}>${networkName(c)}</option>`)}</select>`
+      : ""
+  }
   <label for="refund-reason">Reason</label>
   <select id="refund-reason" name="reason" required>
     <option value="">Choose a reason</option>
@@ -88,7 +97,7 @@ ${
 export function refundReviewBody(env: Environment, login: Login, v: MerchantSessionView, p: RefundPreview, values: RefundFormValues, opts: { passwordNeeded: boolean; thresholdText: string; error?: string }): Html {
   const base = `/dashboard/${env}/transactions/${v.paymentSessionId}`;
   const amount = formatUnitAmount(p.amount, p.unitDecimals);
-  const back = `${base}/refund?${new URLSearchParams({ amount: values.amount, reason: values.reason })}`;
+  const back = `${base}/refund?${new URLSearchParams({ amount: values.amount, reason: values.reason, ...(values.chainId ? { chainId: values.chainId } : {}) })}`;
   return html`<section class="card confirm" aria-labelledby="review-h">
 <h2 id="review-h" class="h3">What will be sent</h2>
 <dl class="facts">${facts(v)}
@@ -108,6 +117,7 @@ ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` 
   ${csrfField(login)}
   <input type="hidden" name="amount" value="${values.amount}">
   <input type="hidden" name="reason" value="${values.reason}">
+  ${values.chainId ? html`<input type="hidden" name="chainId" value="${values.chainId}">` : ""}
   ${
     opts.passwordNeeded
       ? html`<label for="refund-password">Your password (a production refund above ${opts.thresholdText})</label>

@@ -9,7 +9,7 @@
  */
 import { Elysia } from "elysia";
 import { isId } from "../../../../shared/ids.ts";
-import { formatAmount } from "../../../../shared/money.ts";
+import { formatAmount, formatUnitAmount } from "../../../../shared/money.ts";
 import { changeStatement, recordSecurityEvent } from "../../credentials/security-history.ts";
 import { ApiError } from "../../errors.ts";
 import { checkRefundInput } from "../../refunds/input.ts";
@@ -30,7 +30,12 @@ const NOT_FOUND = "No such payment session in this account.";
 /** The form's two fields as sent (trimmed, bounded); the reason checked against the API's list. */
 function valuesOf(get: (k: string) => string | null | undefined): RefundFormValues {
   const reason = (get("reason") ?? "").trim();
-  return { amount: (get("amount") ?? "").trim().slice(0, 40), reason: (REFUND_REASONS as readonly string[]).includes(reason) ? (reason as RefundReason) : "" };
+  const chainId = (get("chainId") ?? "").trim();
+  return {
+    amount: (get("amount") ?? "").trim().slice(0, 40),
+    reason: (REFUND_REASONS as readonly string[]).includes(reason) ? (reason as RefundReason) : "",
+    chainId: /^[1-9][0-9]{0,9}$/.test(chainId) ? chainId : "",
+  };
 }
 
 export function refundRoutes({ services, sql, pageRoute, actionRoute }: DashboardKit) {
@@ -39,7 +44,7 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
   /** The create's input from the form, checked as the API checks its body (the same messages). */
   async function newRefund(c: PageContext, values: RefundFormValues): Promise<NewRefund> {
     if (!values.reason) throw new ApiError("parameter_invalid", "Choose the reason for the refund.", "reason");
-    const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}) });
+    const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}), ...(values.chainId ? { chainId: Number(values.chainId) } : {}) });
     return { sessionId: c.params.id!, ...input, maxPerRefundMinor: services.config.refunds.maxPerRefundMinor, indexerPresent: await indexerTablesPresent(sql) };
   }
 
@@ -68,7 +73,7 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
         if (!d) return c.render("transactions", "Not found", html`<p>No payment session ${c.params.id} in this account's ${c.env}.</p>`, { status: 404 });
         const rests = await refundableOf(sql, d.view.paymentSessionId, await indexerTablesPresent(sql));
         const asked = valuesOf((k) => c.query[k]);
-        const values = { amount: c.query.amount !== undefined ? asked.amount : defaultAmount(rests), reason: asked.reason };
+        const values = { ...asked, amount: c.query.amount !== undefined ? asked.amount : defaultAmount(rests) };
         return c.render("transactions", "Refund this payment", refundFormBody(c.env, d.view, rests, values));
       }),
       HIDE,
@@ -100,7 +105,7 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
         const res = await attempt(() =>
           sql.begin(async (tx) => {
             const row = await createRefund(tx, owner(c), input);
-            await changeStatement(tx, c.by(), "refund_created", { refundId: row.id, paymentSessionId: row.sessionId, amount: values.amount || "all" });
+            await changeStatement(tx, c.by(), "refund_created", { refundId: row.id, paymentSessionId: row.sessionId, amount: formatUnitAmount(BigInt(row.amount), row.unitDecimals) });
             return row;
           }),
         );
