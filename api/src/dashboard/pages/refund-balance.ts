@@ -57,7 +57,7 @@ ${
 <section aria-labelledby="waiting-h"><h2 id="waiting-h">Refunds waiting for money</h2>
 ${
   p.waiting.length === 0
-    ? html`<p class="muted">None: every refund so far found its balance covered.</p>`
+    ? html`<p class="muted">None right now: no refund is held back for want of money.</p>`
     : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Refunds waiting (scrolls sideways on small screens)"><table class="list" id="waiting">
 <thead><tr><th scope="col">Refund</th><th scope="col">Payment</th><th scope="col">State</th><th scope="col" class="num">Amount</th><th scope="col">Network</th><th scope="col">Created</th></tr></thead>
 <tbody>${p.waiting.map(
