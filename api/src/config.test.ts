@@ -91,3 +91,9 @@ test("sweeper settings: defaults, bounds, and a relayer key that is validated bu
   expect(problems.join("\n")).not.toContain("0x1234");
   expect(problems.some((p) => p.startsWith("SERVICE_RELAYER_PRIVATE_KEY"))).toBe(true);
 });
+
+test("a production refund from the dashboard asks for the password above SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE (default 500.00)", () => {
+  expect(loadConfig({}).dashboard.refundPasswordAboveMinor).toBe(50_000n);
+  expect(loadConfig({ SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE: "25.50" }).dashboard.refundPasswordAboveMinor).toBe(2550n);
+  expect(() => loadConfig({ SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE: "lots" })).toThrow(/SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE/);
+});

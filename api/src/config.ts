@@ -55,8 +55,12 @@ export interface Config {
   refunds: RefundSettings;
   /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
   networkCheckMs: number;
-  /** The merchant dashboard (api/src/dashboard/): whether anyone may create an account there (SERVICE_DASHBOARD_SIGNUP). */
-  dashboard: { signUp: boolean };
+  /**
+   * The merchant dashboard (api/src/dashboard/): whether anyone may create an account there
+   * (SERVICE_DASHBOARD_SIGNUP), and above which amount a production refund made there asks for
+   * the person's password again (SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE, in minor units).
+   */
+  dashboard: { signUp: boolean; refundPasswordAboveMinor: bigint };
 }
 
 /** The sweeper's knobs (sweeps/sweeper.ts). */
@@ -285,7 +289,7 @@ export function loadConfig(env: Env = process.env): Config {
     indexerReadyTimeoutMs: int("SERVICE_INDEXER_READY_TIMEOUT_SECONDS", 120, 1, 86400) * 1000,
     encryptionKey: undefined,
     networkCheckMs: int("SERVICE_NETWORK_CHECK_SECONDS", 30, 1, 3600) * 1000,
-    dashboard: { signUp: bool("SERVICE_DASHBOARD_SIGNUP", false) },
+    dashboard: { signUp: bool("SERVICE_DASHBOARD_SIGNUP", false), refundPasswordAboveMinor: amount("SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE", "500.00") },
     runner: {
       enabled: bool("SERVICE_SESSION_RUNNER", true),
       pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),

@@ -26,6 +26,9 @@ export type SecurityAction =
   | "settlement_address_changed"
   | "settlement_address_change_refused"
   | "payment_session_canceled"
+  | "refund_created"
+  | "refund_canceled"
+  | "refund_refused"
   | "webhook_event_redelivered";
 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;

@@ -8,7 +8,10 @@ import type { MerchantSessionView, EventRow } from "../sessions/views.ts";
 import { newestAttemptsOfEvents, type AttemptRow } from "../webhooks/attempts.ts";
 import { listEndpoints, type EndpointRow } from "../webhooks/endpoints.ts";
 import { deliveriesOfEvents, type DeliveryView } from "../webhooks/events.ts";
-import { readIndexedMoves, type IndexedMove } from "../sessions/indexed.ts";
+import { indexerTablesPresent, readIndexedMoves, type IndexedMove } from "../sessions/indexed.ts";
+import { refundableOf } from "../refunds/store.ts";
+import type { RefundView } from "../refunds/view.ts";
+import { sessionRefunds } from "./refunds.ts";
 import { isId } from "../../../shared/ids.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 
@@ -64,6 +67,10 @@ export interface TransactionDetail {
   endpoints: Map<string, EndpointRow>;
   /** The indexed transfers in and out, confirmed or not: each payment's sender and depth. */
   moves: IndexedMove[];
+  /** The session's refunds, newest first, as the API shows them. */
+  refunds: RefundView[];
+  /** Whether anything is left to refund (the page's Refund action). */
+  refundable: boolean;
 }
 
 export async function loadDetail(services: Services, merchant: Merchant, environment: Environment, id: string): Promise<TransactionDetail | undefined> {
@@ -94,13 +101,15 @@ export async function loadDetail(services: Services, merchant: Merchant, environ
   const owner = { merchantId: merchant.id, environment };
   const sessionEvents = await sessionEventsOf(db, row.id);
   const ids = sessionEvents.map((e) => e.id);
-  const [deliveries, attempts, endpointRows, moves] = await Promise.all([
+  const [deliveries, attempts, endpointRows, moves, refunds, rests] = await Promise.all([
     deliveriesOfEvents(db, ids),
     newestAttemptsOfEvents(db, owner, ids, 10),
     listEndpoints(db, owner),
     readIndexedMoves(sql, row.id),
+    sessionRefunds(services, owner, row.id),
+    indexerTablesPresent(sql).then((present) => refundableOf(sql, row.id, present)),
   ]);
   const events = sessionEvents.map((event) => ({ event, deliveries: deliveries.get(event.id) ?? [], attempts: attempts.get(event.id)?.rows ?? [] }));
   const endpoints = new Map(endpointRows.map((e) => [e.id, e]));
-  return { view, funds, sweeps, events, endpoints, moves };
+  return { view, funds, sweeps, events, endpoints, moves, refunds, refundable: rests.some((r) => r.rest > 0n) };
 }

@@ -4,6 +4,7 @@
  */
 import type { EventReason } from "../../../shared/status.ts";
 import type { HistoryEntry } from "../sessions/views.ts";
+import type { RefundView } from "../refunds/view.ts";
 
 /** What the timeline reads of a history entry; each detail field is read with care (tokenAmount). */
 type Entry = Pick<HistoryEntry, "sequence" | "status" | "previousStatus" | "at"> & { reason: EventReason; detail: Record<string, unknown> };
@@ -79,4 +80,32 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
     default:
       return { ...base, title: String(entry.reason), text: "" };
   }
+}
+
+/** What the timeline reads of a refund (refunds/view.ts). */
+type RefundEntry = Pick<RefundView, "refundId" | "status" | "amount" | "currency" | "reason" | "parts" | "failureReason" | "createdAt" | "sentAt" | "finishedAt">;
+
+/**
+ * A refund's steps on the session's timeline: asked for, sent, and how it ended. Each at the time
+ * the refund records for it; the page merges them with the session's own history by time.
+ */
+export function refundItems(refunds: readonly RefundEntry[]): TimelineItem[] {
+  const out: TimelineItem[] = [];
+  for (const r of refunds) {
+    const tokens = r.parts.map((p) => `${p.amount} ${p.tokenSymbol}`).join(" and ");
+    out.push({ at: r.createdAt, status: "PENDING", title: "Refund asked for", text: `A refund of ${r.amount} ${r.currency} (${tokens}, reason ${r.reason}) was created: ${r.refundId}.` });
+    if (r.sentAt) out.push({ at: r.sentAt, status: "SENT", title: "Refund sent", text: `The refund ${r.refundId} went out from your refund balance to the payer.` });
+    if (r.finishedAt) {
+      const end =
+        r.status === "SUCCEEDED"
+          ? { title: "Refunded", text: `${tokens} reached the payer (${r.refundId}).` }
+          : r.status === "CANCELED"
+            ? { title: "Refund canceled", text: `The refund ${r.refundId} was canceled before it was sent; its amount can be refunded again.` }
+            : r.status === "FAILED"
+              ? { title: "Refund failed", text: `The refund ${r.refundId} did not reach the payer (${r.failureReason ?? "failed"}); its amount can be refunded again.` }
+              : undefined;
+      if (end) out.push({ at: r.finishedAt, status: r.status, ...end });
+    }
+  }
+  return out;
 }

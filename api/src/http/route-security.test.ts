@@ -102,6 +102,8 @@ function bodyFor(method: string, path: string): unknown {
   if (method === "GET" || method === "DELETE") return undefined;
   if (path.startsWith("/settlement-addresses/")) return { address: "0x00000000000000000000000000000000000000b2" };
   if (path.endsWith("/refunds")) return { amount: "0.10", reason: "other" };
+  // A token not ours to mint: refused before any network is asked (this service's never answer).
+  if (path === "/sandbox/refund-balances/fund") return { token: "0x00000000000000000000000000000000000000a1" };
   return {};
 }
 

@@ -1,5 +1,5 @@
 /**
- * Sandbox tool schemas (sandbox.ts): faucet, pay, fail-next-sweep.
+ * Sandbox tool schemas (sandbox.ts): faucet, refund-balance funding, pay, fail-next-sweep.
  */
 import { t } from "elysia";
 import { JsonInteger } from "./schemas.ts";
@@ -28,3 +28,20 @@ export const SandboxTransfer = t.Object({
 });
 
 export const FailNextSweepResult = t.Object({ paymentSessionId: t.String(), failNextSweep: t.Boolean() });
+
+export const FundRefundBalanceBody = t.Object(
+  {
+    amount: t.Optional(t.String({ maxLength: 32, description: 'Default "100.00".', examples: ["100.00"] })),
+    chainId: t.Optional(JsonInteger({ description: "A sandbox network with a faucet; default the local test network.", examples: [31337] })),
+    token: t.Optional(t.String({ maxLength: 64, description: "The test stablecoin to mint (TestUSD or TestUSDT); default the network's main one (TestUSD)." })),
+  },
+  { additionalProperties: false },
+);
+
+export const FundedRefundBalance = t.Object({
+  chainId: JsonInteger({ examples: [31337] }),
+  txHash: t.String({ examples: ["0x9f…"] }),
+  amountBaseUnits: t.String({ examples: ["100000000"] }),
+  address: t.String({ description: "Your refund balance's address on that network (EIP-55).", examples: ["0x5FbDB2315678afecb367f032d93F642f64180aa3"] }),
+  tokenAddress: t.String({ description: "The stablecoin minted (EIP-55)." }),
+});

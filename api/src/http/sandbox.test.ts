@@ -30,6 +30,27 @@ describe("sandbox tools", () => {
     expect(await balance(to)).toBe(25_000_000n);
   });
 
+  test("fund the refund balance: test tokens minted to the merchant's refund vault, the address GET /refund-balances shows", async () => {
+    const before = (await stack.svc.call("GET", "/refund-balances", { auth: stack.key })).body.data[0];
+    const r = await call("/sandbox/refund-balances/fund", { amount: "40.00" });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ chainId: 31337, amountBaseUnits: "40000000", address: before.address, tokenAddress: stack.chains[0]!.token });
+    expect(await balance(before.address)).toBe(40_000_000n);
+    const after = (await stack.svc.call("GET", "/refund-balances", { auth: stack.key })).body.data[0];
+    expect(after.tokens[0]).toMatchObject({ balance: "40.00" });
+    // Another merchant's call funds its own vault, never this one.
+    const other = await stack.svc.merchant("Other refunds");
+    const theirs = await call("/sandbox/refund-balances/fund", { amount: "1.00" }, other.sandboxKey);
+    expect(theirs.body.address).not.toBe(before.address);
+    expect(await balance(before.address)).toBe(40_000_000n);
+    // Bad input is a 4xx and mints nothing; a production key has no such tool.
+    expect((await call("/sandbox/refund-balances/fund", { amount: "0.00" })).body.error.code).toBe("amount_invalid");
+    expect((await call("/sandbox/refund-balances/fund", { token: "0x00000000000000000000000000000000000000a1" })).body.error.code).toBe("faucet_unavailable");
+    expect((await call("/sandbox/refund-balances/fund", { chainId: 1 })).body.error.code).toBe("parameter_invalid");
+    expect((await call("/sandbox/refund-balances/fund", {}, stack.liveKey)).status).toBe(404);
+    expect(await balance(before.address)).toBe(40_000_000n);
+  });
+
   test("pay from the faucet: the session runs to SUCCEEDED by itself", async () => {
     const s = await stack.create("7.25");
     const r = await call(`/sandbox/payment-sessions/${s.id}/pay`);

@@ -2,6 +2,7 @@
  * Sandbox tools (sandbox API key only; with a production key they do not exist: 404). They
  * drive a session through its lifecycle with real on-chain transfers on the test network:
  *   POST /sandbox/faucet                              TestUSD to any address
+ *   POST /sandbox/refund-balances/fund                test tokens to your own refund balance
  *   POST /sandbox/payment-sessions/{id}/pay           pay it from the faucet (amount and network optional)
  *   POST /sandbox/payment-sessions/{id}/fail-next-sweep
  *   POST /sandbox/payment-sessions/{id}/expire        expire it now
@@ -9,11 +10,12 @@
  */
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
+import { fundRefundBalance } from "../refunds/sandbox-fund.ts";
 import { expireSandboxSession, failNextSweep, mintFromFaucet, paySandboxSession, simulateSandboxError } from "../sessions/sandbox-tools.ts";
 import { readJsonBody } from "./body.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { MerchantSession } from "./payment-sessions.schemas.ts";
-import { FaucetBody, SandboxPayBody, SandboxTransfer, FailNextSweepResult } from "./sandbox.schemas.ts";
+import { FaucetBody, FundedRefundBalance, FundRefundBalanceBody, SandboxPayBody, SandboxTransfer, FailNextSweepResult } from "./sandbox.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
@@ -48,6 +50,25 @@ export function sandboxRoutes(services: Services) {
           body: FaucetBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Minted (the transaction is mined)." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
+        }),
+      },
+    )
+    .post(
+      "/sandbox/refund-balances/fund",
+      async ({ request }) => {
+        const auth = await sandboxAuth(request);
+        return fundRefundBalance(services, auth.merchant, validateBody(FundRefundBalanceBody, await readJsonBody(request)));
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Fund your refund balance from the faucet",
+          description:
+            'Mints test stablecoin (default "100.00" TestUSD; `token` may name TestUSDT) straight to your sandbox refund balance on a network with a faucet (default: the local test network), so that sandbox refunds have money to go out with (docs/refunds.md). The dashboard\'s "Fund from faucet" button does the same.',
+          auth: "apiKey",
+          body: FundRefundBalanceBody,
+          ok: { status: 200, schema: FundedRefundBalance, description: "Minted (the transaction is mined)." },
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "parameter_invalid", "route_not_found", "network_unavailable"],
         }),
       },
     )

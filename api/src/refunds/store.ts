@@ -14,6 +14,7 @@ import type { Db } from "../db/client.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import { ApiError } from "../errors.ts";
+import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn } from "../db/schema.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
@@ -28,6 +29,7 @@ import {
   planRefund,
   refundableRests,
   REFUND_STATES,
+  type Refundable,
   type RefundAsk,
   type RefundReason,
   type SessionNetwork,
@@ -74,25 +76,34 @@ function networksOf(rows: readonly RowOf<typeof NetworkOfSession>[]): SessionNet
   }));
 }
 
+/** What a refund would be, before anything is written: the create's own reading and plan (previewRefund). */
+export interface RefundPreview {
+  sessionId: string;
+  currency: string;
+  chainId: number;
+  /** In the session's unit on that network. */
+  amount: bigint;
+  unitDecimals: number;
+  parts: RefundPartColumn[];
+  /** The networks' main tokens (what a ledger row without a token is in), for the cap's statement. */
+  mainTokenOf: Map<number, string>;
+  /** Why it would wait at once (no single payer to send to), else null. */
+  waitingReason: "destination_unknown" | null;
+}
+
 /**
- * Creates a refund in `tx` (with withIdempotency's transaction when a key came). Throws the
- * catalogue's error when the session is not the merchant's (404), received nothing refundable, or
- * has less left than asked; nothing is written then.
+ * What `createRefund` would create, read and planned exactly as it does, writing nothing: the
+ * dashboard's review step shows it before the person confirms. Throws the catalogue's errors the
+ * create throws for the same ask (404, not refundable, exceeds, too large, …). The create checks
+ * the cap again in its own transaction: a refund made meanwhile is refused there, never overdrawn.
  */
-export async function createRefund(tx: TransactionSql, scope: RefundScope, r: NewRefund): Promise<RefundRow> {
+export async function previewRefund(tx: Sql | TransactionSql, scope: RefundScope, r: NewRefund): Promise<RefundPreview> {
   const session = decodeFirst(
     SessionOfRefund,
     await tx`select id, currency from app.payment_sessions where id = ${r.sessionId} and merchant_id = ${scope.merchantId} and environment = ${scope.environment}`,
   );
   if (!session) throw sessionNotFound(r.sessionId);
-  const networks = networksOf(decodeRows(NetworkOfSession, await tx`select chain_id, token_address, decimals, tokens from app.session_deposits where session_id = ${r.sessionId} order by chain_id`));
-  const ledger = await ledgerPaymentsIn(tx, r.sessionId, r.indexerPresent);
-  const held = decodeRows(HeldRow, await tx`select chain_id, token_address, held::text as held from app.refund_totals where session_id = ${r.sessionId}`);
-  const rests = refundableRests(
-    networks,
-    ledger.map((l) => ({ chainId: l.chain_id, token: l.token_address, amount: l.amount, reverted: l.reverted })),
-    held.map((h) => ({ chainId: h.chain_id, token: h.token_address, held: h.held })),
-  );
+  const { networks, ledger, rests } = await readRefundable(tx, r.sessionId, r.indexerPresent);
   const plan = planRefund(r.ask, rests);
   if (!plan.ok) {
     switch (plan.problem) {
@@ -113,35 +124,73 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
   if (plan.amount > r.maxPerRefundMinor * 10n ** BigInt(plan.unitDecimals - 2)) {
     throw new ApiError("amount_too_large", `A refund may be at most ${formatAmount(r.maxPerRefundMinor)} here (SERVICE_REFUND_MAX_PER_REFUND).`, "amount");
   }
+  const net = networks.find((n) => n.chainId === plan.chainId)!;
+  const parts: RefundPartColumn[] = plan.parts.map((p) => {
+    const payers = ledger.filter((l) => l.chain_id === p.chainId && !l.reverted && (l.token_address ?? net.mainToken).toLowerCase() === p.token).map((l) => l.payer);
+    const t = net.tokens.find((x) => x.address === p.token)!;
+    return { token: p.token, symbol: t.symbol, decimals: t.decimals, amount: p.amount.toString(), baseUnits: p.baseUnits.toString(), destination: onePayer(payers) ?? null };
+  });
+  return {
+    sessionId: session.id,
+    currency: session.currency,
+    chainId: plan.chainId,
+    amount: plan.amount,
+    unitDecimals: plan.unitDecimals,
+    parts,
+    mainTokenOf: new Map(networks.map((n) => [n.chainId, n.mainToken])),
+    waitingReason: parts.some((p) => p.destination === null) ? "destination_unknown" : null,
+  };
+}
+
+/** What a session may still refund, per network and token (the form's default amount: their sum). */
+export async function refundableOf(sql: Sql | TransactionSql, sessionId: string, indexerPresent: boolean): Promise<Refundable[]> {
+  return (await readRefundable(sql, sessionId, indexerPresent)).rests;
+}
+
+/** The session's networks, its ledger with who paid, and the rests these leave after its live refunds. */
+async function readRefundable(sql: Sql | TransactionSql, sessionId: string, indexerPresent: boolean) {
+  const networks = networksOf(decodeRows(NetworkOfSession, await sql`select chain_id, token_address, decimals, tokens from app.session_deposits where session_id = ${sessionId} order by chain_id`));
+  const ledger = await ledgerPaymentsIn(sql, sessionId, indexerPresent);
+  const held = decodeRows(HeldRow, await sql`select chain_id, token_address, held::text as held from app.refund_totals where session_id = ${sessionId}`);
+  const rests = refundableRests(
+    networks,
+    ledger.map((l) => ({ chainId: l.chain_id, token: l.token_address, amount: l.amount, reverted: l.reverted })),
+    held.map((h) => ({ chainId: h.chain_id, token: h.token_address, held: h.held })),
+  );
+  return { networks, ledger, rests };
+}
+
+/**
+ * Creates a refund in `tx` (with withIdempotency's transaction when a key came). Throws the
+ * catalogue's error when the session is not the merchant's (404), received nothing refundable, or
+ * has less left than asked; nothing is written then.
+ */
+export async function createRefund(tx: TransactionSql, scope: RefundScope, r: NewRefund): Promise<RefundRow> {
+  const plan = await previewRefund(tx, scope, r);
   // The cap, kept by the database: each token's total raised only if it stays within what was
   // received. In token order, so two creates over the same tokens never wait on each other crosswise.
   for (const part of [...plan.parts].sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : 0))) {
-    const main = networks.find((n) => n.chainId === part.chainId)!.mainToken;
-    await tx`insert into app.refund_totals (session_id, chain_id, token_address) values (${r.sessionId}, ${part.chainId}, ${part.token}) on conflict do nothing`;
+    const main = plan.mainTokenOf.get(plan.chainId)!;
+    await tx`insert into app.refund_totals (session_id, chain_id, token_address) values (${r.sessionId}, ${plan.chainId}, ${part.token}) on conflict do nothing`;
     const raised = decodeFirst(
       Raised,
       await tx`
-        update app.refund_totals t set held = t.held + ${part.amount.toString()}::numeric
-         where t.session_id = ${r.sessionId} and t.chain_id = ${part.chainId} and t.token_address = ${part.token}
-           and t.held + ${part.amount.toString()}::numeric <= (
+        update app.refund_totals t set held = t.held + ${part.amount}::numeric
+         where t.session_id = ${r.sessionId} and t.chain_id = ${plan.chainId} and t.token_address = ${part.token}
+           and t.held + ${part.amount}::numeric <= (
              select coalesce(sum(f.amount), 0) from app.session_funds f
-              where f.session_id = ${r.sessionId} and f.chain_id = ${part.chainId} and f.direction = 'in' and f.reverted_at is null
+              where f.session_id = ${r.sessionId} and f.chain_id = ${plan.chainId} and f.direction = 'in' and f.reverted_at is null
                 and coalesce(f.token_address, ${main}) = ${part.token})
         returning t.held::text as held`,
     );
     if (!raised) throw new ApiError("refund_exceeds_refundable", `${ERROR_EXCEEDS}: another refund took it meanwhile.`, "amount");
   }
-  const tokenOf = (token: string) => networks.find((n) => n.chainId === plan.chainId)!.tokens.find((t) => t.address === token)!;
-  const parts: RefundPartColumn[] = plan.parts.map((p) => {
-    const payers = ledger.filter((l) => l.chain_id === p.chainId && !l.reverted && (l.token_address ?? networks.find((n) => n.chainId === p.chainId)!.mainToken).toLowerCase() === p.token).map((l) => l.payer);
-    const t = tokenOf(p.token);
-    return { token: p.token, symbol: t.symbol, decimals: t.decimals, amount: p.amount.toString(), baseUnits: p.baseUnits.toString(), destination: onePayer(payers) ?? null };
-  });
-  const waiting = parts.some((p) => p.destination === null) ? "destination_unknown" : null;
+  const parts = plan.parts;
+  const waiting = plan.waitingReason;
   const rows = await tx`
     insert into app.refunds (id, session_id, merchant_id, environment, chain_id, amount, unit_decimals, currency, reason, metadata, parts, state, waiting_reason)
     values (${newId("refund")}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
-            ${session.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
+            ${plan.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
   const created = refundFromSql(rows[0]);
   // Its refund.created, in the same transaction: committed with the refund or not at all.
@@ -194,11 +243,11 @@ export async function transactionHashes(db: Db, rows: readonly RefundRow[]): Pro
 const Canceled = rowShape("cancel refund", { state: col.oneOf(REFUND_STATES) });
 
 /**
- * Cancels a PENDING refund of the merchant's and gives its amount back to the session's totals,
- * in one transaction that holds the refund's row (so a relayer round cannot send it meanwhile:
+ * Cancels a PENDING refund of the merchant's and gives its amount back to the session's totals
+ * (with `person`, writes its security-history line too), in one transaction that holds the refund's row (so a relayer round cannot send it meanwhile:
  * it claims PENDING refunds FOR UPDATE SKIP LOCKED and binds them in the transaction that signs).
  */
-export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Promise<RefundRow> {
+export async function cancelRefund(sql: Sql, scope: RefundScope, id: string, person?: ChangedBy): Promise<RefundRow> {
   return sql.begin(async (tx) => {
     const current = decodeFirst(
       Canceled,
@@ -213,6 +262,8 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Pr
     const row = refundFromSql(rows[0]);
     if (t.releases) await releaseTotals(tx, row);
     if (t.webhook) await recordRefundEvent(tx, row.id, t.webhook);
+    // A person's cancel (the dashboard) is recorded in the cancel's own transaction.
+    if (person) await changeStatement(tx, person, "refund_canceled", { refundId: id, paymentSessionId: row.sessionId });
     return row;
   });
 }

@@ -25,7 +25,7 @@ export interface SandboxServices {
   database: Pick<Database, "db" | "sql">;
   networks: NetworkConfig[];
   faucet: Pick<Faucet, "mint" | "pay">;
-  config: Pick<Config, "requestTimeoutMs">;
+  config: Pick<Config, "requestTimeoutMs" | "sweeps">;
 }
 
 /** A mined transfer from the faucet. */
@@ -57,7 +57,8 @@ async function ownSession(services: SandboxServices, merchant: Merchant, id: str
   return row;
 }
 
-function faucetNetwork(services: SandboxServices, chainId: number | undefined, allowed: (n: NetworkConfig) => boolean): NetworkConfig {
+/** The sandbox network a tool works on: the one asked for among `allowed`, else the first with a faucet (refunds/sandbox-fund.ts uses it too). */
+export function faucetNetwork(services: SandboxServices, chainId: number | undefined, allowed: (n: NetworkConfig) => boolean): NetworkConfig {
   // No sandbox network at all (e.g. `bun run start` with production networks only): the same
   // answer as a session create, not a complaint about chainId.
   if (!services.networks.some((n) => n.environment === "sandbox")) {
@@ -70,7 +71,8 @@ function faucetNetwork(services: SandboxServices, chainId: number | undefined, a
   return net;
 }
 
-function baseUnits(amount: string | undefined, decimals: number, fallback: bigint): bigint {
+/** "x.yy" (or the fallback when absent) in base units of `decimals`; a bad amount is `amount_invalid`. */
+export function baseUnits(amount: string | undefined, decimals: number, fallback: bigint): bigint {
   if (amount === undefined) return fallback;
   const p = parseAmount(amount);
   if (!p.ok) throw new ApiError("amount_invalid", undefined, "amount");

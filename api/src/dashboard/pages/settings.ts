@@ -156,6 +156,9 @@ const ACTION_WORDS: Record<string, string> = {
   settlement_address_changed: "Changed a settlement address",
   settlement_address_change_refused: "Settlement change refused (wrong password)",
   payment_session_canceled: "Canceled a payment",
+  refund_created: "Refunded a payment",
+  refund_canceled: "Canceled a refund",
+  refund_refused: "Refund refused (wrong password)",
   webhook_event_redelivered: "Redelivered an event",
 };
 

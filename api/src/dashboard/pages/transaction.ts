@@ -3,7 +3,8 @@ import type { Environment } from "../../../../shared/environment.ts";
 import { presetByChainId } from "../../../../shared/chains/presets.ts";
 import { html, type Html } from "../html.ts";
 import { addressLink, networkName, statusBadge, timeTag, txLink } from "../format.ts";
-import { describe, tokenAmount } from "../timeline.ts";
+import { describe, refundItems, tokenAmount } from "../timeline.ts";
+import { sessionRefundsSection } from "./refund.ts";
 import type { TransactionDetail } from "../detail.ts";
 import type { Login } from "../logins.ts";
 import { csrfField } from "../layout.ts";
@@ -105,10 +106,12 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
 </section>
 
 <section aria-labelledby="tl"><h2 id="tl">Timeline</h2>
-<ol class="timeline">${(v.history ?? []).map((h) => {
-    const item = describe(h, ctxFor(h.detail));
-    return html`<li><div class="when">${timeTag(item.at)}</div><div>${statusBadge(item.status)} <strong>${item.title}</strong><p>${item.text}</p></div></li>`;
-  })}</ol></section>
+<ol class="timeline">${[...(v.history ?? []).map((h) => describe(h, ctxFor(h.detail))), ...refundItems(d.refunds)]
+    // The session's history and its refunds' steps, by time (a stable sort keeps each one's own order).
+    .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+    .map((item) => html`<li><div class="when">${timeTag(item.at)}</div><div>${statusBadge(item.status)} <strong>${item.title}</strong><p>${item.text}</p></div></li>`)}</ol></section>
+
+${sessionRefundsSection(env, login, v, d.refunds, d.refundable)}
 
 <section aria-labelledby="nets"><h2 id="nets">Where to pay</h2>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Network</th><th scope="col">Deposit address</th><th scope="col">Amount</th><th scope="col">Settles to</th></tr></thead><tbody>

@@ -6,6 +6,7 @@ import type { DepositRow, SessionRow } from "../../sessions/views.ts";
 import { html, type Html } from "../html.ts";
 import { networkName, statusBadge, timeTag } from "../format.ts";
 import type { Filters, Page } from "../transactions.ts";
+import type { RefundStanding } from "../refunds.ts";
 
 export function queryString(filters: Filters, extra: Record<string, string | undefined> = {}): string {
   const p = new URLSearchParams();
@@ -19,11 +20,19 @@ function networksOf(row: SessionRow, deposits: DepositRow[]): string {
   return deposits.map((d) => networkName(d.chainId)).join(", ") || "—";
 }
 
-export function rows(env: Environment, page: Page, deposits: Map<string, DepositRow[]>): Html {
+const BADGE_WORDS = { refunded: "Refunded", partly_refunded: "Partly refunded" } as const;
+
+/** The Refunded / Partly refunded badge with the amount refunded, under the session's status. */
+function refundedBadge(s: RefundStanding | undefined): Html | string {
+  if (!s?.badge) return "";
+  return html`<br><span class="badge status-${s.badge}">${BADGE_WORDS[s.badge]}</span> <span class="small muted">${s.amountRefunded} refunded</span>`;
+}
+
+export function rows(env: Environment, page: Page, deposits: Map<string, DepositRow[]>, refunded: Map<string, RefundStanding> = new Map()): Html {
   return html`${page.rows.map(
     (r) => html`<tr>
   <td><a href="/dashboard/${env}/transactions/${r.id}" class="mono nowrap">${r.id}</a></td>
-  <td>${statusBadge(r.status)}</td>
+  <td>${statusBadge(r.status)}${refundedBadge(refunded.get(r.id))}</td>
   <td class="num">${formatAmount(r.amountMinor)}</td>
   <td class="wide-only">${r.currency}</td>
   <td class="wide-only">${networksOf(r, deposits.get(r.id) ?? [])}</td>
@@ -39,6 +48,7 @@ export function transactionsBody(args: {
   problems: string[];
   page: Page;
   deposits: Map<string, DepositRow[]>;
+  refunded: Map<string, RefundStanding>;
   firstPage: boolean;
   anyAtAll: boolean;
   apiHost: string;
@@ -72,7 +82,7 @@ ${
       : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list">
   <caption class="visually-hidden">Payment sessions, newest first</caption>
   <thead><tr><th scope="col">Session</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col" class="wide-only">Currency</th><th scope="col" class="wide-only">Network</th><th scope="col">Reference</th><th scope="col">Created</th></tr></thead>
-  <tbody${args.firstPage ? html` data-refresh="/dashboard/${env}/transactions/rows${qs}" aria-live="polite"` : ""}>${rows(env, page, args.deposits)}</tbody>
+  <tbody${args.firstPage ? html` data-refresh="/dashboard/${env}/transactions/rows${qs}" aria-live="polite"` : ""}>${rows(env, page, args.deposits, args.refunded)}</tbody>
 </table></div>
 <nav class="pager" aria-label="Pages">
   ${page.previous ? html`<a href="/dashboard/${env}/transactions${queryString(filters, { before: page.previous })}" rel="prev">← Newer</a>` : ""}

@@ -16,6 +16,8 @@ import { dashboardKit } from "./kit.ts";
 import { securityRoutes } from "./security.ts";
 import { settlementRoutes } from "./settlement.ts";
 import { signInRoutes } from "./sign-in.ts";
+import { refundBalanceRoutes } from "./refund-balance.ts";
+import { refundRoutes } from "./refunds.ts";
 import { transactionRoutes } from "./transaction.ts";
 import { transactionsRoutes } from "./transactions.ts";
 import { webhookRoutes } from "./webhooks.ts";
@@ -29,6 +31,8 @@ export function dashboardRoutes(services: Services) {
     .use(transactionsRoutes(kit))
     .use(exportRoutes(kit))
     .use(transactionRoutes(kit))
+    .use(refundRoutes(kit))
+    .use(refundBalanceRoutes(kit))
     .use(eventsRoutes(kit))
     .use(apiKeyRoutes(kit))
     .use(webhookRoutes(kit))

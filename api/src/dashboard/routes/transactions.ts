@@ -9,6 +9,7 @@ import { depositsOf, findSession } from "../../sessions/repository.ts";
 import { rows, transactionsBody } from "../pages/transactions.ts";
 import { SECURITY_HEADERS } from "../request.ts";
 import { listTransactions, parseFilters } from "../transactions.ts";
+import { refundStandings } from "../refunds.ts";
 import { BAD_PAGE_LINK, HIDE, type DashboardKit } from "./kit.ts";
 
 export function transactionsRoutes({ services, db, sql, pageRoute }: DashboardKit) {
@@ -27,7 +28,8 @@ export function transactionsRoutes({ services, db, sql, pageRoute }: DashboardKi
         const firstPage = !cursor.after && !cursor.before;
         const anyAtAll = page.rows.length > 0 || (await sql`select 1 from app.payment_sessions where merchant_id = ${owner.merchantId} and environment = ${c.env} limit 1`).length > 0;
         const deposits = await depositsOf(db, page.rows.map((r) => r.id));
-        return c.render("transactions", "Transactions", transactionsBody({ env: c.env, filters, problems, page, deposits, firstPage, anyAtAll, apiHost: apiHost(c.env) }), cursorOk ? {} : { notice: { kind: "error", text: BAD_PAGE_LINK } });
+        const refunded = await refundStandings(sql, page.rows.map((r) => r.id));
+        return c.render("transactions", "Transactions", transactionsBody({ env: c.env, filters, problems, page, deposits, refunded, firstPage, anyAtAll, apiHost: apiHost(c.env) }), cursorOk ? {} : { notice: { kind: "error", text: BAD_PAGE_LINK } });
       }),
       HIDE,
     )
@@ -36,7 +38,8 @@ export function transactionsRoutes({ services, db, sql, pageRoute }: DashboardKi
       pageRoute(async (c) => {
         const { filters } = parseFilters(c.query);
         const page = await listTransactions(sql, { merchantId: c.login.merchant.id, environment: c.env }, filters);
-        return new Response(rows(c.env, page, await depositsOf(db, page.rows.map((r) => r.id))).toString(), {
+        const ids = page.rows.map((r) => r.id);
+        return new Response(rows(c.env, page, await depositsOf(db, ids), await refundStandings(sql, ids)).toString(), {
           headers: { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS },
         });
       }),

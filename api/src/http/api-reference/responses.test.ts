@@ -58,6 +58,8 @@ test("every documented operation answers as documented, successes and errors", a
   // Sandbox tools on a real chain: faucet, pay (to SUCCEEDED), expire, fail-next-sweep, simulate-error.
   await call("POST", "/sandbox/faucet", { ...auth, body: { address: "0x00000000000000000000000000000000000000a1", amount: "5.00" } });
   await call("POST", "/sandbox/faucet", { ...auth, body: { address: "nope" } });
+  await call("POST", "/sandbox/refund-balances/fund", { ...auth, body: { amount: "5.00" } });
+  await call("POST", "/sandbox/refund-balances/fund", { ...auth, body: { token: "0x00000000000000000000000000000000000000a1" } });
   const fns = await call("POST", `/sandbox/payment-sessions/${id}/fail-next-sweep`, { ...auth, body: {} });
   expect(fns.status).toBe(200);
   const paid = await call("POST", `/sandbox/payment-sessions/${id}/pay`, { ...auth, body: {} });
@@ -119,7 +121,8 @@ test("every documented operation answers as documented, successes and errors", a
   expect((await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} })).status).toBe(200);
   await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} });
   await call("GET", `/payment-sessions/${id}`, auth);
-  expect((await call("GET", "/refund-balances", auth)).body.data[0].tokens[0].balanceBaseUnits).toBe("0");
+  // What POST /sandbox/refund-balances/fund minted above, read from the chain.
+  expect((await call("GET", "/refund-balances", auth)).body.data[0].tokens[0].balanceBaseUnits).toBe("5000000");
 
   // Settlement addresses.
   await call("GET", "/settlement-addresses", auth);
