@@ -20,6 +20,7 @@ import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from ".
 import { ledgerPaymentsIn } from "../sessions/indexed.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { formatAmount, formatUnitAmount, refundedTotal } from "../../../shared/money.ts";
+import { linkHash, newLinkId, sealLinkId } from "./links.ts";
 import {
   nextRefundState,
   onePayer,
@@ -47,6 +48,15 @@ export interface NewRefund {
   maxPerRefundMinor: bigint;
   /** Whether the indexer's tables are here (indexed.ts indexerTablesPresent): who paid is read there. */
   indexerPresent: boolean;
+  /** To a refund link instead of the payer (refunds/links.ts): it waits awaiting_claim with no destination. */
+  link?: NewRefundLink;
+}
+
+export interface NewRefundLink {
+  expiresInSeconds: number;
+  requireApproval: boolean;
+  /** The service's encryption key, which the link id is sealed under for the merchant's view. */
+  encryptionKey: Buffer;
 }
 
 const SessionOfRefund = rowShape("session to refund", { id: col.text, currency: col.text });
@@ -133,14 +143,23 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
   const parts: RefundPartColumn[] = plan.parts.map((p) => {
     const payers = ledger.filter((l) => l.chain_id === p.chainId && !l.reverted && (l.token_address ?? networks.find((n) => n.chainId === p.chainId)!.mainToken).toLowerCase() === p.token).map((l) => l.payer);
     const t = tokenOf(p.token);
-    return { token: p.token, symbol: t.symbol, decimals: t.decimals, amount: p.amount.toString(), baseUnits: p.baseUnits.toString(), destination: onePayer(payers) ?? null };
+    const destination = r.link ? null : (onePayer(payers) ?? null);
+    return { token: p.token, symbol: t.symbol, decimals: t.decimals, amount: p.amount.toString(), baseUnits: p.baseUnits.toString(), destination };
   });
-  const waiting = parts.some((p) => p.destination === null) ? "destination_unknown" : null;
+  const waiting = r.link ? "awaiting_claim" : parts.some((p) => p.destination === null) ? "destination_unknown" : null;
+  const id = newId("refund");
   const rows = await tx`
     insert into app.refunds (id, session_id, merchant_id, environment, chain_id, amount, unit_decimals, currency, reason, metadata, parts, state, waiting_reason)
-    values (${newId("refund")}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
+    values (${id}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
             ${session.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
+  if (r.link) {
+    // The id goes out once, in the answer's claimUrl; here it is kept hashed (the lookup) and sealed (the merchant's view).
+    const linkId = newLinkId();
+    await tx`
+      insert into app.refund_links (refund_id, link_hash, link_sealed, expires_at, require_approval)
+      values (${id}, ${linkHash(linkId)}, ${sealLinkId(r.link.encryptionKey, id, linkId)}, now() + ${r.link.expiresInSeconds} * interval '1 second', ${r.link.requireApproval})`;
+  }
   // The sweeper's loops look now (a NOTIFY only shortens their wait: sent at commit).
   if (!waiting) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
   return refundFromSql(rows[0]);
@@ -275,6 +294,44 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string): Pr
     const row = refundFromSql(rows[0]);
     if (t.releases) await releaseTotals(tx, row);
     return row;
+  });
+}
+
+const Approvable = rowShape("approve refund", { state: col.oneOf(REFUND_STATES), waiting_reason: col.nullable(col.text), claimed: col.nullable(col.bool) });
+
+/**
+ * Approves a claimed refund link's refund (awaiting_approval): it becomes due and the relayer
+ * sends it. One transaction holding the refund's row, as a cancel does, so an approval and a
+ * cancel never both win. The API's POST /refunds/{id}/approve and the dashboard both call this.
+ */
+export async function approveRefund(sql: Sql, scope: RefundScope, id: string): Promise<RefundRow> {
+  return sql.begin(async (tx) => {
+    const current = decodeFirst(
+      Approvable,
+      await tx`
+        select r.state, r.waiting_reason, l.claimed_at is not null as claimed
+          from app.refunds r left join app.refund_links l on l.refund_id = r.id
+         where r.id = ${id} and r.merchant_id = ${scope.merchantId} and r.environment = ${scope.environment}
+         for update of r`,
+    );
+    if (!current) throw refundNotFound(id);
+    if (current.state !== "PENDING" || current.waiting_reason !== "awaiting_approval") {
+      const why =
+        current.claimed === null
+          ? "this refund has no refund link"
+          : current.state !== "PENDING"
+            ? `this one is ${current.state}`
+            : !current.claimed
+              ? "its link has not been claimed yet"
+              : "it needs no approval, or was approved already";
+      throw new ApiError("refund_not_approvable", `Only a claimed refund waiting for approval can be approved: ${why}.`);
+    }
+    const rows = await tx`
+      update app.refunds set waiting_reason = null, next_attempt_at = now(), updated_at = now()
+       where id = ${id} returning ${tx.unsafe(REFUND_COLUMNS)}`;
+    await tx`update app.refund_links set approved_at = now() where refund_id = ${id}`;
+    await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
+    return refundFromSql(rows[0]);
   });
 }
 

@@ -37,9 +37,22 @@ export interface RefundView {
   updatedAt: string;
   sentAt: string | null;
   finishedAt: string | null;
+  /** The refund link's page (docs/refunds.md, "Refund links"); null for a refund to the payer's address. */
+  claimUrl: string | null;
+  claimExpiresAt: string | null;
+  claimedAt: string | null;
+  requireApproval: boolean;
 }
 
-export function refundView(r: RefundRow, txHash: string | undefined): RefundView {
+/** A refund's link as its view shows it (refunds/link-store.ts reads it, the id unsealed into its URL). */
+export interface RefundLinkFacts {
+  claimUrl: string;
+  expiresAt: Date;
+  claimedAt: Date | null;
+  requireApproval: boolean;
+}
+
+export function refundView(r: RefundRow, txHash: string | undefined, link?: RefundLinkFacts): RefundView {
   return {
     refundId: r.id,
     paymentSessionId: r.sessionId,
@@ -66,5 +79,9 @@ export function refundView(r: RefundRow, txHash: string | undefined): RefundView
     updatedAt: r.updatedAt.toISOString(),
     sentAt: r.sentAt?.toISOString() ?? null,
     finishedAt: r.finishedAt?.toISOString() ?? null,
+    claimUrl: link?.claimUrl ?? null,
+    claimExpiresAt: link?.expiresAt.toISOString() ?? null,
+    claimedAt: link?.claimedAt?.toISOString() ?? null,
+    requireApproval: link?.requireApproval ?? false,
   };
 }
