@@ -12,7 +12,7 @@ import type { ClaimAddress } from "../refunds/links.ts";
 import { getAddress } from "viem";
 
 /** The assets' version in their URLs (they are cached for good): change it with them. */
-export const REFUND_ASSET_VERSION = "1";
+export const REFUND_ASSET_VERSION = "2";
 
 function shell(title: string, body: Html, sandbox = false): Html {
   return html`<!doctype html>
@@ -29,7 +29,7 @@ const tokensOf = (p: LinkPage) => p.tokens.join(" + ");
 function facts(p: LinkPage): Html {
   return html`<dl class="facts">
   <div><dt>Amount</dt><dd class="amount">${formatUnitAmount(p.amount, p.unitDecimals)} <span class="unit">${p.currency}</span></dd></div>
-  <div><dt>Paid in</dt><dd>${tokensOf(p)}</dd></div>
+  <div><dt>Token</dt><dd>${tokensOf(p)}</dd></div>
   <div><dt>Network</dt><dd>${p.network}</dd></div>
 </dl>`;
 }

@@ -5,6 +5,16 @@
   const button = document.getElementById("connect");
   const input = document.getElementById("address");
   const note = document.getElementById("wallet-note");
+  // A refusal's reason is about the address it was given: once the address changes it is stale.
+  const clearError = () => {
+    const error = document.getElementById("address-error");
+    if (error) error.remove();
+    if (input) {
+      input.removeAttribute("aria-invalid");
+      input.setAttribute("aria-describedby", "address-help");
+    }
+  };
+  if (input) input.addEventListener("input", clearError, { once: true });
   const wallet = window.ethereum;
   if (!button || !input || !note || !wallet || typeof wallet.request !== "function") return;
   button.hidden = false;
@@ -16,7 +26,7 @@
       const account = Array.isArray(accounts) ? accounts[0] : undefined;
       if (typeof account !== "string") throw Object.assign(new Error("no account"), { code: 4100 });
       input.value = account;
-      input.removeAttribute("aria-invalid");
+      clearError();
       note.textContent = "Filled in from your wallet. Check it, then press Claim refund.";
       input.focus();
     } catch (e) {
