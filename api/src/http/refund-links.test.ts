@@ -283,6 +283,32 @@ describe("claim", () => {
   });
 });
 
+test("the request log never shows a link's id", async () => {
+  const logged = await startTestService({ SERVICE_LOG_REQUESTS: "true" });
+  const lines: string[] = [];
+  const original = console.log;
+  console.log = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+  try {
+    const k = (await logged.merchant("Logged")).sandboxKey;
+    const s = await logged.call("POST", "/payment-sessions", { auth: k, body: { amount: "5.00", currency: "USD" } });
+    const [d] = await logged.services.database.sql`select chain_id from app.session_deposits where session_id = ${s.body.paymentSessionId} limit 1`;
+    await logged.services.database.sql`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
+      values (${s.body.paymentSessionId}, ${d!.chain_id}, 'in', ${`0x${(++n).toString(16).padStart(64, "e")}`}, 0, 5000000, now())`;
+    const r = await logged.call("POST", `/payment-sessions/${s.body.paymentSessionId}/refunds`, { auth: k, body: { reason: "other", destination: "link" } });
+    const path = pathOf(r.body.claimUrl);
+    await fetch(`${logged.url}${path}`);
+    await fetch(`${logged.url}${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `address=${PAYER}`, redirect: "manual" });
+    await Bun.sleep(50);
+    const requests = lines.filter((l) => l.includes('"msg":"request"'));
+    expect(requests.filter((l) => l.includes('"path":"/refund/{linkId}"'))).toHaveLength(2);
+    expect(lines.join("\n")).not.toContain(path.split("/").pop()!.slice(3));
+  } finally {
+    console.log = original;
+    await logged.close();
+  }
+});
+
 test("claims are limited per client address, across links (429 with Retry-After)", async () => {
   const limited = await startTestService({ SERVICE_REFUND_CLAIMS_PER_HOUR: "2" });
   try {

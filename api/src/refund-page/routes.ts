@@ -34,7 +34,12 @@ const HEADERS: Record<string, string> = {
 };
 
 /** Every answer under /refund carries these, the router's and the HTTP front's errors too (http/page-families.ts). */
-export const REFUND_PAGES: PageFamily = { prefix: "/refund", headers: HEADERS };
+export const REFUND_PAGES: PageFamily = {
+  prefix: "/refund",
+  headers: HEADERS,
+  // The link id is a bearer secret: the request log shows only that there was one.
+  loggedPath: (path) => path.replace(/^\/refund\/(?!assets\/)[^/]+/, "/refund/{linkId}"),
+};
 
 const HIDE = { detail: { hide: true } };
 
