@@ -178,6 +178,7 @@ describe("claim", () => {
     const early = await svc.call("POST", `/refunds/${refundId}/approve`, { auth: key, body: {} });
     expect(early.status).toBe(409);
     expect(early.body.error.code).toBe("refund_not_approvable");
+    expect(early.body.error.message).toContain("not been claimed yet");
     expect((await claim(path, PAYER)).status).toBe(303);
     const waiting = await retrieve(refundId);
     expect(waiting).toMatchObject({ waitingReason: "awaiting_approval", requireApproval: true });
@@ -191,6 +192,7 @@ describe("claim", () => {
     const twice = await svc.call("POST", `/refunds/${refundId}/approve`, { auth: key, body: {} });
     expect(twice.status).toBe(409);
     expect(twice.body.error.code).toBe("refund_not_approvable");
+    expect(twice.body.error.message).toContain("approved already");
   });
 
   test("an ordinary refund cannot be approved", async () => {
@@ -198,6 +200,7 @@ describe("claim", () => {
     const a = await svc.call("POST", `/refunds/${r.body.refundId}/approve`, { auth: key, body: {} });
     expect(a.status).toBe(409);
     expect(a.body.error.code).toBe("refund_not_approvable");
+    expect(a.body.error.message).toContain("has no refund link");
   });
 
   test("expired: the page says so and a claim sends nothing", async () => {

@@ -309,7 +309,7 @@ export async function approveRefund(sql: Sql, scope: RefundScope, id: string): P
     const current = decodeFirst(
       Approvable,
       await tx`
-        select r.state, r.waiting_reason, l.claimed_at is not null as claimed
+        select r.state, r.waiting_reason, case when l.refund_id is null then null else l.claimed_at is not null end as claimed
           from app.refunds r left join app.refund_links l on l.refund_id = r.id
          where r.id = ${id} and r.merchant_id = ${scope.merchantId} and r.environment = ${scope.environment}
          for update of r`,
