@@ -95,6 +95,25 @@ describe("create", () => {
     expect(list.body.data[0].claimUrl).toBe(view.claimUrl);
   });
 
+  test("an Idempotency-Key replays the same link; a link sealed under another key still reads, with claimUrl null", async () => {
+    const id = await paidSession();
+    const body = { amount: "1.00", reason: "other", destination: "link" };
+    const first = await svc.call("POST", `/payment-sessions/${id}/refunds`, { auth: key, body, headers: { "idempotency-key": "link-1" } });
+    const again = await svc.call("POST", `/payment-sessions/${id}/refunds`, { auth: key, body, headers: { "idempotency-key": "link-1" } });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.claimUrl).toBe(first.body.claimUrl);
+    const [c] = await sql()`select count(*)::int as n from app.refund_links l join app.refunds r on r.id = l.refund_id where r.session_id = ${id}`;
+    expect(c!.n).toBe(1);
+    // As after a change of SERVICE_ENCRYPTION_KEY: the merchant's reads go on; the payer's page still opens.
+    const good = (await sql()`select link_sealed from app.refund_links where refund_id = ${first.body.refundId}`)[0]!.link_sealed as string;
+    await sql()`update app.refund_links set link_sealed = ${"v1.AAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA==.AAAA"} where refund_id = ${first.body.refundId}`;
+    const read = await retrieve(first.body.refundId);
+    expect(read).toMatchObject({ refundId: first.body.refundId, claimUrl: null, waitingReason: "awaiting_claim" });
+    expect(read.claimExpiresAt).not.toBeNull();
+    expect((await openPage(pathOf(first.body.claimUrl))).status).toBe(200);
+    await sql()`update app.refund_links set link_sealed = ${good} where refund_id = ${first.body.refundId}`;
+  });
+
   test("an ordinary refund has no link: claimUrl null", async () => {
     const r = await refund(await paidSession(), { amount: "1.00", reason: "other" });
     expect(r.status).toBe(201);

@@ -36,6 +36,18 @@ const LinkRow = rowShape("refund links", {
   require_approval: col.bool,
 });
 
+/**
+ * The link's URL, unsealed; null when it was sealed under another encryption key (SERVICE_ENCRYPTION_KEY
+ * changed): the link still works for the payer who has it, and the merchant's reads must not fail.
+ */
+function urlOf(bases: LinkBases, environment: Environment, refundId: string, sealed: string): string | null {
+  try {
+    return claimUrlOf(baseOf(bases, environment), openLinkId(bases.encryptionKey, refundId, sealed));
+  } catch {
+    return null;
+  }
+}
+
 /** The links of `rows` (those that have one), by refund id, as the merchant's view shows them. */
 export async function linkFactsOf(sql: Sql | TransactionSql, bases: LinkBases, rows: readonly RefundRow[]): Promise<Map<string, RefundLinkFacts>> {
   if (rows.length === 0) return new Map();
@@ -48,7 +60,7 @@ export async function linkFactsOf(sql: Sql | TransactionSql, bases: LinkBases, r
     found.map((l) => [
       l.refund_id,
       {
-        claimUrl: claimUrlOf(baseOf(bases, env.get(l.refund_id)!), openLinkId(bases.encryptionKey, l.refund_id, l.link_sealed)),
+        claimUrl: urlOf(bases, env.get(l.refund_id)!, l.refund_id, l.link_sealed),
         expiresAt: l.expires_at,
         claimedAt: l.claimed_at,
         requireApproval: l.require_approval,

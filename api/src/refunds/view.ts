@@ -46,7 +46,8 @@ export interface RefundView {
 
 /** A refund's link as its view shows it (refunds/link-store.ts reads it, the id unsealed into its URL). */
 export interface RefundLinkFacts {
-  claimUrl: string;
+  /** Null when the service's encryption key changed since the link was made (it still works for whoever has it). */
+  claimUrl: string | null;
   expiresAt: Date;
   claimedAt: Date | null;
   requireApproval: boolean;
