@@ -31,13 +31,13 @@ afterAll(async () => {
 const sql = () => svc.services.database.sql;
 
 /** A refund of 12.50 to a link, of a session that received 12.50; its id and the path of its page. */
-async function linkRefund(): Promise<{ refundId: string; path: string }> {
+async function linkRefund(extra: Record<string, unknown> = {}): Promise<{ refundId: string; path: string }> {
   const s = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "12.50", currency: "USD" } });
   const [d] = await sql()`select chain_id from app.session_deposits where session_id = ${s.body.paymentSessionId} order by chain_id limit 1`;
   await sql()`
     insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
     values (${s.body.paymentSessionId}, ${d!.chain_id}, 'in', ${`0x${(++n).toString(16).padStart(64, "d")}`}, 0, 12500000, now())`;
-  const r = await svc.call("POST", `/payment-sessions/${s.body.paymentSessionId}/refunds`, { auth: key, body: { reason: "requested_by_customer", destination: "link" } });
+  const r = await svc.call("POST", `/payment-sessions/${s.body.paymentSessionId}/refunds`, { auth: key, body: { reason: "requested_by_customer", destination: "link", ...extra } });
   expect(r.status).toBe(201);
   return { refundId: r.body.refundId, path: new URL(r.body.claimUrl).pathname };
 }
@@ -113,5 +113,24 @@ test("an expired link says so, with no form", async () => {
   expect(await page.locator("form").count()).toBe(0);
   expect(await seriousViolations(page)).toEqual([]);
   await screenshot(page, "expired", SHOTS);
+  await context.close();
+}, 60_000);
+
+test("a claim waiting for approval says so; a refund canceled meanwhile says canceled", async () => {
+  const { refundId, path } = await linkRefund({ requireApproval: true });
+  const context = await browser.newContext({ viewport: { width: 520, height: 860 } });
+  const page = await context.newPage();
+  await page.goto(`${svc.url}${path}`);
+  await page.getByLabel(/Your wallet address/).fill("0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC");
+  await page.getByRole("button", { name: "Claim refund" }).click();
+  await page.getByRole("heading", { name: "Refund claimed" }).waitFor();
+  expect(await page.locator("main").innerText()).toContain("once Blue Bottle Shop has approved it");
+  await screenshot(page, "awaiting-approval", SHOTS);
+  expect((await svc.call("POST", `/refunds/${refundId}/cancel`, { auth: key, body: {} })).body.status).toBe("CANCELED");
+  const res = await page.reload();
+  expect(res!.status()).toBe(410);
+  await page.getByRole("heading", { name: "This refund was canceled" }).waitFor();
+  expect(await seriousViolations(page)).toEqual([]);
+  await screenshot(page, "canceled", SHOTS);
   await context.close();
 }, 60_000);
