@@ -92,6 +92,8 @@ export interface RefundSettings {
   maxPerRefundMinor: bigint;
   /** The most one merchant's refunds send per environment in any 24 hours (SERVICE_REFUND_MAX_PER_DAY): past it, refunds wait. */
   maxPerDayMinor: bigint;
+  /** Claims of refund links one client address may make (SERVICE_REFUND_CLAIMS_PER_HOUR): a shared bucket of this many, refilled over an hour. */
+  claimsPerHour: number;
 }
 
 export interface SweepConfig extends SweepSettings {
@@ -309,6 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
     refunds: {
       maxPerRefundMinor: amount("SERVICE_REFUND_MAX_PER_REFUND", "10000.00"),
       maxPerDayMinor: amount("SERVICE_REFUND_MAX_PER_DAY", "50000.00"),
+      claimsPerHour: int("SERVICE_REFUND_CLAIMS_PER_HOUR", 20, 1, 100_000),
     },
     sweeps: {
       enabled: bool("SERVICE_SWEEPER", true),

@@ -178,6 +178,11 @@ export const ERROR_CATALOGUE = {
     message: "The amount is above what is left to refund of this payment session (what it received, less its refunds that are not CANCELED or FAILED).",
   },
   refund_not_cancelable: { status: 409, type: "conflict_error", message: "Only a PENDING refund can be canceled: this one was sent, or has finished." },
+  refund_not_approvable: {
+    status: 409,
+    type: "conflict_error",
+    message: "Only a refund whose link was claimed and that waits for your approval (awaiting_approval) can be approved.",
+  },
   idempotency_key_reused: {
     status: 422,
     type: "idempotency_error",

@@ -11,6 +11,7 @@ import { migrate } from "./db/migrate.ts";
 import { buildApp, type Face } from "./http/app.ts";
 import { dashboardRoutes } from "./dashboard/routes/index.ts";
 import { DASHBOARD_PAGES } from "./dashboard/request.ts";
+import { REFUND_PAGES, refundPageRoutes } from "./refund-page/routes.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./credentials/idempotency-keys.ts";
 import type { Services } from "./http/services.ts";
@@ -40,7 +41,10 @@ import { describeError } from "../../shared/describe-error.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
-  return [{ routes: () => dashboardRoutes(services), pages: DASHBOARD_PAGES }];
+  return [
+    { routes: () => dashboardRoutes(services), pages: DASHBOARD_PAGES },
+    { routes: () => refundPageRoutes(services), pages: REFUND_PAGES },
+  ];
 }
 
 export interface RunningService {

@@ -165,6 +165,28 @@ describe("retries", () => {
     expect(balances[0]!.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
   });
 
+  test("refunds to a link: create with destination link and requireApproval, the payer claims at claimUrl, approve sends it", async () => {
+    const s = await client.paymentSessions.create({ amount: "5.00", currency: "USD" });
+    await svc.services.database.sql`
+      insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
+      values (${s.paymentSessionId}, ${s.networks[0]!.chainId}, 'in', ${`0x${"ce".repeat(32)}`}, 0, 5000000, now())`;
+    const r = await client.refunds.create(s.paymentSessionId, { amount: "2.00", reason: "requested_by_customer", destination: "link", requireApproval: true, linkExpiresInSeconds: 3600 });
+    expect(r).toMatchObject({ status: "PENDING", waitingReason: "awaiting_claim", requireApproval: true, claimedAt: null });
+    expect(r.claimUrl).toMatch(/\/refund\/rl_[0-9A-Za-z]{40}$/);
+    const early = await client.refunds.approve(r.refundId).catch((e: unknown) => e);
+    expect((early as PaysessionError).code).toBe("refund_not_approvable");
+    const claimed = await fetch(`${svc.url}${new URL(r.claimUrl!).pathname}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "address=0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    });
+    expect(claimed.status).toBe(303);
+    expect((await client.refunds.retrieve(r.refundId)).waitingReason).toBe("awaiting_approval");
+    const approved = await client.refunds.approve(r.refundId);
+    expect(approved).toMatchObject({ status: "PENDING", waitingReason: null, parts: [{ destination: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" }] });
+  });
+
   test("429 waits for Retry-After; a POST without an Idempotency-Key is not repeated", async () => {
     const p = proxy(async (n, _req, upstream) => (n === 1 ? new Response("{}", { status: 429, headers: { "retry-after": "1" } }) : upstream()));
     try {

@@ -122,7 +122,7 @@ export class Paysession {
   };
 
   readonly refunds = {
-    /** Refunds a session's money to the address that paid it; retried safely (one Idempotency-Key for every attempt). */
+    /** Refunds a session's money to the address that paid it (or to a refund link: `destination: "link"`); retried safely (one Idempotency-Key for every attempt). */
     create: (paymentSessionId: string, params: CreateRefundParams, opts: RequestOptions = {}) =>
       this.request<Refund>("POST", `/payment-sessions/${enc(paymentSessionId)}/refunds`, params, opts.idempotencyKey ?? crypto.randomUUID()),
     retrieve: (id: string) => this.request<Refund>("GET", `/refunds/${enc(id)}`),
@@ -133,6 +133,8 @@ export class Paysession {
       return new PageList<Refund>((after) => this.request("GET", `${path}${query({ ...paging, startingAfter: after })}`), paging.startingAfter);
     },
     cancel: (id: string) => this.request<Refund>("POST", `/refunds/${enc(id)}/cancel`, {}),
+    /** Sends a refund whose link was claimed and waits for your approval (`awaiting_approval`). */
+    approve: (id: string) => this.request<Refund>("POST", `/refunds/${enc(id)}/approve`, {}),
     /** Your refund balance per network: its address and what it holds, read from the chain. */
     balances: async () => (await this.request<{ data: RefundBalance[] }>("GET", "/refund-balances")).data,
   };

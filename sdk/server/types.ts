@@ -304,7 +304,7 @@ export interface RefundPart {
   amount: string;
   /** Exactly what the payer receives, in the token's base units. */
   amountBaseUnits: string;
-  /** The address that paid this token; null while unknown (the refund waits: `destination_unknown`). */
+  /** The address that paid this token, or the one a refund link was claimed with; null while unknown (`destination_unknown`) or not claimed yet (`awaiting_claim`). */
   destination: string | null;
 }
 
@@ -321,7 +321,7 @@ export interface Refund {
   network: string;
   parts: RefundPart[];
   /** Why a PENDING refund has not gone out yet. */
-  waitingReason: "destination_unknown" | "insufficient_refund_balance" | "spend_guard" | null;
+  waitingReason: "destination_unknown" | "insufficient_refund_balance" | "spend_guard" | "awaiting_claim" | "awaiting_approval" | null;
   failureReason: "reverted" | "transfer_missing" | null;
   transactionHash: string | null;
   metadata: Record<string, string>;
@@ -329,6 +329,14 @@ export interface Refund {
   updatedAt: string;
   sentAt: string | null;
   finishedAt: string | null;
+  /** A refund to a link: the page to give the payer (anyone holding it can claim it). Null otherwise. */
+  claimUrl: string | null;
+  /** Until when the link can be claimed. */
+  claimExpiresAt: string | null;
+  /** When the payer claimed the link. */
+  claimedAt: string | null;
+  /** Whether a claim waits for `refunds.approve` before it is sent. */
+  requireApproval: boolean;
 }
 
 export type RefundEventType = "refund.created" | "refund.sent" | "refund.succeeded" | "refund.failed" | "refund.canceled";
@@ -357,6 +365,12 @@ export interface CreateRefundParams {
   /** Refund in this one token; absent: every token received, in proportion. */
   token?: string;
   metadata?: Record<string, string>;
+  /** `"link"`: the payer claims it with an address at the answer's `claimUrl`; absent: to the address that paid. */
+  destination?: "link";
+  /** With a link: a claim waits for `refunds.approve`. Default false. */
+  requireApproval?: boolean;
+  /** With a link: seconds it can be claimed, 600 to 2592000 (30 days). Default 604800 (7 days). */
+  linkExpiresInSeconds?: number;
 }
 
 /** Your refund balance on one network: fund `address` with its stablecoins. */

@@ -888,8 +888,42 @@ export const refunds = app.table(
       "refunds_reason_chk",
       sql`${t.reason} in ('requested_by_customer', 'duplicate', 'overpayment', 'late_payment', 'underpaid_expired', 'other')`,
     ),
-    check("refunds_waiting_reason_chk", sql`${t.waitingReason} in ('destination_unknown', 'insufficient_refund_balance', 'spend_guard')`),
+    check(
+      "refunds_waiting_reason_chk",
+      sql`${t.waitingReason} in ('destination_unknown', 'insufficient_refund_balance', 'spend_guard', 'awaiting_claim', 'awaiting_approval')`,
+    ),
     check("refunds_failure_reason_chk", sql`${t.failureReason} in ('reverted', 'transfer_missing')`),
+  ],
+);
+
+/**
+ * A refund's link (docs/refunds.md, "Refund links"): the refund has no destination until the payer
+ * opens /refund/{linkId} and claims it with an address. The link id is a bearer secret: looked up
+ * by its SHA-256 (`link_hash`), kept readable for the merchant's view only sealed under the
+ * service's encryption key (`link_sealed`, the refund's id as associated data). One per refund.
+ */
+export const refundLinks = app.table(
+  "refund_links",
+  {
+    refundId: text("refund_id")
+      .primaryKey()
+      .references(() => refunds.id),
+    /** Hex SHA-256 of the link id. */
+    linkHash: text("link_hash").notNull(),
+    linkSealed: text("link_sealed").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+    /** After the claim the refund waits for POST /refunds/{id}/approve (awaiting_approval). */
+    requireApproval: boolean("require_approval").notNull().default(false),
+    /** Set once: a link is single-use. */
+    claimedAt: ts("claimed_at"),
+    /** Lowercase 0x hex. */
+    claimedAddress: text("claimed_address"),
+    approvedAt: ts("approved_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("refund_links_hash_uq").on(t.linkHash),
+    check("refund_links_claim_chk", sql`(${t.claimedAt} is null) = (${t.claimedAddress} is null)`),
   ],
 );
 

@@ -146,6 +146,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
    * (none for the API's own routes). `extra` goes last but for those headers, which nothing
    * may weaken.
    */
+  const loggedPathOf = (path: string) => familyOf(families, path)?.loggedPath?.(path) ?? path;
   const answerError = (err: ApiError, request: Request, extra: Record<string, string> = {}): Response =>
     errorResponse(err, request, { ...extra, ...(familyOf(families, pathOf(request))?.headers ?? {}) });
   // Elysia finds the path in request.url by skipping 11 characters unless told the host may be
@@ -167,7 +168,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     })
     .onAfterResponse(({ request, set }) => {
       if (!services.config.logRequests) return;
-      // Method, path, status and time only: never headers (credentials) or bodies.
+      // Method, path, status and time only: never headers (credentials) or bodies, nor a secret a page's path holds.
       const t0 = startedAt.get(request);
       console.log(
         JSON.stringify({
@@ -175,7 +176,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
           msg: "request",
           requestId: requestIdOf(request),
           method: request.method,
-          path: pathOf(request),
+          path: loggedPathOf(pathOf(request)),
           status: set.status,
           ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10,
         }),

@@ -16,6 +16,8 @@ export interface PageFamily {
   prefix: string;
   /** The security headers of the family's pages (CSP, frame-ancestors, X-Frame-Options, nosniff, …). */
   headers: Readonly<Record<string, string>>;
+  /** The path as the request log may show it, for a family whose paths hold a secret (a refund link's id). */
+  loggedPath?: (path: string) => string;
 }
 
 /** The family `path` belongs to (the longest prefix that holds it), or undefined for the API's own routes. */

@@ -6,6 +6,7 @@ import { t, type Static } from "elysia";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { METADATA_LIMITS } from "../sessions/create/input.ts";
 import { FAILURE_REASONS, REFUND_REASONS, REFUND_STATES, WAITING_REASONS } from "../refunds/logic.ts";
+import { LINK_LIFETIME } from "../refunds/links.ts";
 import { JsonInteger, literals } from "./schemas.ts";
 
 export const CreateRefundBody = t.Object(
@@ -32,6 +33,23 @@ export const CreateRefundBody = t.Object(
         examples: [{ returnId: "r-77" }],
       }),
     ),
+    destination: t.Optional(
+      t.Literal("link", {
+        description:
+          "`link`: the payer chooses where the refund goes. It waits (`awaiting_claim`) until the payer opens `claimUrl` and claims it with an address. Absent: to the address that paid.",
+      }),
+    ),
+    requireApproval: t.Optional(
+      t.Boolean({ description: "With `destination: link`: after the claim the refund waits (`awaiting_approval`) until you approve it (POST /refunds/{id}/approve). Default false." }),
+    ),
+    linkExpiresInSeconds: t.Optional(
+      JsonInteger({
+        minimum: LINK_LIFETIME.minSeconds,
+        maximum: LINK_LIFETIME.maxSeconds,
+        description: `With \`destination: link\`: seconds the link may be claimed. Default ${LINK_LIFETIME.defaultSeconds} (7 days).`,
+        examples: [LINK_LIFETIME.defaultSeconds],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,7 +62,8 @@ export const RefundPart = t.Object(
     amount: t.String({ description: "This token's share, in the session's currency.", examples: ["12.34"] }),
     amountBaseUnits: t.String({ description: "The same in the token's base units: exactly what the payer receives.", examples: ["12340000"] }),
     destination: t.Union([t.String(), t.Null()], {
-      description: "Who receives it: the address that paid this token. Null while unknown (several payers, or no index yet): the refund waits (`waitingReason: destination_unknown`).",
+      description:
+        "Who receives it: the address that paid this token, or the one the payer claimed a refund link with. Null while unknown (several payers, or no index yet: `waitingReason: destination_unknown`) or not claimed yet (`awaiting_claim`).",
       examples: ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
     }),
   },
@@ -71,6 +90,13 @@ const RefundObject = t.Object({
   updatedAt: t.String({ format: "date-time" }),
   sentAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
   finishedAt: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  claimUrl: t.Union([t.String(), t.Null()], {
+    description: "A refund to a link: the page to give the payer, where they claim it with an address. Anyone holding it can claim it: send it only to the payer. Null otherwise.",
+    examples: ["https://pay.example.com/refund/rl_3kTMd9PQx2v8YbN1cR7aLw0ZsJfE5gHu4iOyV6tK"],
+  }),
+  claimExpiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "Until when the link can be claimed; null without a link." }),
+  claimedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "When the payer claimed the link (the parts' destination is then theirs); null before, or without a link." }),
+  requireApproval: t.Boolean({ description: "Whether a claim waits for your approval (awaiting_approval) before it is sent." }),
 });
 
 const REFUND = "Refund";

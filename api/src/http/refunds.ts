@@ -10,8 +10,9 @@ import { withIdempotency } from "../credentials/idempotency-keys.ts";
 import { indexerTablesPresent } from "../sessions/indexed.ts";
 import { findSession } from "../sessions/repository.ts";
 import { checkRefundInput } from "../refunds/input.ts";
-import { cancelRefund, createRefund, findRefund, listRefunds, refundNotFound, sessionNotFound, transactionHashes, type RefundRow } from "../refunds/store.ts";
-import { refundView } from "../refunds/view.ts";
+import { approveRefund, cancelRefund, createRefund, findRefund, listRefunds, refundNotFound, sessionNotFound, type RefundRow } from "../refunds/store.ts";
+import { refundViews } from "../refunds/read-views.ts";
+import type { LinkBases } from "../refunds/link-store.ts";
 import { readJsonBody } from "./body.ts";
 import { readIdempotencyKey, requestHash } from "./idempotency.ts";
 import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
@@ -27,10 +28,8 @@ export function refundRoutes(services: Services) {
   const { database } = services;
   const scopeOf = (auth: ApiKeyAuth) => ({ merchantId: auth.merchant.id, environment: auth.environment });
 
-  async function viewsOf(rows: RefundRow[]) {
-    const hashes = await transactionHashes(database.db, rows);
-    return rows.map((r) => refundView(r, r.transactionId ? hashes.get(r.transactionId) : undefined));
-  }
+  const bases: LinkBases = { encryptionKey: services.encryptionKey, publicUrl: services.config.publicUrl, sandboxPublicUrl: services.config.sandboxPublicUrl };
+  const viewsOf = (rows: RefundRow[]) => refundViews(database, bases, rows);
 
   async function page(auth: ApiKeyAuth, query: { limit?: string; startingAfter?: string }, sessionId?: string) {
     const limit = query.limit === undefined ? 20 : Number(query.limit);
@@ -75,13 +74,16 @@ export function refundRoutes(services: Services) {
         if (!isId("paymentSession", params.id)) throw sessionNotFound(params.id);
         const indexerPresent = await indexerTablesPresent(database.sql);
         const create = async (tx: TransactionSql) => {
+          const { link, ...rest } = input;
           const row = await createRefund(tx, scopeOf(auth), {
             sessionId: params.id,
-            ...input,
+            ...rest,
+            ...(link ? { link: { ...link, encryptionKey: services.encryptionKey } } : {}),
             maxPerRefundMinor: services.config.refunds.maxPerRefundMinor,
             indexerPresent,
           });
-          return { status: 201, body: refundView(row, undefined) };
+          // Read in the create's transaction: its link (and so its claimUrl) is not committed yet.
+          return { status: 201, body: (await refundViews({ db: database.db, sql: tx }, bases, [row]))[0]! };
         };
         // A key is scoped to this route; the session is part of what it was sent with, so the same
         // key and body for another session is another request (422), never that session's refund.
@@ -103,13 +105,14 @@ export function refundRoutes(services: Services) {
           tag: TAG,
           summary: "Refund a payment session",
           description:
-            "Sends money the session received back to the address that paid it, in the token and on the network it came in, from your refund balance (docs/refunds.md). `amount` defaults to everything left to refund; a session paid in two tokens is refunded in the proportions left in each unless `token` names one. The sum of a session's refunds never exceeds what it received. `Idempotency-Key` supported: for 24 h the same key and body replay the first answer.",
+            "Sends money the session received back to the address that paid it, in the token and on the network it came in, from your refund balance (docs/refunds.md). `amount` defaults to everything left to refund; a session paid in two tokens is refunded in the proportions left in each unless `token` names one. The sum of a session's refunds never exceeds what it received. With `destination: \"link\"` the payer chooses the address: the refund waits (`awaiting_claim`) until they claim it at `claimUrl` (a single-use page that expires after `linkExpiresInSeconds`), then goes out, or waits for your approval first (`requireApproval`). The amount is held from creation either way. `Idempotency-Key` supported: for 24 h the same key and body replay the first answer.",
           auth: "apiKey",
           body: CreateRefundBody,
           ok: { status: 201, schema: Refund, description: "Created, PENDING." },
           errors: [
             ...AUTH_ERRORS,
             ...BODY_ERRORS,
+            "parameter_invalid",
             "amount_invalid",
             "amount_too_large",
             "address_checksum_invalid",
@@ -193,6 +196,27 @@ export function refundRoutes(services: Services) {
           body: EmptyBody,
           ok: { status: 200, schema: Refund, description: "The canceled refund." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "refund_not_cancelable", "service_unavailable"],
+        }),
+      },
+    )
+    .post(
+      "/refunds/:id/approve",
+      async ({ request, params }) => {
+        const auth = await requireApiKey(services, request);
+        validateBody(EmptyBody, await readJsonBody(request));
+        if (!isId("refund", params.id)) throw refundNotFound(params.id);
+        return (await viewsOf([await approveRefund(database.sql, scopeOf(auth), params.id)]))[0]!;
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Approve a claimed refund",
+          description:
+            "For a refund to a link created with `requireApproval: true`, once the payer has claimed it (`waitingReason: awaiting_approval`; the parts show the claimed address): it becomes due and is sent. Before the claim, or for any other refund: `refund_not_approvable`. To refuse it, cancel it instead.",
+          auth: "apiKey",
+          body: EmptyBody,
+          ok: { status: 200, schema: Refund, description: "The approved refund, PENDING with no waiting reason: about to be sent." },
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "refund_not_approvable", "service_unavailable"],
         }),
       },
     );

@@ -40,7 +40,7 @@ const PUBLIC_ROUTES = new Set([
   "GET /checkout/v1/checkout.css",
 ]);
 
-type Scheme = "public" | "apiKey" | "sessionToken" | "dashboard";
+type Scheme = "public" | "apiKey" | "sessionToken" | "dashboard" | "refundLink";
 interface Route {
   method: string;
   path: string;
@@ -66,6 +66,11 @@ function classify(method: string, path: string, security: unknown): Route {
   // anything); api/src/dashboard/dashboard.test.ts walks the same route table for them.
   if (path === "/dashboard" || path.startsWith("/dashboard/")) {
     return declared.length === 0 ? { method, path, scheme: "dashboard", why: "dashboard page (dashboard.test.ts)" } : { method, path, scheme: undefined, why: `dashboard page documents ${declared}` };
+  }
+  // The payer's refund-link page: the unguessable link id in its path is its one credential (a
+  // guessed one is 404, a claim is origin-checked and rate-limited); refund-links.test.ts covers it.
+  if (path === "/refund" || path.startsWith("/refund/")) {
+    return declared.length === 0 ? { method, path, scheme: "refundLink", why: "refund-link page (refund-links.test.ts)" } : { method, path, scheme: undefined, why: `refund-link page documents ${declared}` };
   }
   if (PUBLIC_ROUTES.has(key)) {
     return declared.length === 0 ? { method, path, scheme: "public", why: "listed public" } : { method, path, scheme: undefined, why: `listed public but documents ${declared}` };
@@ -159,7 +164,7 @@ describe("route table", () => {
     expect(routes.length).toBeGreaterThan(20);
     const undecided = routes.filter((r) => r.scheme === undefined).map((r) => `${r.method} ${r.path}: ${r.why}`);
     expect(undecided).toEqual([]);
-    const unfillable = routes.filter((r) => r.scheme !== "dashboard" && fill(r.path) === undefined).map((r) => `${r.method} ${r.path}`);
+    const unfillable = routes.filter((r) => r.scheme !== "dashboard" && r.scheme !== "refundLink" && fill(r.path) === undefined).map((r) => `${r.method} ${r.path}`);
     expect(unfillable).toEqual([]);
   });
 

@@ -20,6 +20,7 @@ import { newId } from "../../../shared/ids.ts";
 import { col, decodeRow, rowShape } from "../db/rows.ts";
 import type { RefundEventType } from "../db/column-values.ts";
 import { enqueueRefundEventDeliveries } from "../effects/webhook-outbox.ts";
+import { linkFactsOf } from "./link-store.ts";
 import { readRefund, type RefundRow } from "./rows.ts";
 import { refundView, type RefundView } from "./view.ts";
 
@@ -57,7 +58,9 @@ async function write(tx: TransactionSql, refund: RefundRow, type: RefundEventTyp
         select s.sequence, (select tx_hash from app.sweep_transactions where id = ${refund.transactionId}) as tx_hash from s`
     )[0],
   );
-  const data: RefundEventData = { ...refundView(refund, s.tx_hash ?? undefined), sequence: s.sequence };
+  // A link's facts but not its URL (a bearer secret: the create's answer and GET /refunds/{id} show it).
+  const link = (await linkFactsOf(tx, null, [refund])).get(refund.id);
+  const data: RefundEventData = { ...refundView(refund, s.tx_hash ?? undefined, link), sequence: s.sequence };
   const eventId = newId("event");
   await tx`
     insert into app.refund_events (id, refund_id, session_id, merchant_id, environment, sequence, type, data, created_at)

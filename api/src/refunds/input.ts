@@ -8,6 +8,7 @@ import { ApiError } from "../errors.ts";
 import { checkMetadata } from "../sessions/create/input.ts";
 import { checkAddressInput } from "../sessions/deposits.ts";
 import type { RefundAsk, RefundReason } from "./logic.ts";
+import { LINK_LIFETIME } from "./links.ts";
 
 export interface CreateRefundBody {
   amount?: string;
@@ -15,12 +16,17 @@ export interface CreateRefundBody {
   chainId?: number;
   token?: string;
   metadata?: Record<string, string>;
+  destination?: "link";
+  requireApproval?: boolean;
+  linkExpiresInSeconds?: number;
 }
 
 export interface RefundInput {
   ask: RefundAsk;
   reason: RefundReason;
   metadata: Record<string, string>;
+  /** To a refund link (refunds/links.ts), with its lifetime and whether a claim waits for approval. */
+  link?: { expiresInSeconds: number; requireApproval: boolean };
 }
 
 export function checkRefundInput(body: CreateRefundBody): RefundInput {
@@ -42,5 +48,13 @@ export function checkRefundInput(body: CreateRefundBody): RefundInput {
     if (!token.ok) throw new ApiError(token.problem === "checksum" ? "address_checksum_invalid" : "parameter_invalid", token.problem === "checksum" ? undefined : "token must be a 0x address of 40 hex digits.", "token");
     ask.token = token.address.toLowerCase();
   }
-  return { ask, reason: body.reason, metadata: checkMetadata(body.metadata) };
+  if (body.destination !== "link") {
+    // Meaningless without a link: refused rather than ignored, so a forgotten `destination` is seen.
+    for (const name of ["requireApproval", "linkExpiresInSeconds"] as const) {
+      if (body[name] !== undefined) throw new ApiError("parameter_invalid", `${name} applies only to a refund with destination "link".`, name);
+    }
+    return { ask, reason: body.reason, metadata: checkMetadata(body.metadata) };
+  }
+  const link = { expiresInSeconds: body.linkExpiresInSeconds ?? LINK_LIFETIME.defaultSeconds, requireApproval: body.requireApproval ?? false };
+  return { ask, reason: body.reason, metadata: checkMetadata(body.metadata), link };
 }

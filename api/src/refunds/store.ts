@@ -23,6 +23,7 @@ import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { recordRefundEvent } from "./events.ts";
 import { REFUND_COLUMNS, refundFromSql, type RefundRow } from "./rows.ts";
 import { formatAmount, formatUnitAmount, refundedTotal } from "../../../shared/money.ts";
+import { linkHash, newLinkId, sealLinkId } from "./links.ts";
 import {
   nextRefundState,
   onePayer,
@@ -51,6 +52,15 @@ export interface NewRefund {
   maxPerRefundMinor: bigint;
   /** Whether the indexer's tables are here (indexed.ts indexerTablesPresent): who paid is read there. */
   indexerPresent: boolean;
+  /** To a refund link instead of the payer (refunds/links.ts): it waits awaiting_claim with no destination. */
+  link?: NewRefundLink;
+}
+
+export interface NewRefundLink {
+  expiresInSeconds: number;
+  requireApproval: boolean;
+  /** The service's encryption key, which the link id is sealed under for the merchant's view. */
+  encryptionKey: Buffer;
 }
 
 const SessionOfRefund = rowShape("session to refund", { id: col.text, currency: col.text });
@@ -88,7 +98,7 @@ export interface RefundPreview {
   /** The networks' main tokens (what a ledger row without a token is in), for the cap's statement. */
   mainTokenOf: Map<number, string>;
   /** Why it would wait at once (no single payer to send to), else null. */
-  waitingReason: "destination_unknown" | null;
+  waitingReason: "destination_unknown" | "awaiting_claim" | null;
 }
 
 /**
@@ -128,7 +138,8 @@ export async function previewRefund(tx: Sql | TransactionSql, scope: RefundScope
   const parts: RefundPartColumn[] = plan.parts.map((p) => {
     const payers = ledger.filter((l) => l.chain_id === p.chainId && !l.reverted && (l.token_address ?? net.mainToken).toLowerCase() === p.token).map((l) => l.payer);
     const t = net.tokens.find((x) => x.address === p.token)!;
-    return { token: p.token, symbol: t.symbol, decimals: t.decimals, amount: p.amount.toString(), baseUnits: p.baseUnits.toString(), destination: onePayer(payers) ?? null };
+    // A refund to a link has no destination until the payer claims it.
+    return { token: p.token, symbol: t.symbol, decimals: t.decimals, amount: p.amount.toString(), baseUnits: p.baseUnits.toString(), destination: r.link ? null : (onePayer(payers) ?? null) };
   });
   return {
     sessionId: session.id,
@@ -138,7 +149,7 @@ export async function previewRefund(tx: Sql | TransactionSql, scope: RefundScope
     unitDecimals: plan.unitDecimals,
     parts,
     mainTokenOf: new Map(networks.map((n) => [n.chainId, n.mainToken])),
-    waitingReason: parts.some((p) => p.destination === null) ? "destination_unknown" : null,
+    waitingReason: r.link ? "awaiting_claim" : parts.some((p) => p.destination === null) ? "destination_unknown" : null,
   };
 }
 
@@ -193,7 +204,14 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
             ${plan.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
   const created = refundFromSql(rows[0]);
-  // Its refund.created, in the same transaction: committed with the refund or not at all.
+  if (r.link) {
+    // The id goes out once, in the answer's claimUrl; here it is kept hashed (the lookup) and sealed (the merchant's view).
+    const linkId = newLinkId();
+    await tx`
+      insert into app.refund_links (refund_id, link_hash, link_sealed, expires_at, require_approval)
+      values (${created.id}, ${linkHash(linkId)}, ${sealLinkId(r.link.encryptionKey, created.id, linkId)}, now() + ${r.link.expiresInSeconds} * interval '1 second', ${r.link.requireApproval})`;
+  }
+  // Its refund.created, in the same transaction (after its link: the event shows the link's facts).
   await recordRefundEvent(tx, created.id, "refund.created");
   // The sweeper's loops look now (a NOTIFY only shortens their wait: sent at commit).
   if (!waiting) await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
@@ -265,6 +283,44 @@ export async function cancelRefund(sql: Sql, scope: RefundScope, id: string, per
     // A person's cancel (the dashboard) is recorded in the cancel's own transaction.
     if (person) await changeStatement(tx, person, "refund_canceled", { refundId: id, paymentSessionId: row.sessionId });
     return row;
+  });
+}
+
+const Approvable = rowShape("approve refund", { state: col.oneOf(REFUND_STATES), waiting_reason: col.nullable(col.text), claimed: col.nullable(col.bool) });
+
+/**
+ * Approves a claimed refund link's refund (awaiting_approval): it becomes due and the relayer
+ * sends it. One transaction holding the refund's row, as a cancel does, so an approval and a
+ * cancel never both win. The API's POST /refunds/{id}/approve and the dashboard both call this.
+ */
+export async function approveRefund(sql: Sql, scope: RefundScope, id: string): Promise<RefundRow> {
+  return sql.begin(async (tx) => {
+    const current = decodeFirst(
+      Approvable,
+      await tx`
+        select r.state, r.waiting_reason, case when l.refund_id is null then null else l.claimed_at is not null end as claimed
+          from app.refunds r left join app.refund_links l on l.refund_id = r.id
+         where r.id = ${id} and r.merchant_id = ${scope.merchantId} and r.environment = ${scope.environment}
+         for update of r`,
+    );
+    if (!current) throw refundNotFound(id);
+    if (current.state !== "PENDING" || current.waiting_reason !== "awaiting_approval") {
+      const why =
+        current.claimed === null
+          ? "this refund has no refund link"
+          : current.state !== "PENDING"
+            ? `this one is ${current.state}`
+            : !current.claimed
+              ? "its link has not been claimed yet"
+              : "it needs no approval, or was approved already";
+      throw new ApiError("refund_not_approvable", `Only a claimed refund waiting for approval can be approved: ${why}.`);
+    }
+    const rows = await tx`
+      update app.refunds set waiting_reason = null, next_attempt_at = now(), updated_at = now()
+       where id = ${id} returning ${tx.unsafe(REFUND_COLUMNS)}`;
+    await tx`update app.refund_links set approved_at = now() where refund_id = ${id}`;
+    await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
+    return refundFromSql(rows[0]);
   });
 }
 

@@ -37,9 +37,23 @@ export interface RefundView {
   updatedAt: string;
   sentAt: string | null;
   finishedAt: string | null;
+  /** The refund link's page (docs/refunds.md, "Refund links"); null for a refund to the payer's address. */
+  claimUrl: string | null;
+  claimExpiresAt: string | null;
+  claimedAt: string | null;
+  requireApproval: boolean;
 }
 
-export function refundView(r: RefundRow, txHash: string | undefined): RefundView {
+/** A refund's link as its view shows it (refunds/link-store.ts reads it, the id unsealed into its URL). */
+export interface RefundLinkFacts {
+  /** Null when the service's encryption key changed since the link was made (it still works for whoever has it). */
+  claimUrl: string | null;
+  expiresAt: Date;
+  claimedAt: Date | null;
+  requireApproval: boolean;
+}
+
+export function refundView(r: RefundRow, txHash: string | undefined, link?: RefundLinkFacts): RefundView {
   return {
     refundId: r.id,
     paymentSessionId: r.sessionId,
@@ -66,5 +80,9 @@ export function refundView(r: RefundRow, txHash: string | undefined): RefundView
     updatedAt: r.updatedAt.toISOString(),
     sentAt: r.sentAt?.toISOString() ?? null,
     finishedAt: r.finishedAt?.toISOString() ?? null,
+    claimUrl: link?.claimUrl ?? null,
+    claimExpiresAt: link?.expiresAt.toISOString() ?? null,
+    claimedAt: link?.claimedAt?.toISOString() ?? null,
+    requireApproval: link?.requireApproval ?? false,
   };
 }

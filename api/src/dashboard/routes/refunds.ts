@@ -45,7 +45,8 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
   async function newRefund(c: PageContext, values: RefundFormValues): Promise<NewRefund> {
     if (!values.reason) throw new ApiError("parameter_invalid", "Choose the reason for the refund.", "reason");
     const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}), ...(values.chainId ? { chainId: Number(values.chainId) } : {}) });
-    return { sessionId: c.params.id!, ...input, maxPerRefundMinor: services.config.refunds.maxPerRefundMinor, indexerPresent: await indexerTablesPresent(sql) };
+    const { link, ...ask } = input;
+    return { sessionId: c.params.id!, ...ask, ...(link ? { link: { ...link, encryptionKey: services.encryptionKey } } : {}), maxPerRefundMinor: services.config.refunds.maxPerRefundMinor, indexerPresent: await indexerTablesPresent(sql) };
   }
 
   /** A production refund above the threshold (compared in the session's unit) asks for the password. */

@@ -120,6 +120,19 @@ test("every documented operation answers as documented, successes and errors", a
   await call("GET", "/refunds?limit=0", auth);
   expect((await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} })).status).toBe(200);
   await call("POST", `/refunds/${rf.body.refundId}/cancel`, { ...auth, body: {} });
+  // A refund to a link, claimed on its page (not an API operation), then approved; approved again, refused.
+  const linked = await call("POST", `/payment-sessions/${id}/refunds`, { ...auth, body: { amount: "0.50", reason: "other", destination: "link", requireApproval: true } });
+  expect(linked.status).toBe(201);
+  await call("POST", `/refunds/${linked.body.refundId}/approve`, { ...auth, body: {} });
+  const claimed = await fetch(`${stack.svc.url}${new URL(linked.body.claimUrl).pathname}`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "address=0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+  });
+  expect(claimed.status).toBe(303);
+  expect((await call("POST", `/refunds/${linked.body.refundId}/approve`, { ...auth, body: {} })).status).toBe(200);
+  await call("POST", "/refunds/rf_000000000000000000000000/approve", { ...auth, body: {} });
   await call("GET", `/payment-sessions/${id}`, auth);
   // What POST /sandbox/refund-balances/fund minted above, read from the chain.
   expect((await call("GET", "/refund-balances", auth)).body.data[0].tokens[0].balanceBaseUnits).toBe("5000000");

@@ -5,12 +5,13 @@
  */
 import type { Sql } from "postgres";
 import { col, decodeFirst, rowShape } from "../../db/rows.ts";
+import { WAITING_ON_A_PERSON } from "../../refunds/logic.ts";
 
 const NextDue = rowShape("sweeper: next due", { ms: col.nullable(col.float) }); // float8 milliseconds
 
 /**
  * Milliseconds until the network's next queued sweep, recorded authorization or pending refund (one
- * with somewhere to go) is due (negative: overdue); null when none.
+ * with somewhere to go, waiting for nobody) is due (negative: overdue); null when none.
  */
 export async function msUntilNextSweepDue(sql: Sql, chainId: number): Promise<number | null> {
   const next = decodeFirst(
@@ -19,7 +20,7 @@ export async function msUntilNextSweepDue(sql: Sql, chainId: number): Promise<nu
         select (extract(epoch from (least(
                   (select min(next_attempt_at) from app.sweeps where chain_id = ${chainId} and state = 'queued'),
                   (select min(next_attempt_at) from app.payment_authorizations where chain_id = ${chainId} and status = 'recorded'),
-                  (select min(next_attempt_at) from app.refunds where chain_id = ${chainId} and state = 'PENDING' and waiting_reason is distinct from 'destination_unknown')
+                  (select min(next_attempt_at) from app.refunds where chain_id = ${chainId} and state = 'PENDING' and (waiting_reason is null or waiting_reason not in ${sql([...WAITING_ON_A_PERSON])}))
                 ) - now())) * 1000)::float8 as ms`,
   );
   return next?.ms ?? null;

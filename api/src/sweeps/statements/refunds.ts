@@ -9,17 +9,21 @@
 import type { Sql, TransactionSql } from "postgres";
 import { Type } from "@sinclair/typebox";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../../db/rows.ts";
+import { WAITING_ON_A_PERSON } from "../../refunds/logic.ts";
+
+/** A refund that waits for a person (a claim, an approval, a destination) is never due; the others are. */
+const HELD = [...WAITING_ON_A_PERSON];
 
 /** A part as the relayer reads it: the token, its base units, where it goes (null: not known yet). */
 const Part = Type.Object({ token: Type.String(), baseUnits: Type.String(), destination: Type.Union([Type.String(), Type.Null()]) });
 
 const AnyDue = rowShape("a refund due", { one: col.int });
 
-/** Whether a PENDING refund with somewhere to go is due on the network. */
+/** Whether a PENDING refund with somewhere to go (and nobody to wait for) is due on the network. */
 export async function anyRefundDue(sql: Sql, chainId: number): Promise<boolean> {
   const rows = await sql`
     select 1 as one from app.refunds
-     where chain_id = ${chainId} and state = 'PENDING' and next_attempt_at <= now() and waiting_reason is distinct from 'destination_unknown' limit 1`;
+     where chain_id = ${chainId} and state = 'PENDING' and next_attempt_at <= now() and (waiting_reason is null or waiting_reason not in ${sql(HELD)}) limit 1`;
   return decodeFirst(AnyDue, rows) !== undefined;
 }
 
@@ -37,7 +41,7 @@ export type DueRefund = RowOf<typeof DueRow>;
 export async function claimDueRefunds(tx: TransactionSql, chainId: number, limit: number): Promise<DueRefund[]> {
   const rows = await tx`
     select id, merchant_id, environment, amount::text as amount, unit_decimals, parts from app.refunds
-     where chain_id = ${chainId} and state = 'PENDING' and next_attempt_at <= now() and waiting_reason is distinct from 'destination_unknown'
+     where chain_id = ${chainId} and state = 'PENDING' and next_attempt_at <= now() and (waiting_reason is null or waiting_reason not in ${tx(HELD)})
      order by next_attempt_at, created_at, id
      limit ${limit}
      for update skip locked`;
