@@ -18,6 +18,7 @@ import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn }
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { ledgerPaymentsIn } from "../sessions/indexed.ts";
+import { merchantActed } from "./auto-returns-store.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { formatAmount, formatUnitAmount, refundedTotal } from "../../../shared/money.ts";
 import {
@@ -47,6 +48,8 @@ export interface NewRefund {
   maxPerRefundMinor: bigint;
   /** Whether the indexer's tables are here (indexed.ts indexerTablesPresent): who paid is read there. */
   indexerPresent: boolean;
+  /** An automatic return's refund (refunds/auto-returns.ts); absent: the merchant's own. */
+  automatic?: boolean;
 }
 
 const SessionOfRefund = rowShape("session to refund", { id: col.text, currency: col.text });
@@ -83,6 +86,9 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
     await tx`select id, currency from app.payment_sessions where id = ${r.sessionId} and merchant_id = ${scope.merchantId} and environment = ${scope.environment}`,
   );
   if (!session) throw sessionNotFound(r.sessionId);
+  // The merchant refunding first takes over the session's automatic returns still waiting. First,
+  // before the totals: a worker deciding one holds its timer, then the totals, never the reverse.
+  if (!r.automatic) await merchantActed(tx, r.sessionId, "merchant_refunded");
   const networks = networksOf(decodeRows(NetworkOfSession, await tx`select chain_id, token_address, decimals, tokens from app.session_deposits where session_id = ${r.sessionId} order by chain_id`));
   const ledger = await ledgerPaymentsIn(tx, r.sessionId, r.indexerPresent);
   const held = decodeRows(HeldRow, await tx`select chain_id, token_address, held::text as held from app.refund_totals where session_id = ${r.sessionId}`);
