@@ -15,6 +15,7 @@ import { describeError } from "../../../shared/describe-error.ts";
 import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { refundRoutes } from "./refunds.ts";
+import { autoReturnRoutes } from "./auto-returns.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
 import { sandboxRoutes } from "./sandbox.ts";
@@ -216,6 +217,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(metricsRoutes(services))
     .use(paymentSessionRoutes(services))
     .use(refundRoutes(services))
+    .use(autoReturnRoutes(services))
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))
