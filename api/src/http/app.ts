@@ -30,6 +30,7 @@ import { buildOpenApi } from "./api-reference/openapi.ts";
 import { ErrorResponse } from "./schemas.ts";
 import { eventComponents } from "./payment-sessions.schemas.ts";
 import { refundComponents } from "./refunds.schemas.ts";
+import { autoReturnComponents } from "./auto-returns.schemas.ts";
 import type { AnyElysia } from "elysia";
 
 
@@ -118,7 +119,7 @@ const REFERENCE_META = {
     ].join("\n"),
   },
   components: {
-    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents },
+    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...autoReturnComponents },
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
       sessionToken: { type: "http", scheme: "bearer", bearerFormat: "pst_test_… / pst_live_…", description: "paymentSessionToken of one session." },
