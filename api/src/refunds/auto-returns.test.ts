@@ -236,3 +236,30 @@ test("many workers deciding the same due timer at once: one refund", async () =>
     await put(stack.key, { delaySeconds: DELAY });
   }
 }, 90_000);
+
+test("a return that falls due after the setting was turned off, or above the per-refund limit, is skipped, saying why", async () => {
+  await put(stack.key, { delaySeconds: 3600 });
+  try {
+    const sessions = [];
+    // 0.02 over the price; and 10,005.00 over it, above SERVICE_REFUND_MAX_PER_REFUND (10,000.00).
+    for (const units of [5_020_000n, 10_010_000_000n]) {
+      const s = await stack.create("5.00");
+      await payFrom(await newPayer(), s, units);
+      await stack.waitFor(s.id, "FUNDED", 30_000);
+      expect(await returnsOf(s.id)).toMatchObject([{ status: "scheduled" }]);
+      sessions.push(s);
+    }
+    const [off, tooLarge] = sessions;
+    const decided = (id: string) => eventually(async () => ((await returnsOf(id))[0]!.status !== "scheduled" ? true : undefined), "the sweeper to decide the due return", 20_000);
+    await sql()`update app.auto_returns set due_at = now() where session_id = ${tooLarge!.id}`; // its delay over
+    await decided(tooLarge!.id);
+    expect(await returnsOf(tooLarge!.id)).toMatchObject([{ status: "skipped", outcome: "amount_too_large", refundId: null }]);
+    await put(stack.key, { automaticReturns: false });
+    await sql()`update app.auto_returns set due_at = now() where session_id = ${off!.id}`;
+    await decided(off!.id);
+    expect(await returnsOf(off!.id)).toMatchObject([{ status: "skipped", outcome: "disabled", refundId: null }]);
+    for (const s of sessions) expect(await refundsOf(s.id)).toEqual([]);
+  } finally {
+    await put(stack.key, { automaticReturns: true, delaySeconds: DELAY });
+  }
+}, 90_000);

@@ -65,7 +65,10 @@ async function decide(tx: TransactionSql, a: DueReturnRow, opts: ReturnOptions, 
     );
     await settleReturn(tx, a.id, { state: "refunded", refundId: refund.id });
   } catch (e) {
-    if (!(e instanceof ApiError)) throw e; // the database or the code: roll back, the timer stays due
+    // An amount that is no whole number of the token's base units (logic.ts unitToTokenUnits):
+    // the same facts would refuse it on every pass, so it is decided, not retried.
+    if (e instanceof RangeError) return settleReturn(tx, a.id, { state: "skipped", outcome: "not_whole_base_units" });
+    if (!(e instanceof ApiError)) throw e; // the database: roll back, the timer stays due
     // Refused by the refund rules: nothing left to refund (`refund_exceeds_refundable`), above the
     // per-refund limit, a split the tokens cannot take. The merchant sees why.
     const outcome = e.code === "refund_exceeds_refundable" || e.code === "session_not_refundable" ? "nothing_to_return" : e.code;
