@@ -26,7 +26,8 @@ export type SecurityAction =
   | "settlement_address_changed"
   | "settlement_address_change_refused"
   | "payment_session_canceled"
-  | "webhook_event_redelivered";
+  | "webhook_event_redelivered"
+  | "refund_settings_changed";
 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
 

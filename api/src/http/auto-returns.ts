@@ -9,7 +9,7 @@ import { findSession } from "../sessions/repository.ts";
 import { sessionNotFound } from "../refunds/store.ts";
 import { autoReturnSetting, merchantActed, returnsOfSession, saveAutoReturnSetting, type AutoReturnRow } from "../refunds/auto-returns-store.ts";
 import { readJsonBody } from "./body.ts";
-import { requireApiKey, type ApiKeyAuth } from "./auth.ts";
+import { changedBy, requireApiKey, type ApiKeyAuth } from "./auth.ts";
 import { AutomaticReturnList, RefundSettings, RefundSettingsBody } from "./auto-returns.schemas.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc, EmptyBody } from "./schemas.ts";
 import type { Services } from "./services.ts";
@@ -58,7 +58,7 @@ export function autoReturnRoutes(services: Services) {
         const auth = await requireApiKey(services, request);
         const body = validateBody(RefundSettingsBody, await readJsonBody(request));
         const now = await autoReturnSetting(database.sql, auth.merchant.id, auth.environment);
-        const saved = await saveAutoReturnSetting(database.sql, auth.merchant.id, auth.environment, {
+        const saved = await saveAutoReturnSetting(database.sql, auth.merchant.id, changedBy(auth, request), {
           enabled: body.automaticReturns ?? now.enabled,
           delaySeconds: body.delaySeconds ?? now.delaySeconds,
         });
@@ -69,7 +69,7 @@ export function autoReturnRoutes(services: Services) {
           tag: TAG,
           summary: "Change your refund settings",
           description:
-            "Turns automatic returns on or off in this environment, and sets their delay. A field left out keeps its value. Applies to money that arrives from now on; a return already waiting keeps its due time, and one that falls due while they are off is skipped (`disabled`).",
+            "Turns automatic returns on or off in this environment, and sets their delay. A field left out keeps its value; the change is recorded in the security history. Applies to money that arrives from now on; a return already waiting keeps its due time, and one that falls due while they are off is skipped (`disabled`).",
           auth: "apiKey",
           body: RefundSettingsBody,
           ok: { status: 200, schema: RefundSettings, description: "Saved." },

@@ -9,6 +9,7 @@ import type { Sql, TransactionSql } from "postgres";
 import { Type } from "@sinclair/typebox";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { AUTO_RETURN_REASONS } from "./logic.ts";
+import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
 
 /** The default wait before money goes back by itself: a day for the merchant to act. */
 export const DEFAULT_DELAY_SECONDS = 86_400;
@@ -28,16 +29,23 @@ export async function autoReturnSetting(sql: Sql, merchantId: string, environmen
   return r ? { enabled: r.enabled, delaySeconds: r.delay_seconds } : { enabled: false, delaySeconds: DEFAULT_DELAY_SECONDS };
 }
 
-/** Saves the setting (for money that arrives from now on: a timer already running keeps its due time). */
-export async function saveAutoReturnSetting(sql: Sql, merchantId: string, environment: string, s: AutoReturnSetting): Promise<AutoReturnSetting> {
-  const r = decodeFirst(
-    SettingRow,
-    await sql`
-      insert into app.auto_return_settings (merchant_id, environment, enabled, delay_seconds) values (${merchantId}, ${environment}, ${s.enabled}, ${s.delaySeconds})
-      on conflict (merchant_id, environment) do update set enabled = excluded.enabled, delay_seconds = excluded.delay_seconds, updated_at = now()
-      returning enabled, delay_seconds`,
-  );
-  return { enabled: r!.enabled, delaySeconds: r!.delay_seconds };
+/**
+ * Saves the setting (for money that arrives from now on: a timer already running keeps its due
+ * time), with its line in the security history in the same transaction: automatic returns send
+ * the merchant's money out, so who turned them on or off is on record, like a settlement change.
+ */
+export async function saveAutoReturnSetting(sql: Sql, merchantId: string, by: ChangedBy, s: AutoReturnSetting): Promise<AutoReturnSetting> {
+  return sql.begin(async (tx) => {
+    const r = decodeFirst(
+      SettingRow,
+      await tx`
+        insert into app.auto_return_settings (merchant_id, environment, enabled, delay_seconds) values (${merchantId}, ${by.environment}, ${s.enabled}, ${s.delaySeconds})
+        on conflict (merchant_id, environment) do update set enabled = excluded.enabled, delay_seconds = excluded.delay_seconds, updated_at = now()
+        returning enabled, delay_seconds`,
+    );
+    await changeStatement(tx, by, "refund_settings_changed", { automaticReturns: r!.enabled, delaySeconds: r!.delay_seconds });
+    return { enabled: r!.enabled, delaySeconds: r!.delay_seconds };
+  });
 }
 
 const DueReturn = rowShape("due automatic return", {

@@ -96,6 +96,9 @@ test("the setting: off by default, shown and changed per environment; a delay ou
     expect(r.body.error.param).toBe("delaySeconds");
   }
   expect((await stack.svc.call("GET", "/refund-settings", { auth: stack.key })).body).toEqual({ automaticReturns: true, delaySeconds: DELAY });
+  // Each change has its line in the security history, with the key that made it; a refused one has none.
+  const lines = await sql()`select action, environment, detail from app.security_events where action = 'refund_settings_changed' order by created_at`;
+  expect(lines.map((l) => [l.action, l.environment, l.detail.automaticReturns, l.detail.delaySeconds, l.detail.via])).toEqual([["refund_settings_changed", "sandbox", true, DELAY, "api"]]);
 });
 
 test("overpaid by 0.01: after the delay exactly the excess goes back to the payer", async () => {
