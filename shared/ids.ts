@@ -22,6 +22,7 @@ export const ID_PREFIX = {
   securityEvent: "sec_",
   node: "node_",
   refund: "rf_",
+  autoReturn: "ar_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -3,7 +3,8 @@
  * two local chains stand in for Ethereum and Base (chain ids 1 and 8453, a 6-decimal token's
  * code at the presets' canonical USDC addresses, no deposit factory), `bun run start` in its
  * production configuration and `bun run admin` as real processes, one payment per chain to
- * SUCCEEDED, and what moved read back from the chain (receipt logs and balanceOf).
+ * SUCCEEDED, one refund of each back to its payer, and what moved read back from the chain
+ * (receipt logs and balanceOf).
  *
  * Also rehearsed: the service started before the factory was deployed — every network is
  * reported not ready, a session create answers 503 network_unavailable (no deposit address that
@@ -19,6 +20,7 @@ import { join, resolve } from "node:path";
 import { createWalletClient, decodeEventLog, erc20Abi, getAddress, http, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../shared/contracts/addresses.ts";
+import { predictedRefundVaultsAddress } from "../shared/contracts/refund-vaults.ts";
 import { startMainnetStandIn, type EthereumStandIn, type MainnetStandIn } from "./mainnet-standin.ts";
 import { freePort } from "./ports.ts";
 import { ANVIL_ACCOUNTS } from "../shared/devchain/index.ts";
@@ -152,7 +154,10 @@ async function main() {
   for (const chainId of [1, 8453]) {
     const before = await localClients(chains[chainId]!.rpcUrl, chainId).publicClient.getBalance({ address: relayer });
     r = admin("factory:deploy", "--chain", String(chainId));
-    check(r.code === 0 && r.out.includes(`deployed the deposit factory at ${predictedFactoryAddress()} and AuthorizationBatch at ${predictedAuthorizationBatchAddress()}`), `factory:deploy ${chainId}: ${r.out}${r.err}`);
+    check(
+      r.code === 0 && r.out.includes(`deployed the deposit factory at ${predictedFactoryAddress()} and AuthorizationBatch at ${predictedAuthorizationBatchAddress()} and RefundVaults at ${predictedRefundVaultsAddress(relayer)}`),
+      `factory:deploy ${chainId}: ${r.out}${r.err}`,
+    );
     const cost = r.out.match(/cost ([0-9.]+) ETH/)![1]!;
     const after = await localClients(chains[chainId]!.rpcUrl, chainId).publicClient.getBalance({ address: relayer });
     check(before - after === parseEther(cost), `the printed cost (${cost}) is what the relayer paid (${before - after} wei)`);
@@ -162,7 +167,7 @@ async function main() {
   }
   r = admin("networks");
   check(r.code === 0 && (r.out.match(/factory present, batch present/g) ?? []).length === 2 && !r.out.includes("AuthorizationBatch"), `admin networks: ready: ${r.out}`);
-  step("admin factory:deploy on chain 1 and 8453: the factory and AuthorizationBatch, transactions, cost = the relayer's balance change; idempotent");
+  step("admin factory:deploy on chain 1 and 8453: the factory, AuthorizationBatch and RefundVaults, transactions, cost = the relayer's balance change; idempotent");
 
   // Step 9: a small test payment on each chain, no restart needed: in USDT on Ethereum (its second
   // stablecoin: a USDT-like token's code at the canonical USDT address), in USDC on Base.
@@ -244,6 +249,49 @@ async function main() {
     check(getAddress(receipt.from) === relayer, "the relayer sent the sweep");
   }
   step("on chain: the sweep receipts' Transfer logs and balanceOf show each amount at its settlement address");
+
+  // A refund of each payment, from the merchant's refund balance (one address on every network,
+  // funded by the merchant), back to the payer's own address, read from the refund's receipt.
+  const balances = await call("GET", "/refund-balances", liveKey);
+  check(balances.status === 200 && balances.body.data.length === 2, `refund balances: ${JSON.stringify(balances.body)}`);
+  const vault = getAddress(balances.body.data[0].address);
+  check(balances.body.data.every((b: any) => getAddress(b.address) === vault), "one refund balance address on both networks");
+  mining = setInterval(() => {
+    for (const c of [ethereum!, base!]) c.mine(1).catch(() => {});
+  }, 150);
+  for (const s of sessions) {
+    const c = chains[s.chainId]!;
+    const pay = paidIn[s.chainId]!;
+    const refundUnits = 500_000n; // 0.50 in the 6-decimal token
+    await pay.mint(vault, refundUnits);
+    const payerBefore = await c.balanceOf(payer.address, pay.token);
+    const created = await call("POST", `/payment-sessions/${s.id}/refunds`, liveKey, { amount: "0.50", reason: "requested_by_customer" });
+    check(created.status === 201 && getAddress(created.body.parts[0].destination) === payer.address, `refund created on chain ${s.chainId}, to the payer: ${JSON.stringify(created.body)}`);
+    let refund: any;
+    const refundedBy = Date.now() + 120_000;
+    for (;;) {
+      refund = (await call("GET", `/refunds/${created.body.refundId}`, liveKey)).body;
+      if (["SUCCEEDED", "FAILED", "CANCELED"].includes(refund.status)) break;
+      check(Date.now() < refundedBy, `refund on chain ${s.chainId} reached SUCCEEDED (now ${refund.status} ${refund.waitingReason ?? ""}):\n${serverLog.slice(-3000)}`);
+      await Bun.sleep(250);
+    }
+    check(refund.status === "SUCCEEDED", `refund SUCCEEDED on chain ${s.chainId}: ${JSON.stringify(refund)}`);
+    const { publicClient } = localClients(c.rpcUrl, s.chainId);
+    const receipt = await publicClient.getTransactionReceipt({ hash: refund.transactionHash as Hex });
+    const moved = receipt.logs
+      .filter((l) => l.address.toLowerCase() === pay.token.toLowerCase())
+      .map((l) => decodeEventLog({ abi: erc20Abi, data: l.data, topics: l.topics }))
+      .filter((e) => e.eventName === "Transfer")
+      .map((e) => e.args as { from: Address; to: Address; value: bigint });
+    check(
+      moved.length === 1 && getAddress(moved[0]!.from) === vault && getAddress(moved[0]!.to) === payer.address && moved[0]!.value === refundUnits,
+      `the refund's receipt has exactly Transfer(refund balance → payer, ${refundUnits}) on chain ${s.chainId}: ${JSON.stringify(moved, (_, v) => (typeof v === "bigint" ? v.toString() : v))}`,
+    );
+    check((await c.balanceOf(payer.address, pay.token)) - payerBefore === refundUnits, `the payer's ${pay.symbol} grew by the refund on chain ${s.chainId}`);
+    check(getAddress(receipt.from) === relayer, "the relayer sent the refund");
+  }
+  clearInterval(mining);
+  step("one refund per chain, in USDT on Ethereum and USDC on Base: from the refund balance to the payer, its receipt's Transfer log exact");
 
   // Step 10: one payment per chain by a payer holding USDC and no ETH, with one signature.
   mining = setInterval(() => {

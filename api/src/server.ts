@@ -123,7 +123,7 @@ export async function startService(config: Config, log: (line: string) => void =
       networks,
       relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
       settings: config.sweeps,
-      refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor },
+      refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor, maxPerRefundMinor: config.refunds.maxPerRefundMinor },
       log,
     });
     return sweeper;

@@ -1,16 +1,20 @@
 /**
  * `bun run admin networks` and `bun run admin factory:deploy --chain <id>`: the operator's
- * on-chain steps. factory:deploy puts the service's two contracts on a network: the deposit
- * factory (sweeps; sessions are offered only once it is there) and AuthorizationBatch (several
- * payers' authorizations in one relayer transaction; without it they go one per transaction). They read the network variables (SERVICE_RPC_URL_<KEY>, …) and
+ * on-chain steps. factory:deploy puts the service's three contracts on a network: the deposit
+ * factory (sweeps; sessions are offered only once it is there), AuthorizationBatch (several
+ * payers' authorizations in one relayer transaction; without it they go one per transaction)
+ * and RefundVaults for the relayer (the merchants' refund balances, each a CREATE2 vault inside
+ * it: refunds wait on a network until it is there; its address follows from the relayer's). They read the network variables (SERVICE_RPC_URL_<KEY>, …) and
  * SERVICE_RELAYER_PRIVATE_KEY like `bun run start` does, and never touch the database.
  */
-import { createPublicClient, createWalletClient, defineChain, formatEther, formatGwei, http, webSocket, type Address, type Hex } from "viem";
+import { concat, createPublicClient, createWalletClient, defineChain, formatEther, formatGwei, http, webSocket, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../config.ts";
 import { parseChainsEnv, type NetworkConfig } from "../../../shared/chains/config.ts";
 import { envSuffix, PRESETS } from "../../../shared/chains/presets.ts";
-import { DETERMINISTIC_DEPLOYER, ensureServiceContractsDeployed, predictedFactoryAddress, serviceContractDeployTransactions } from "../../../shared/contracts/deploy.ts";
+import { DETERMINISTIC_DEPLOYER, deployOnce, ensureServiceContractsDeployed, predictedFactoryAddress, serviceContractDeployTransactions } from "../../../shared/contracts/deploy.ts";
+import { DEPLOY_SALT } from "../../../shared/contracts/addresses.ts";
+import { predictedRefundVaultsAddress, refundVaultsInitCode } from "../../../shared/contracts/refund-vaults.ts";
 import { DEV_RELAYER_PRIVATE_KEY } from "../credentials/relayer.ts";
 import { describeStatus, probeNetworks } from "../onchain/network-status.ts";
 import { describeError } from "../../../shared/describe-error.ts";
@@ -77,15 +81,21 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
   }
   if (seen !== chainId) die(`SERVICE_RPC_URL_${envSuffix(net.key)} serves chain id ${seen}, not ${chainId} (${net.name}): nothing sent`);
 
-  const planned = serviceContractDeployTransactions();
+  // RefundVaults is the relayer's own (its operator), so its address follows from the key that pays here.
+  const refundVaults = predictedRefundVaultsAddress(payer);
+  const planned = [
+    ...serviceContractDeployTransactions(),
+    { name: "refundVaults" as const, address: refundVaults, to: DETERMINISTIC_DEPLOYER, data: concat([DEPLOY_SALT, refundVaultsInitCode(payer)]) },
+  ];
   const codes = await Promise.all(planned.map((t) => publicClient.getCode({ address: t.address })));
   const missing = planned.filter((_, i) => !codes[i] || codes[i] === "0x");
   const batch = planned.find((t) => t.name === "batch")!.address;
   if (missing.length === 0) {
-    out(`${net.name} (chain ${chainId}): the deposit factory (${factory}) and AuthorizationBatch (${batch}) are already deployed; nothing sent, nothing spent`, {
+    out(`${net.name} (chain ${chainId}): the deposit factory (${factory}), AuthorizationBatch (${batch}) and RefundVaults (${refundVaults}) are already deployed; nothing sent, nothing spent`, {
       chainId,
       factory,
       batch,
+      refundVaults,
       deployed: false,
     });
     return 0;
@@ -105,18 +115,21 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
   if (balance < maxCost) {
     die(`relayer ${payer} holds ${formatEther(balance)} on ${net.name}; the deployment needs up to ${formatEther(maxCost)} (${gas} gas at up to ${formatGwei(fees.maxFeePerGas)} gwei): fund it first`);
   }
-  const result = await ensureServiceContractsDeployed({ publicClient: publicClient as never, walletClient: walletClient as never });
-  if (result.receipts.length === 0) {
-    out(`${net.name} (chain ${chainId}): the contracts appeared meanwhile (deployed by someone else); nothing spent`, { chainId, factory, batch, deployed: false });
+  const clients = { publicClient: publicClient as never, walletClient: walletClient as never };
+  const result = await ensureServiceContractsDeployed(clients);
+  const vaultsDeployed = await deployOnce(clients, refundVaultsInitCode(payer), refundVaults, "RefundVaults");
+  const deployed: ("factory" | "batch" | "refundVaults")[] = [...result.deployed, ...(vaultsDeployed.sent ? (["refundVaults"] as const) : [])];
+  const receipts = [...result.receipts, ...(vaultsDeployed.receipt ? [vaultsDeployed.receipt] : [])];
+  if (receipts.length === 0) {
+    out(`${net.name} (chain ${chainId}): the contracts appeared meanwhile (deployed by someone else); nothing spent`, { chainId, factory, batch, refundVaults, deployed: false });
     return 0;
   }
-  const receipts = result.receipts;
   const cost = receipts.reduce((a, r) => a + r.gasUsed * r.effectiveGasPrice, 0n);
   const gasUsed = receipts.reduce((a, r) => a + r.gasUsed, 0n);
-  const names = { factory: `the deposit factory at ${factory}`, batch: `AuthorizationBatch at ${batch}` };
+  const names = { factory: `the deposit factory at ${factory}`, batch: `AuthorizationBatch at ${batch}`, refundVaults: `RefundVaults at ${refundVaults}` };
   out(
     [
-      `${net.name} (chain ${chainId}): deployed ${result.deployed.map((d) => names[d]).join(" and ")}`,
+      `${net.name} (chain ${chainId}): deployed ${deployed.map((d) => names[d]).join(" and ")}`,
       ...receipts.map((r) => `  transaction ${r.transactionHash} in block ${r.blockNumber} (${r.gasUsed} gas at ${formatGwei(r.effectiveGasPrice)} gwei)`),
       `  cost ${formatEther(cost)} ETH in all (${gasUsed} gas), paid by the relayer ${payer}`,
       `  sessions are offered on ${net.name} from now on (a running service notices within SERVICE_NETWORK_CHECK_SECONDS, or at the next session create)`,
@@ -125,8 +138,9 @@ export async function networkCommand(command: "networks" | "factory:deploy", arg
       chainId,
       factory,
       batch,
+      refundVaults,
       deployed: true,
-      contracts: result.deployed,
+      contracts: deployed,
       transactionHash: receipts[0]!.transactionHash,
       transactions: receipts.map((r) => ({ hash: r.transactionHash, blockNumber: r.blockNumber.toString(), gasUsed: r.gasUsed.toString(), effectiveGasPrice: r.effectiveGasPrice.toString() })),
       gasUsed: gasUsed.toString(),

@@ -29,7 +29,8 @@ export type SecurityAction =
   | "refund_created"
   | "refund_canceled"
   | "refund_refused"
-  | "webhook_event_redelivered";
+  | "webhook_event_redelivered"
+  | "refund_settings_changed";
 
 export type SecurityEventRow = typeof securityEvents.$inferSelect;
 

@@ -946,3 +946,60 @@ export const refundTotals = app.table(
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.chainId, t.tokenAddress] }), check("refund_totals_held_chk", sql`${t.held} >= 0`)],
 );
+
+/**
+ * A merchant's automatic returns, per environment (docs/refunds.md, "Automatic returns"): off
+ * unless a row says on. `delay_seconds` is how long the money waits for the merchant to act
+ * (refund it themselves, or keep it) before the service returns it.
+ */
+export const autoReturnSettings = app.table(
+  "auto_return_settings",
+  {
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").$type<Environment>().notNull(),
+    enabled: boolean("enabled").notNull().default(false),
+    delaySeconds: integer("delay_seconds").notNull().default(86400),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.merchantId, t.environment] }),
+    check("auto_return_settings_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
+    check("auto_return_settings_delay_chk", sql`${t.delaySeconds} between 1 and 2592000`),
+  ],
+);
+
+/**
+ * An automatic return's durable timer: one per session, network and reason (the unique key that
+ * makes it happen once, whatever number of steps see the money or workers run), written in the
+ * session step that records the money, due at `due_at`. The sweeper's loop of that network
+ * claims it when due (FOR UPDATE SKIP LOCKED) and, in the same transaction, creates its refund
+ * through the one refund path (refunds/store.ts) or says why not (`outcome`).
+ */
+export const autoReturns = app.table(
+  "auto_returns",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => paymentSessions.id),
+    merchantId: text("merchant_id").notNull(),
+    environment: text("environment").$type<Environment>().notNull(),
+    chainId: integer("chain_id").notNull(),
+    reason: text("reason").notNull(),
+    /** scheduled → refunded | kept (the merchant's) | merchant_refunded (the merchant refunded first) | skipped (`outcome` says why). */
+    state: text("state").notNull().default("scheduled"),
+    dueAt: ts("due_at").notNull(),
+    refundId: text("refund_id"),
+    outcome: text("outcome"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    decidedAt: ts("decided_at"),
+  },
+  (t) => [
+    uniqueIndex("auto_returns_once_uq").on(t.sessionId, t.chainId, t.reason),
+    index("auto_returns_due_idx").on(t.chainId, t.dueAt).where(sql`${t.state} = 'scheduled'`),
+    check("auto_returns_reason_chk", sql`${t.reason} in ('overpayment', 'late_payment', 'underpaid_expired')`),
+    check("auto_returns_state_chk", sql`${t.state} in ('scheduled', 'refunded', 'kept', 'merchant_refunded', 'skipped')`),
+  ],
+);

@@ -15,6 +15,7 @@ import { describeError } from "../../../shared/describe-error.ts";
 import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { refundRoutes } from "./refunds.ts";
+import { autoReturnRoutes } from "./auto-returns.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
 import { sandboxRoutes } from "./sandbox.ts";
@@ -30,6 +31,7 @@ import { ErrorResponse } from "./schemas.ts";
 import { eventComponents } from "./payment-sessions.schemas.ts";
 import { refundComponents } from "./refunds.schemas.ts";
 import { webhookComponents, webhookHeaderComponents, WEBHOOKS } from "./webhooks.schemas.ts";
+import { autoReturnComponents } from "./auto-returns.schemas.ts";
 import type { AnyElysia } from "elysia";
 
 
@@ -119,7 +121,7 @@ const REFERENCE_META = {
   },
   webhooks: WEBHOOKS,
   components: {
-    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...webhookComponents },
+    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...autoReturnComponents, ...webhookComponents },
     parameters: webhookHeaderComponents,
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
@@ -220,6 +222,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(metricsRoutes(services))
     .use(paymentSessionRoutes(services))
     .use(refundRoutes(services))
+    .use(autoReturnRoutes(services))
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))
     .use(eventRoutes(services))

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
+import { predictedRefundVaultsAddress } from "../../../shared/contracts/refund-vaults.ts";
 import { startMainnetStandIn, type MainnetStandIn } from "../../../testing/mainnet-standin.ts";
 import { ANVIL_ACCOUNTS } from "../../../shared/devchain/index.ts";
 import { startTestService, type TestService } from "../../../testing/service.ts";
@@ -70,13 +71,15 @@ test("no factory anywhere: no deposit address is handed out (503), /readyz says 
   // The operator's step, as a real process: address, transaction, cost; idempotent.
   const first = admin(["factory:deploy", "--chain", "8453"]);
   expect(first.code).toBe(0);
-  expect(first.out).toContain(`deployed the deposit factory at ${predictedFactoryAddress()} and AuthorizationBatch at ${predictedAuthorizationBatchAddress()}`);
-  expect(first.out.match(/transaction 0x[0-9a-f]{64} in block \d+ \(\d+ gas at [0-9.]+ gwei\)/g)).toHaveLength(2);
+  const refundVaults = predictedRefundVaultsAddress(ANVIL_ACCOUNTS[1].address);
+  expect(first.out).toContain(`deployed the deposit factory at ${predictedFactoryAddress()} and AuthorizationBatch at ${predictedAuthorizationBatchAddress()} and RefundVaults at ${refundVaults}`);
+  expect(first.out.match(/transaction 0x[0-9a-f]{64} in block \d+ \(\d+ gas at [0-9.]+ gwei\)/g)).toHaveLength(3);
   expect(first.out).toMatch(/cost [0-9.]+ ETH in all \(\d+ gas\), paid by the relayer 0x/);
   expect(await base.rpc("eth_getCode", [predictedAuthorizationBatchAddress(), "latest"])).not.toBe("0x");
+  expect(await base.rpc("eth_getCode", [refundVaults, "latest"])).not.toBe("0x"); // refunds can be paid here from now on
   const again = admin(["factory:deploy", "--chain", "8453", "--json"]);
   expect(again.code).toBe(0);
-  expect(JSON.parse(again.out)).toEqual({ chainId: 8453, factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), deployed: false });
+  expect(JSON.parse(again.out)).toEqual({ chainId: 8453, factory: predictedFactoryAddress(), batch: predictedAuthorizationBatchAddress(), refundVaults, deployed: false });
 
   // Offered on Base within a second, no restart; Ethereum (no factory) is left out.
   await Bun.sleep(1100);

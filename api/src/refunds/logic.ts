@@ -155,6 +155,10 @@ export function splitProportionally(amount: bigint, rests: readonly Refundable[]
 export interface RefundAsk {
   /** In minor units (cents); undefined: the whole refundable rest. */
   amountMinor?: bigint;
+  /** In the session's unit, exact (an automatic return: an excess need not be whole cents); wins over amountMinor. */
+  amountUnits?: bigint;
+  /** At most what is left to refund: the amount is lowered to the rest instead of refused (an automatic return). */
+  upToRest?: boolean;
   chainId?: number;
   /** Lowercase. */
   token?: string;
@@ -186,7 +190,8 @@ export function planRefund(ask: RefundAsk, rests: readonly Refundable[]): Refund
   }
   const unitDecimals = on[0]!.unitDecimals;
   const rest = on.reduce((s, r) => s + r.rest, 0n);
-  const amount = ask.amountMinor === undefined ? rest : ask.amountMinor * 10n ** BigInt(unitDecimals - 2);
+  let amount = ask.amountUnits ?? (ask.amountMinor === undefined ? rest : ask.amountMinor * 10n ** BigInt(unitDecimals - 2));
+  if (ask.upToRest && amount > rest) amount = rest;
   if (amount === 0n || amount > rest) return { ok: false, problem: "exceeds", rest, unitDecimals };
   const parts = on.length === 1 ? [{ chainId: on[0]!.chainId, token: on[0]!.token, amount, baseUnits: unitToTokenUnits(amount, unitDecimals, on[0]!.decimals) }] : splitProportionally(amount, on);
   if (!parts) return { ok: false, problem: "split_impossible" };
@@ -232,4 +237,60 @@ export function onePayer(payers: readonly (string | null)[]): string | undefined
   if (distinct.length !== 1) return undefined;
   const only = distinct[0]!;
   return /^0x[0-9a-f]{40}$/.test(only) && !/^0x0{40}$/.test(only) ? only : undefined;
+}
+
+/** The reasons the service returns money by itself (docs/refunds.md, "Automatic returns"). */
+export const AUTO_RETURN_REASONS = ["overpayment", "late_payment", "underpaid_expired"] as const satisfies readonly RefundReason[];
+export type AutoReturnReason = (typeof AUTO_RETURN_REASONS)[number];
+
+/** A confirmed payment in on one network, with its block's time (app.session_funds.block_timestamp). */
+export interface TimedPayment {
+  /** In the session's unit on the network. */
+  amount: bigint;
+  /** Null: a row written before block times were kept (counted as on time). */
+  blockTimestamp: Date | null;
+  reverted: boolean;
+}
+
+/** What an automatic return of one network looks at, read under the return's row lock. */
+export interface ReturnFacts {
+  /** The session's price on this network, in its unit (session_deposits.required_base_units). */
+  required: bigint;
+  expiresAt: Date;
+  /** The network that paid the session in full (payment_sessions.funding_chain_id), if any. */
+  fundingChainId: number | null;
+  /** The session ended ERROR `underpaid`: it expired with part of its price received. */
+  underpaid: boolean;
+  /** The network this return is on. */
+  chainId: number;
+  /** Its confirmed payments in (accepted tokens only), on this network. */
+  payments: readonly TimedPayment[];
+}
+
+/**
+ * How much an automatic return gives back, in the session's unit (0n: nothing), before what the
+ * session's refunds already hold is taken off (planRefund's `upToRest` does that):
+ *   - overpayment: on the funding network, what arrived by the expiry above the price; on another
+ *     network of a session paid in full, all that arrived there by the expiry (it was paid twice);
+ *   - late_payment: what arrived after the expiry; for a session that ended with no payment
+ *     (expired or canceled, then paid: `paid_after_cancel`), all it received on the network,
+ *     since anything after a cancel is late whatever the clock said;
+ *   - underpaid_expired: of a session that expired underpaid, all that arrived by the expiry.
+ * The three never count the same payment twice, so together they never exceed what was received.
+ */
+export function autoReturnAmount(reason: AutoReturnReason, f: ReturnFacts): bigint {
+  const live = f.payments.filter((p) => !p.reverted);
+  const onTime = live.filter((p) => p.blockTimestamp === null || p.blockTimestamp <= f.expiresAt).reduce((s, p) => s + p.amount, 0n);
+  const late = live.filter((p) => p.blockTimestamp !== null && p.blockTimestamp > f.expiresAt).reduce((s, p) => s + p.amount, 0n);
+  const funded = f.fundingChainId !== null;
+  switch (reason) {
+    case "overpayment":
+      if (!funded) return 0n;
+      if (f.fundingChainId !== f.chainId) return onTime;
+      return onTime > f.required ? onTime - f.required : 0n;
+    case "late_payment":
+      return funded || f.underpaid ? late : onTime + late;
+    case "underpaid_expired":
+      return !funded && f.underpaid ? onTime : 0n;
+  }
 }

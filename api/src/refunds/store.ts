@@ -19,6 +19,7 @@ import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn }
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { ledgerPaymentsIn } from "../sessions/indexed.ts";
+import { merchantActed } from "./auto-returns-store.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { recordRefundEvent } from "./events.ts";
 import { REFUND_COLUMNS, refundFromSql, type RefundRow } from "./rows.ts";
@@ -54,6 +55,8 @@ export interface NewRefund {
   indexerPresent: boolean;
   /** To a refund link instead of the payer (refunds/links.ts): it waits awaiting_claim with no destination. */
   link?: NewRefundLink;
+  /** An automatic return's refund (refunds/auto-returns.ts); absent: the merchant's own. */
+  automatic?: boolean;
 }
 
 export interface NewRefundLink {
@@ -178,6 +181,10 @@ async function readRefundable(sql: Sql | TransactionSql, sessionId: string, inde
  */
 export async function createRefund(tx: TransactionSql, scope: RefundScope, r: NewRefund): Promise<RefundRow> {
   const plan = await previewRefund(tx, scope, r);
+  // The merchant refunding first takes over the session's automatic returns still waiting (the
+  // session is the merchant's: the preview found it). Before the totals: a worker deciding one
+  // holds its timer, then the totals, never the reverse.
+  if (!r.automatic) await merchantActed(tx, r.sessionId, "merchant_refunded");
   // The cap, kept by the database: each token's total raised only if it stays within what was
   // received. In token order, so two creates over the same tokens never wait on each other crosswise.
   for (const part of [...plan.parts].sort((a, b) => (a.token < b.token ? -1 : a.token > b.token ? 1 : 0))) {

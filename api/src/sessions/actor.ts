@@ -17,7 +17,8 @@ import { pipelinedTransaction } from "../db/pipelined-transaction.ts";
 import { lockedSessionFromSql, recordTransition } from "./repository.ts";
 import { decide, type Decision, type Facts, type SessionState, type SweepRound } from "./decide.ts";
 import { readReportedMovements, reportedMovements, writeMoneyReports } from "./funds.ts";
-import { planMoneyReports } from "./money-plan.ts";
+import { planMoneyReports, returnsOpened } from "./money-plan.ts";
+import { startReturnTimerStatement } from "../effects/auto-return-timer.ts";
 import { forgetOnMissingTable, indexedPastExpiry, readIndexed } from "./indexed.ts";
 import { authorizedOutflows, authorizedPayments, confirmedIncoming, confirmedOutflows, presentMovements, settledTransactions } from "./movements.ts";
 
@@ -157,6 +158,12 @@ async function stepOnce(sql: Sql, sessionId: string, request: StepRequest, opts:
       },
     );
     writeMoneyReports(writes, tx, session, money.reports);
+    // Money that arrived when it should not have starts its automatic return's timer (when the
+    // merchant has them on: the statement reads the setting), committed with the money.
+    const opened = returnsOpened(money, { status, statusReason: session.statusReason, expiresAt: state.expiresAt, ...(t ? { transitionReason: t.reason } : {}) });
+    for (const o of opened) {
+      writes.send(startReturnTimerStatement(tx, { sessionId, merchantId: session.merchantId, environment: session.environment, chainId: o.chainId, reason: o.reason }));
+    }
     for (const sweep of money.sweeps) writes.send(queueSweepStatement(tx, { id: newSweepId(), sessionId, ...sweep }));
     for (const effect of decision.effects) {
       const d = deposits.find((x) => x.chain_id === effect.chainId);

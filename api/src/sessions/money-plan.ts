@@ -39,6 +39,10 @@
  * too), and its list in StepMovements, reported after the others with `report(RULES.refund, …)`.
  * The compiler asks for the rule once DIRECTIONS has the direction; reverts, the once-only
  * ledger key and the writer work on any direction as they are.
+ *
+ * Automatic returns (docs/refunds.md, "Automatic returns"): which ones a plan's new money opens
+ * is `returnsOpened(plan, step)`, pure too; the actor queues their timers in the same step
+ * (effects/auto-return-timer.ts), so money recorded and its return's timer commit together.
  */
 import type { SessionStatus } from "../../../shared/status.ts";
 import { checksumAddress } from "../../../shared/contracts/keccak.ts";
@@ -261,4 +265,57 @@ function receivedDetail(m: ReceivedMovement, expiresAt: Date) {
     ...(m.payer ? { payer: checksumAddress(m.payer) } : {}),
     ...(m.token ? { token: checksumAddress(m.token) } : {}),
   };
+}
+
+/** Why money is returned by itself (refunds/logic.ts AUTO_RETURN_REASONS, the refund's `reason`). */
+export type ReturnReason = "overpayment" | "late_payment" | "underpaid_expired";
+
+/** An automatic return a step opens: one per session, network and reason (its timer's key). */
+export interface ReturnOpened {
+  chainId: number;
+  reason: ReturnReason;
+}
+
+/** What the step left the session as, for returnsOpened. */
+export interface StepOutcome {
+  status: SessionStatus;
+  statusReason: string;
+  /** This step's transition's reason, if it had one. */
+  transitionReason?: string;
+  expiresAt: Date;
+}
+
+/** The return a transition opens for the money it tells. */
+const RETURN_OF_TRANSITION: Partial<Record<string, ReturnReason>> = { overpaid: "overpayment", underpaid: "underpaid_expired", paid_after_cancel: "late_payment" };
+
+/**
+ * Which automatic returns the plan's newly recorded money in opens, per network (how much each
+ * gives back is decided when it falls due: refunds/logic.ts autoReturnAmount):
+ *   - told by the transition: FUNDED overpaid → overpayment, ERROR underpaid → underpaid_expired,
+ *     ERROR paid_after_cancel → late_payment; any other transition (paid, …) → none;
+ *   - an event of its own: a block after the expiry → late_payment, whatever the status; on time
+ *     while FUNDED or SUCCEEDED (paid twice, or on a second network) → overpayment; on time into
+ *     an underpaid session → underpaid_expired; otherwise (ERROR reorged, sweep_failed, …) none:
+ *     what such money is for is the merchant's call.
+ * A stray token opens none (it is not refundable: the operator recovers it), nor does money out.
+ */
+export function returnsOpened(plan: MoneyPlan, step: StepOutcome): ReturnOpened[] {
+  const out: ReturnOpened[] = [];
+  const add = (chainId: number, reason: ReturnReason | undefined) => {
+    if (reason && !out.some((o) => o.chainId === chainId && o.reason === reason)) out.push({ chainId, reason });
+  };
+  for (const r of plan.reports) {
+    if (r.kind !== "record" || r.movement.direction !== "in") continue;
+    const m = r.movement;
+    if (r.toldBy.by === "transition") {
+      add(m.chainId, step.transitionReason ? RETURN_OF_TRANSITION[step.transitionReason] : undefined);
+      continue;
+    }
+    const detail = r.toldBy.event.detail as { accepted?: boolean };
+    if (detail.accepted === false) continue;
+    if (m.blockTimestamp > step.expiresAt) add(m.chainId, "late_payment");
+    else if (step.status === "FUNDED" || step.status === "SUCCEEDED") add(m.chainId, "overpayment");
+    else if (step.status === "ERROR" && step.statusReason === "underpaid") add(m.chainId, "underpaid_expired");
+  }
+  return out;
 }

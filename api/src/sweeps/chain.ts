@@ -45,7 +45,8 @@ export interface SweeperOptions {
   clientFor?: (net: NetworkConfig) => PublicClient;
   hooks?: SweeperHooks;
   /** Refunds' day's limit per merchant (config.refunds, minor units); refunds are sent on these networks too (send-refunds.ts). */
-  refunds?: { maxPerDayMinor: bigint };
+  /** Refunds and automatic returns (docs/refunds.md); absent: this sweeper sends none. */
+  refunds?: { maxPerDayMinor: bigint; maxPerRefundMinor: bigint };
   /** Tests: how long a mismatch with the chain lasts before records are dropped (reconcile.ts). */
   reconcileGraceMs?: number;
 }

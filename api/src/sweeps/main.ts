@@ -28,7 +28,7 @@ const sweeper = await startSweeper({
   networks,
   relayerKeys: relayerKeysFor(networks, config.sweeps.relayerPrivateKey?.reveal()),
   settings: config.sweeps,
-  refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor },
+  refunds: { maxPerDayMinor: config.refunds.maxPerDayMinor, maxPerRefundMinor: config.refunds.maxPerRefundMinor },
   log,
 });
 log(`sweeping on ${networks.map((n) => n.key).join(", ")} (batches of ${config.sweeps.batchSize})`);

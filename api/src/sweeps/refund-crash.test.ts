@@ -84,7 +84,7 @@ async function sweeper(extra: Partial<SweeperOptions> = {}): Promise<Sweeper> {
     networks: [network],
     relayerKeys: { 31337: DEV_RELAYER_PRIVATE_KEY },
     settings: SETTINGS,
-    refunds: { maxPerDayMinor: 1_000_000n },
+    refunds: { maxPerDayMinor: 1_000_000n, maxPerRefundMinor: 1_000_000n },
     log: () => {},
     ...extra,
   });

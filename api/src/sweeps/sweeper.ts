@@ -16,6 +16,7 @@
  *   send-authorization.ts — the same for one payer's recorded EIP-3009 authorization (its
  *               transaction is watched like a batch's: one nonce sequence, one table);
  *   send-refunds.ts — the same for refunds from the merchants' refund balances (docs/refunds.md);
+ *               before it, refunds/auto-returns.ts turns the network's due automatic returns into refunds;
  *   chain.ts  — the network's state both halves share; plan.ts — their pure parts.
  *
  * Why nothing is sent twice: every hash is committed before it is broadcast, and a sweep stays
@@ -32,6 +33,7 @@ import { msUntilNextSweepDue } from "./statements/loop.ts";
 import { sendDue } from "./send.ts";
 import { sendAuthorization } from "./send-authorization.ts";
 import { sendRefunds } from "./send-refunds.ts";
+import { runDueReturns } from "../refunds/auto-returns.ts";
 import { watch } from "./watch.ts";
 
 export { FORCED_FAILURE_ERROR } from "./send.ts";
@@ -106,6 +108,8 @@ class ChainSweeper {
     const open = await watch(c);
     if (c.stopping) return undefined;
     const refunds = c.opts.refunds;
+    // Automatic returns due on this network become refunds first, so this pass's round sends them.
+    if (refunds && !c.stopping) await runDueReturns(c.sql, c.net.chainId, { maxPerRefundMinor: refunds.maxPerRefundMinor });
     const sent =
       open < MAX_IN_FLIGHT
         ? (await sendDue(c)) + (c.stopping ? 0 : await sendAuthorization(c)) + (c.stopping || !refunds ? 0 : await sendRefunds(c, refunds.maxPerDayMinor))

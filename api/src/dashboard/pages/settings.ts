@@ -160,6 +160,7 @@ const ACTION_WORDS: Record<string, string> = {
   refund_canceled: "Canceled a refund",
   refund_refused: "Refund refused (wrong password)",
   webhook_event_redelivered: "Redelivered an event",
+  refund_settings_changed: "Changed the refund settings",
 };
 
 function detailText(d: Record<string, unknown>): string {
@@ -170,7 +171,7 @@ function detailText(d: Record<string, unknown>): string {
 
 export function securityBody(env: Environment, rows: SecurityEventRow[], next?: string): Html {
   return html`
-<p>Every sign-in, key, webhook and settlement change, cancel and redelivery of your account, both environments, newest first. This history cannot be edited.</p>
+<p>Every sign-in, key, webhook, settlement and refund settings change, cancel and redelivery of your account, both environments, newest first. This history cannot be edited.</p>
 ${
   rows.length
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Environment</th><th scope="col">Details</th><th scope="col">From</th></tr></thead><tbody>

@@ -136,6 +136,15 @@ test("every documented operation answers as documented, successes and errors", a
   await call("GET", `/payment-sessions/${id}`, auth);
   // What POST /sandbox/refund-balances/fund minted above, read from the chain.
   expect((await call("GET", "/refund-balances", auth)).body.data[0].tokens[0].balanceBaseUnits).toBe("5000000");
+  // Automatic returns: the setting, a session's returns, keep.
+  expect((await call("GET", "/refund-settings", auth)).body).toEqual({ automaticReturns: false, delaySeconds: 86400 });
+  expect((await call("PUT", "/refund-settings", { ...auth, body: { automaticReturns: true, delaySeconds: 3600 } })).body).toEqual({ automaticReturns: true, delaySeconds: 3600 });
+  expect((await call("PUT", "/refund-settings", { ...auth, body: { delaySeconds: 0 } })).status).toBe(400);
+  await call("PUT", "/refund-settings", { ...auth, body: { automaticReturns: false } });
+  await call("GET", `/payment-sessions/${id}/automatic-returns`, auth);
+  await call("GET", "/payment-sessions/ps_000000000000000000000000/automatic-returns", auth);
+  await call("POST", `/payment-sessions/${id}/automatic-returns/keep`, { ...auth, body: {} });
+  await call("POST", "/payment-sessions/ps_000000000000000000000000/automatic-returns/keep", { ...auth, body: {} });
 
   // Settlement addresses.
   await call("GET", "/settlement-addresses", auth);
