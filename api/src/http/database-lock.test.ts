@@ -35,6 +35,7 @@ const WITHOUT_DATABASE = new Map([
   ["GET /checkout/v1/checkout.js", "a static asset"],
   ["GET /checkout/v1/checkout.css", "a static asset"],
   ["GET /dashboard/assets/:file", "a static asset"],
+  ["GET /refund/assets/:file", "a static asset"],
   ["GET /dashboard/sign-up", "a form; its post reads the database"],
   ["GET /docs", "a static page"],
   ["GET /docs/json", "the document, built from the routes"],
@@ -145,8 +146,12 @@ function fill(s: Setup, path: string): string {
     keyId: () => s.keyId,
     tool: () => "expire",
     op: () => "rotate",
-    file: () => "dashboard.css",
+    file: () => (path.startsWith("/refund/") ? "refund.css" : "dashboard.css"),
     name: () => "init.js",
+    // No refund exists here: under the locks its routes must answer 503 all the same.
+    refundId: () => "rf_000000000000000000000000",
+    // A link id of the right form, so that its page reaches the database.
+    linkId: () => `rl_${"0".repeat(40)}`,
     id: () => (/\/events\//.test(path) ? s.eventId : /webhook/.test(path) ? s.endpointId : s.sessionId),
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
