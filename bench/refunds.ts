@@ -9,10 +9,10 @@
  *    (`payBatch` of one item), and of a batch of N refunds, per refund; each as a ratio to the
  *    plain transfer. The vault already paid once (its deployment is `extra.firstRefundGas`), the
  *    payers already hold the token (as the plain transfer's receiver); `extra` has fresh payers.
- *    Goal: a refund alone at most 1.2× a batched one.
+ *    Goal: a batched refund at most 1.2× one plain transfer (alone ÷ batched is printed too).
  *  - latency, on the real stack (API, runner, sweeper with the service's default poll, Ponder,
  *    anvil mining a block a second as `bun run dev`'s does): refund created (its 201) → SUCCEEDED
- *    as `GET /refunds/{id}` shows it, p50/p95 over sequential refunds. Goal: p95 ≤ 2 s.
+ *    as `GET /refunds/{id}` shows it, p50/p95 over sequential refunds. Goals: p50 and p95 ≤ 2 s.
  * Exits non-zero if a refund did not move exactly its amount to its payer.
  */
 import { createWalletClient, erc20Abi, getAddress, http, parseEventLogs, type Address, type Hex } from "viem";
@@ -31,7 +31,7 @@ import { freePort } from "../testing/ports.ts";
 
 const N = 20;
 const SAMPLES = 12;
-const GOALS = { singleOverBatched: 1.2, latencyP95Ms: 2000 };
+const GOALS = { batchRatio: 1.2, latencyP50Ms: 2000, latencyP95Ms: 2000 };
 const [, PAYER, HOLDER] = ANVIL_ACCOUNTS;
 const fresh = (): Address => privateKeyToAccount(generatePrivateKey()).address;
 
@@ -153,6 +153,6 @@ console.log(
     ...g,
     createdToSucceeded: l,
     goals: GOALS,
-    pass: { singleOverBatched: g.singleOverBatched <= GOALS.singleOverBatched, latency: l.p95Ms <= GOALS.latencyP95Ms },
+    pass: { batchRatio: g.batchRatio <= GOALS.batchRatio, latencyP50: l.p50Ms <= GOALS.latencyP50Ms, latencyP95: l.p95Ms <= GOALS.latencyP95Ms },
   }),
 );
