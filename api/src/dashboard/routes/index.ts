@@ -19,6 +19,7 @@ import { signInRoutes } from "./sign-in.ts";
 import { refundBalanceRoutes } from "./refund-balance.ts";
 import { refundRoutes } from "./refunds.ts";
 import { refundApprovalRoutes } from "./refund-approvals.ts";
+import { refundSettingsRoutes } from "./refund-settings.ts";
 import { transactionRoutes } from "./transaction.ts";
 import { transactionsRoutes } from "./transactions.ts";
 import { webhookRoutes } from "./webhooks.ts";
@@ -39,5 +40,6 @@ export function dashboardRoutes(services: Services) {
     .use(apiKeyRoutes(kit))
     .use(webhookRoutes(kit))
     .use(settlementRoutes(kit))
+    .use(refundSettingsRoutes(kit))
     .use(securityRoutes(kit));
 }
