@@ -22,9 +22,10 @@ export function linkFacts(env: Environment, r: RefundView, now = new Date()): Ht
   let state: Html;
   if (claimed) {
     const approval = r.status === "PENDING" && r.waitingReason === "awaiting_approval";
+    const approved = r.requireApproval && !approval && r.status !== "CANCELED";
     state = html`Claimed by ${address ? addressLink(r.chainId, address) : "—"} ${timeTag(r.claimedAt)}${
-      approval ? html`; waiting for your approval: <a href="/dashboard/${env}/refund-approvals#approve-${r.refundId}">Approvals</a>` : ""
-    }`;
+      approval ? html`; waiting for your approval: <a href="/dashboard/${env}/refund-approvals#approve-${r.refundId}">Approvals</a>` : approved ? "; approved by you" : ""
+    }.`;
   } else if (r.status === "CANCELED") state = html`Canceled before anyone claimed it.`;
   else if (Date.parse(r.claimExpiresAt!) <= now.getTime()) state = html`Expired unclaimed ${timeTag(r.claimExpiresAt)}: cancel the refund to give its amount back.`;
   else state = html`Not claimed yet; open until ${timeTag(r.claimExpiresAt)}.`;
