@@ -102,6 +102,7 @@ describe("a link refund from creation to approval", () => {
     const id = await paidSession(a.sandboxKey, "3.00", 300n);
     const res = await asA.post(`/dashboard/sandbox/transactions/${id}/refunds`, { amount: "1.50", reason: "requested_by_customer", destination: "link", requireApproval: "true", linkExpiresInSeconds: "3600" });
     expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/dashboard/sandbox/transactions/${id}?notice=refund-link-created#rf`);
     const [r] = await refundsOf(id);
     expect(r).toMatchObject({ state: "PENDING", waiting_reason: "awaiting_claim", expires_in: 3600, require_approval: true });
     const url = await claimUrlOf(a.sandboxKey, r!.id);

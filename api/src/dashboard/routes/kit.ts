@@ -28,6 +28,7 @@ const NOTICES: Record<string, Notice> = {
   "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
   "canceled": { kind: "ok", text: "The payment is canceled: it can no longer be paid, and your webhook endpoints are told." },
   "refund-created": { kind: "ok", text: "Refund created. It goes out from your refund balance by itself; this page shows where it is." },
+  "refund-link-created": { kind: "ok", text: "Refund link created. Copy its URL below and send it to the payer only; the refund goes out once they claim it." },
   "refund-approved": { kind: "ok", text: "Refund approved. It goes out from your refund balance to the claimed address by itself." },
   "refund-settings-saved": { kind: "ok", text: "Refund settings saved. They apply to money that arrives from now on; the change is in the security history." },
   "automatic-returns-kept": { kind: "ok", text: "Kept: this payment's waiting automatic returns will not send anything back." },

@@ -113,7 +113,7 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
           }),
         );
         if (!res.ok) return formPage(c, values, res.error);
-        return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=refund-created#rf`);
+        return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=${values.link ? "refund-link-created" : "refund-created"}#rf`);
       }),
       HIDE,
     )
