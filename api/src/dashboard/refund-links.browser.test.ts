@@ -143,6 +143,13 @@ test("a link refund from the dashboard: choose a link with approval, review, cop
   expect(await page.textContent("#automatic-returns")).toContain("Kept: you chose to keep the money");
   await check(page, "link-07b-transaction-kept");
 
+  // Events: the refund's event beside the session's.
+  await page.click("nav.side >> text=Events");
+  await page.waitForURL(/\/events$/);
+  expect(await page.textContent("ol.events")).toContain("refund.created");
+  expect(await page.textContent("ol.events")).toContain(refund!.refundId);
+  await check(page, "link-07c-events");
+
   // Settings → Refunds: automatic returns on, after 2 hours.
   await page.click("nav.side >> text=Refunds");
   await page.waitForURL(/\/settings\/refunds$/);
