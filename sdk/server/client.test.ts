@@ -10,7 +10,7 @@ import { Paysession, PaysessionError, verifyWebhook, WebhookVerificationError } 
 let svc: TestService;
 let key: string;
 let client: Paysession;
-const received: { body: string; headers: Headers }[] = [];
+const received: { body: string; headers: Headers; path: string }[] = [];
 let receiver: ReturnType<typeof Bun.serve>;
 
 beforeAll(async () => {
@@ -21,7 +21,7 @@ beforeAll(async () => {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
-      received.push({ body: await req.text(), headers: req.headers });
+      received.push({ body: await req.text(), headers: req.headers, path: new URL(req.url).pathname });
       return new Response("ok");
     },
   });
@@ -187,6 +187,50 @@ describe("retries", () => {
     expect(approved).toMatchObject({ status: "PENDING", waitingReason: null, parts: [{ destination: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" }] });
   });
 
+  test("refund settings: retrieve (off by default), update (a field left out keeps its value; recorded), a bad delay is a typed error that changes nothing", async () => {
+    const m = await svc.merchant("Settings");
+    const own = new Paysession({ apiKey: m.sandboxKey, host: svc.url, retryBaseMs: 10 });
+    expect(await own.refundSettings.retrieve()).toEqual({ automaticReturns: false, delaySeconds: 86400 });
+    expect(await own.refundSettings.update({ automaticReturns: true })).toEqual({ automaticReturns: true, delaySeconds: 86400 });
+    expect(await own.refundSettings.update({ delaySeconds: 3600 })).toEqual({ automaticReturns: true, delaySeconds: 3600 });
+    const bad = await own.refundSettings.update({ delaySeconds: 0 }).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(PaysessionError);
+    expect(bad).toMatchObject({ status: 400, code: "parameter_invalid", param: "delaySeconds" });
+    expect(await own.refundSettings.retrieve()).toEqual({ automaticReturns: true, delaySeconds: 3600 });
+    const lines = await svc.services.database.sql`select detail from app.security_events where merchant_id = ${m.merchant.id} and action = 'refund_settings_changed' order by created_at`;
+    expect(lines.map((l) => [l.detail.automaticReturns, l.detail.delaySeconds, l.detail.via])).toEqual([
+      [true, 86400, "api"],
+      [true, 3600, "api"],
+    ]);
+  });
+
+  test("a session's automatic returns: list, keep (scheduled ones become kept, decided ones stay), another's session is resource_not_found", async () => {
+    const s = await client.paymentSessions.create({ amount: "5.00", currency: "USD" });
+    expect(await client.automaticReturns.list(s.paymentSessionId)).toEqual([]);
+    // Two timers as the session step writes them: one waiting, one already decided.
+    const chainId = s.networks[0]!.chainId;
+    const merchantId = (await svc.services.database.sql`select merchant_id from app.payment_sessions where id = ${s.paymentSessionId}`)[0]!.merchant_id as string;
+    await svc.services.database.sql`
+      insert into app.auto_returns (id, session_id, merchant_id, environment, chain_id, reason, state, due_at, created_at, outcome, decided_at) values
+        ('ar_sdk_waiting', ${s.paymentSessionId}, ${merchantId}, 'sandbox', ${chainId}, 'overpayment', 'scheduled', now() + interval '1 day', now() - interval '1 minute', null, null),
+        ('ar_sdk_skipped', ${s.paymentSessionId}, ${merchantId}, 'sandbox', ${chainId}, 'late_payment', 'skipped', now(), now(), 'disabled', now())`;
+    const listed = await client.automaticReturns.list(s.paymentSessionId);
+    expect(listed.map((r) => [r.automaticReturnId, r.reason, r.status, r.outcome])).toEqual([
+      ["ar_sdk_waiting", "overpayment", "scheduled", null],
+      ["ar_sdk_skipped", "late_payment", "skipped", "disabled"],
+    ]);
+    expect(Date.parse(listed[0]!.dueAt)).toBeGreaterThan(Date.now());
+    const kept = await client.automaticReturns.keep(s.paymentSessionId);
+    expect(kept.map((r) => r.status)).toEqual(["kept", "skipped"]);
+    expect(kept[0]!.decidedAt).not.toBeNull();
+    expect((await client.automaticReturns.keep(s.paymentSessionId)).map((r) => r.status)).toEqual(["kept", "skipped"]);
+    const other = new Paysession({ apiKey: (await svc.merchant("Other")).sandboxKey, host: svc.url, retryBaseMs: 10 });
+    for (const call of [() => other.automaticReturns.list(s.paymentSessionId), () => other.automaticReturns.keep(s.paymentSessionId)]) {
+      const err = await call().catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 404, code: "resource_not_found" });
+    }
+  });
+
   test("429 waits for Retry-After; a POST without an Idempotency-Key is not repeated", async () => {
     const p = proxy(async (n, _req, upstream) => (n === 1 ? new Response("{}", { status: 429, headers: { "retry-after": "1" } }) : upstream()));
     try {
@@ -268,7 +312,8 @@ describe("webhooks, events, settlement", () => {
     const refund = await client.refunds.create(s.paymentSessionId, { amount: "1.50", reason: "requested_by_customer" });
     const delivery = await (async () => {
       for (let i = 0; i < 100; i++) {
-        const d = received.find((r) => r.body.includes(refund.refundId));
+        // This endpoint's delivery: the merchant's other endpoints (at the same receiver) get the event too, signed with their own secrets.
+        const d = received.find((r) => r.path === "/refunds" && r.body.includes(refund.refundId));
         if (d) return d;
         await Bun.sleep(50);
       }

@@ -13,6 +13,7 @@
  */
 import { PaysessionError } from "./errors.ts";
 import type {
+  AutomaticReturn,
   CreatedPaymentSession,
   CreatedWebhookEndpoint,
   CreatePaymentSessionParams,
@@ -29,9 +30,11 @@ import type {
   RefundEvent,
   RefundEventType,
   RefundEventWithDeliveries,
+  RefundSettings,
   SettlementAddress,
   SettlementAddressUpdatedEventWithDeliveries,
   TestEventResult,
+  UpdateRefundSettingsParams,
   WebhookAttempt,
   WebhookEndpoint,
   WebhookSecret,
@@ -137,6 +140,21 @@ export class Paysession {
     approve: (id: string) => this.request<Refund>("POST", `/refunds/${enc(id)}/approve`, {}),
     /** Your refund balance per network: its address and what it holds, read from the chain. */
     balances: async () => (await this.request<{ data: RefundBalance[] }>("GET", "/refund-balances")).data,
+  };
+
+  /** Automatic returns in this environment: whether over-, late- and underpaid money goes back by itself, and after how long. */
+  readonly refundSettings = {
+    retrieve: () => this.request<RefundSettings>("GET", "/refund-settings"),
+    /** A field left out keeps its value; recorded in the security history; applies to money that arrives from now on. */
+    update: (params: UpdateRefundSettingsParams) => this.request<RefundSettings>("PUT", "/refund-settings", params),
+  };
+
+  /** A session's automatic returns (`scheduled`, `refunded`, `kept`, …), and keeping their money instead. */
+  readonly automaticReturns = {
+    /** Oldest first. */
+    list: async (paymentSessionId: string) => (await this.request<{ data: AutomaticReturn[] }>("GET", `/payment-sessions/${enc(paymentSessionId)}/automatic-returns`)).data,
+    /** Its returns still `scheduled` become `kept`: nothing goes back by itself. Calling it again changes nothing. Answers the list after. */
+    keep: async (paymentSessionId: string) => (await this.request<{ data: AutomaticReturn[] }>("POST", `/payment-sessions/${enc(paymentSessionId)}/automatic-returns/keep`, {})).data,
   };
 
   readonly webhookEndpoints = {

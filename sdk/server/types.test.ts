@@ -11,6 +11,7 @@ import type { CreatedWebhookEndpoint as ApiCreatedEndpoint, WebhookEndpoint as A
 import type { AnyEventWithDeliveries, RefundEvent as ApiRefundEvent, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
 import type { SettlementAddress as ApiSettlement } from "../../api/src/http/settlement-addresses.schemas.ts";
 import type { CreateRefundBody, Refund as ApiRefund, RefundBalance as ApiRefundBalance, RefundList } from "../../api/src/http/refunds.schemas.ts";
+import type { AutomaticReturnList, RefundSettings as ApiRefundSettings, RefundSettingsBody } from "../../api/src/http/auto-returns.schemas.ts";
 import type * as Sdk from "./types.ts";
 
 /** true only when A and B are the same type (each assignable to the other). */
@@ -46,6 +47,9 @@ const checks = {
   refundPage: true satisfies Same<Api<typeof RefundList>, Sdk.Page<Sdk.Refund>>,
   createRefund: true satisfies Same<Required<Api<typeof CreateRefundBody>>, Required<Sdk.CreateRefundParams>>,
   refundBalance: true satisfies Same<Api<typeof ApiRefundBalance>, Sdk.RefundBalance>,
+  refundSettings: true satisfies Same<Api<typeof ApiRefundSettings>, Sdk.RefundSettings>,
+  refundSettingsBody: true satisfies Same<Api<typeof RefundSettingsBody>, Sdk.UpdateRefundSettingsParams>,
+  automaticReturn: true satisfies Same<Api<typeof AutomaticReturnList>["data"][number], Sdk.AutomaticReturn>,
 };
 
 test("the client's types are the service's schemas (checked at compile time)", () => {

@@ -380,3 +380,33 @@ export interface RefundBalance {
   address: string | null;
   tokens: { tokenAddress: string; tokenSymbol: string; decimals: number; balanceBaseUnits: string | null; balance: string | null }[];
 }
+
+/** This environment's automatic returns (`refundSettings.retrieve` / `update`; the service's docs/refunds.md, "Automatic returns"). */
+export interface RefundSettings {
+  /** Overpaid, late and underpaid money goes back by itself after `delaySeconds`. Off by default. */
+  automaticReturns: boolean;
+  /** How long such money waits for you first: 1 to 2592000 (30 days). Default 86400 (24 h). */
+  delaySeconds: number;
+}
+
+/** A field left out keeps its value. */
+export interface UpdateRefundSettingsParams {
+  automaticReturns?: boolean;
+  delaySeconds?: number;
+}
+
+export type AutomaticReturnStatus = "scheduled" | "refunded" | "kept" | "merchant_refunded" | "skipped";
+
+/** One automatic return of a session: one per network and reason, with when it falls due and what became of it. */
+export interface AutomaticReturn {
+  automaticReturnId: string;
+  chainId: number;
+  reason: "overpayment" | "late_payment" | "underpaid_expired";
+  /** `refunded`: see `refundId`; `skipped`: see `outcome` (`disabled`, `nothing_to_return`, or the refund rule that refused it). */
+  status: AutomaticReturnStatus;
+  dueAt: string;
+  refundId: string | null;
+  outcome: string | null;
+  createdAt: string;
+  decidedAt: string | null;
+}

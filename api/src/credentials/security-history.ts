@@ -29,6 +29,8 @@ export type SecurityAction =
   | "refund_created"
   | "refund_canceled"
   | "refund_refused"
+  | "refund_approved"
+  | "automatic_returns_kept"
   | "webhook_event_redelivered"
   | "refund_settings_changed";
 

@@ -1,13 +1,17 @@
 /**
- * The Transactions CSV's columns (README "The merchant dashboard" documents each): the session,
- * then what reconciliation needs. Several values in one cell (two payments, a session offered on
- * two networks) are joined with ";". Pure: the route streams the rows.
+ * The Transactions CSV's columns (docs/dashboard.md documents each): the session, then what
+ * reconciliation needs, then its money out to payers. Several values in one cell (two payments, a
+ * session offered on two networks) are joined with ";". A session's row is of kind `payment`; each
+ * of its SUCCEEDED refunds follows it as a row of kind `refund` (its amount positive: the kind is
+ * the direction, since a leading minus would be taken for a formula and marked). Pure: the route
+ * streams the rows.
  */
 import { formatAmount } from "../../../shared/money.ts";
 import type { SessionRow } from "../sessions/views.ts";
 import { checksummed } from "../sessions/views.ts";
 import { csvField } from "./transactions.ts";
 import type { Reconciliation } from "./reconciliation.ts";
+import type { RefundView } from "../refunds/view.ts";
 
 export const CSV_COLUMNS = [
   "session_id",
@@ -28,6 +32,13 @@ export const CSV_COLUMNS = [
   // Added after the others, so that positional readers of the first columns keep working.
   "payment_method",
   "payment_token",
+  // Refunds: a row of kind "refund" per SUCCEEDED refund, after its session's row of kind "payment".
+  "kind",
+  "refund_id",
+  "refund_destination",
+  "refund_tx_hash",
+  "refund_sent_at",
+  "refund_finished_at",
 ] as const;
 
 export const CSV_HEADER = CSV_COLUMNS.join(",") + "\n";
@@ -54,6 +65,51 @@ export function csvRow(r: SessionRow, rec: Reconciliation | undefined): string {
       meta,
       many(rec?.paymentMethods),
       many(rec?.paymentTokens),
+      "payment",
+      "",
+      "",
+      "",
+      "",
+      "",
+    ]
+      .map(csvField)
+      .join(",") + "\n"
+  );
+}
+
+/**
+ * A refund's row (money out): the session's id and reference, the refund's state and reason in the
+ * status columns, its amount and network, its tokens in payment_token, its own metadata; the
+ * payment-only columns empty.
+ */
+export function csvRefundRow(session: SessionRow, r: RefundView): string {
+  const many = (xs: string[]) => xs.join(";");
+  const meta = Object.keys(r.metadata).length ? JSON.stringify(r.metadata) : "";
+  return (
+    [
+      r.paymentSessionId,
+      r.status,
+      r.reason,
+      r.amount,
+      r.currency,
+      String(r.chainId),
+      session.referenceId,
+      r.createdAt,
+      "",
+      "",
+      "",
+      "",
+      "",
+      "",
+      meta,
+      "",
+      many([...new Set(r.parts.map((p) => p.tokenSymbol))]),
+      "refund",
+      r.refundId,
+      many([...new Set(r.parts.flatMap((p) => (p.destination ? [p.destination] : [])))]),
+      r.transactionHash ?? "",
+      r.sentAt ?? "",
+      r.finishedAt ?? "",
     ]
       .map(csvField)
       .join(",") + "\n"

@@ -295,9 +295,9 @@ describe("pages", () => {
     const csv = await (await me.get("/dashboard/sandbox/transactions.csv?status=CANCELED")).text();
     const dep3 = (await svc.call("GET", `/payment-sessions/${ids[3]}`, { auth: m.sandboxKey })).body.networks[0].depositAddress;
     expect(csv.trim().split("\n")).toEqual([
-      "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at,deposit_address,payer_address,payment_tx_hash,paid_at,settlement_tx_hash,settled_at,metadata,payment_method,payment_token",
+      "session_id,status,status_reason,amount,currency,network_chain_id,reference_id,created_at,deposit_address,payer_address,payment_tx_hash,paid_at,settlement_tx_hash,settled_at,metadata,payment_method,payment_token,kind,refund_id,refund_destination,refund_tx_hash,refund_sent_at,refund_finished_at",
       // Unpaid: the deposit address it offered, and nothing paid or settled; every value quoted.
-      expect.stringMatching(new RegExp(`^"${ids[3]}","CANCELED","canceled_by_merchant","4\\.00","USD",,"order-3","[0-9TZ:.-]+","${dep3}",,,,,,,,$`)),
+      expect.stringMatching(new RegExp(`^"${ids[3]}","CANCELED","canceled_by_merchant","4\\.00","USD",,"order-3","[0-9TZ:.-]+","${dep3}",,,,,,,,,"payment",,,,,$`)),
     ]);
     // The other environment shows none of it.
     expect(idsIn((await (await me.get("/dashboard/production/transactions")).text()).replaceAll("/production/", "/sandbox/"))).toEqual([]);

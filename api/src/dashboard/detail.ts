@@ -10,6 +10,7 @@ import { listEndpoints, type EndpointRow } from "../webhooks/endpoints.ts";
 import { deliveriesOfEvents, type DeliveryView } from "../webhooks/events.ts";
 import { indexerTablesPresent, readIndexedMoves, type IndexedMove } from "../sessions/indexed.ts";
 import { refundableOf } from "../refunds/store.ts";
+import { returnsOfSession, type AutoReturnRow } from "../refunds/auto-returns-store.ts";
 import type { RefundView } from "../refunds/view.ts";
 import { sessionRefunds } from "./refunds.ts";
 import { isId } from "../../../shared/ids.ts";
@@ -71,6 +72,8 @@ export interface TransactionDetail {
   refunds: RefundView[];
   /** Whether anything is left to refund (the page's Refund action). */
   refundable: boolean;
+  /** The session's automatic returns, oldest first (docs/refunds.md, "Automatic returns"). */
+  autoReturns: AutoReturnRow[];
 }
 
 export async function loadDetail(services: Services, merchant: Merchant, environment: Environment, id: string): Promise<TransactionDetail | undefined> {
@@ -101,15 +104,16 @@ export async function loadDetail(services: Services, merchant: Merchant, environ
   const owner = { merchantId: merchant.id, environment };
   const sessionEvents = await sessionEventsOf(db, row.id);
   const ids = sessionEvents.map((e) => e.id);
-  const [deliveries, attempts, endpointRows, moves, refunds, rests] = await Promise.all([
+  const [deliveries, attempts, endpointRows, moves, refunds, rests, autoReturns] = await Promise.all([
     deliveriesOfEvents(db, ids),
     newestAttemptsOfEvents(db, owner, ids, 10),
     listEndpoints(db, owner),
     readIndexedMoves(sql, row.id),
     sessionRefunds(services, owner, row.id),
     indexerTablesPresent(sql).then((present) => refundableOf(sql, row.id, present)),
+    returnsOfSession(sql, row.id),
   ]);
   const events = sessionEvents.map((event) => ({ event, deliveries: deliveries.get(event.id) ?? [], attempts: attempts.get(event.id)?.rows ?? [] }));
   const endpoints = new Map(endpointRows.map((e) => [e.id, e]));
-  return { view, funds, sweeps, events, endpoints, moves, refunds, refundable: rests.some((r) => r.rest > 0n) };
+  return { view, funds, sweeps, events, endpoints, moves, refunds, refundable: rests.some((r) => r.rest > 0n), autoReturns };
 }

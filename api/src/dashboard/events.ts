@@ -1,18 +1,21 @@
 /**
- * The Events page's query: a merchant's session events of one environment, newest first,
- * filtered by type, delivery status and session, paged by keyset (db/keyset.ts on
- * session_events_merchant_idx), each with its deliveries and newest attempts to every endpoint.
- * Account events (settlement changes) are not listed, as in the API's GET /events; the
+ * The Events page's query: a merchant's session events and their refunds' events (`refund.*`) of
+ * one environment, newest first, filtered by type, delivery status and session, paged by keyset —
+ * the very read model of the API's GET /events (webhooks/refund-events.ts listEventsWithRefunds),
+ * so both list the same events in the same order — each with its deliveries and newest attempts to
+ * every endpoint. Account events (settlement changes) are not listed, as in GET /events; the
  * security history lists those changes.
  */
-import { and, eq, notInArray, sql as dsql, type SQL } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
+import type { Sql } from "postgres";
 import type { Db } from "../db/client.ts";
-import { paymentSessions, sessionEvents } from "../db/schema.ts";
-import { after, newestFirst, onePage } from "../db/keyset.ts";
+import { paymentSessions, refundEvents, sessionEvents } from "../db/schema.ts";
+import { REFUND_EVENT_TYPES, type RefundEventType } from "../db/column-values.ts";
+import { listEventsWithRefunds, type RefundEventRow } from "../webhooks/refund-events.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { isId } from "../../../shared/ids.ts";
 import type { EventRow } from "../sessions/views.ts";
-import { EVENT_TYPES, eventTypeFilter, type EventType } from "../webhooks/payload.ts";
+import { EVENT_TYPES, type EventType } from "../webhooks/payload.ts";
 import { deliveriesOfEvents, type DeliveryView } from "../webhooks/events.ts";
 import { newestAttemptsOfEvents, type AttemptRow } from "../webhooks/attempts.ts";
 
@@ -31,8 +34,11 @@ export type DeliveryFilter = keyof typeof DELIVERY_FILTERS;
 /** DELIVERY_FILTERS's names, in order. */
 export const DELIVERY_FILTER_NAMES: readonly DeliveryFilter[] = ["failed", "pending", "delivered", "none"];
 
+/** The types the page filters by: the sessions' and their refunds', as GET /events lists them. */
+export const LISTED_TYPES: readonly (EventType | RefundEventType)[] = [...EVENT_TYPES, ...REFUND_EVENT_TYPES];
+
 export interface EventFilters {
-  type?: EventType;
+  type?: EventType | RefundEventType;
   status?: DeliveryFilter;
   session?: string;
 }
@@ -43,7 +49,7 @@ export function parseEventFilters(query: Record<string, string | undefined>): { 
   const problems: string[] = [];
   const type = query.type?.trim();
   if (type) {
-    const known = EVENT_TYPES.find((t) => t === type);
+    const known = LISTED_TYPES.find((t) => t === type);
     if (known) filters.type = known;
     else problems.push("Unknown event type; showing every type.");
   }
@@ -66,14 +72,17 @@ export function parseEventFilters(query: Record<string, string | undefined>): { 
   return { filters, after: cursor, problems };
 }
 
-export interface EventLine {
-  event: EventRow;
+/** A line of the page: a session's event, or one of its refunds' (`refund.*`). */
+export type EventLine = (
+  | { kind: "session"; event: EventRow }
+  | { kind: "refund"; event: RefundEventRow }
+) & {
   referenceId: string | null;
   deliveries: DeliveryView[];
   attempts: AttemptRow[];
   /** Older attempts exist than the ones shown. */
   moreAttempts: boolean;
-}
+};
 
 export interface EventsPage {
   rows: EventLine[];
@@ -81,58 +90,43 @@ export interface EventsPage {
   next?: string;
 }
 
-function deliveryCondition(status: DeliveryFilter): SQL {
-  const d = dsql`select 1 from app.webhook_deliveries d where d.event_id = ${sessionEvents.id}`;
-  switch (status) {
-    case "failed":
-      return dsql`exists (${d} and d.state = 'failed')`;
-    case "pending":
-      return dsql`exists (${d} and d.state in ('waiting', 'pending', 'sending'))`;
-    case "delivered":
-      return dsql`exists (${d} and d.state = 'succeeded')`;
-    case "none":
-      return dsql`not exists (${d})`;
-  }
-}
-
-/** Whether `id` is an event of this merchant and environment: a page cursor must be (else it would page another's). */
+/** Whether `id` is an event (a session's or a refund's) of this merchant and environment: a page cursor must be (else it would page another's). */
 export async function ownsEvent(db: Db, owner: { merchantId: string; environment: Environment }, id: string): Promise<boolean> {
   const [r] = await db
     .select({ id: sessionEvents.id })
     .from(sessionEvents)
     .where(and(eq(sessionEvents.id, id), eq(sessionEvents.merchantId, owner.merchantId), eq(sessionEvents.environment, owner.environment)));
-  return r !== undefined;
+  if (r) return true;
+  const [f] = await db
+    .select({ id: refundEvents.id })
+    .from(refundEvents)
+    .where(and(eq(refundEvents.id, id), eq(refundEvents.merchantId, owner.merchantId), eq(refundEvents.environment, owner.environment)));
+  return f !== undefined;
 }
 
 export async function listEventLines(
+  sql: Sql,
   db: Db,
   owner: { merchantId: string; environment: Environment },
   filters: EventFilters,
   cursor?: string,
   limit = EVENTS_PAGE_SIZE,
 ): Promise<EventsPage> {
-  const conditions: SQL[] = [eq(sessionEvents.merchantId, owner.merchantId), eq(sessionEvents.environment, owner.environment)];
-  if (filters.session) conditions.push(eq(sessionEvents.sessionId, filters.session));
-  if (filters.type) {
-    const f = eventTypeFilter(filters.type);
-    if ("reason" in f) conditions.push(eq(sessionEvents.reason, f.reason));
-    else conditions.push(eq(sessionEvents.status, f.status), notInArray(sessionEvents.reason, [...f.excludeReasons]));
-  }
-  if (filters.status) conditions.push(deliveryCondition(filters.status));
-  if (cursor) conditions.push(after(sessionEvents, cursor));
-  const found = await db
-    .select({ event: sessionEvents, referenceId: paymentSessions.referenceId })
-    .from(sessionEvents)
-    .innerJoin(paymentSessions, eq(paymentSessions.id, sessionEvents.sessionId))
-    .where(and(...conditions))
-    .orderBy(...newestFirst(sessionEvents))
-    .limit(limit + 1);
-  const page = onePage(found, limit);
-  const ids = page.rows.map((r) => r.event.id);
-  const [deliveries, attempts] = await Promise.all([deliveriesOfEvents(db, ids), newestAttemptsOfEvents(db, owner, ids, ATTEMPTS_PER_EVENT)]);
-  const rows = page.rows.map((r) => {
-    const a = attempts.get(r.event.id)!;
-    return { event: r.event, referenceId: r.referenceId, deliveries: deliveries.get(r.event.id) ?? [], attempts: a.rows, moreAttempts: a.hasMore };
+  const page = await listEventsWithRefunds(sql, db, { ...owner, limit, sessionId: filters.session, type: filters.type, startingAfter: cursor, delivery: filters.status });
+  const ids = page.rows.map((r) => r.id);
+  const sessionIds = [...new Set(page.rows.map((r) => (r.kind === "session" ? r.session.event.sessionId : r.refund.sessionId)))];
+  const [deliveries, attempts, references] = await Promise.all([
+    deliveriesOfEvents(db, ids),
+    newestAttemptsOfEvents(db, owner, ids, ATTEMPTS_PER_EVENT),
+    sessionIds.length === 0 ? [] : db.select({ id: paymentSessions.id, referenceId: paymentSessions.referenceId }).from(paymentSessions).where(inArray(paymentSessions.id, sessionIds)),
+  ]);
+  const referenceOf = new Map(references.map((r) => [r.id, r.referenceId]));
+  const rows = page.rows.map((r): EventLine => {
+    const a = attempts.get(r.id)!;
+    const common = { deliveries: deliveries.get(r.id) ?? [], attempts: a.rows, moreAttempts: a.hasMore };
+    return r.kind === "session"
+      ? { kind: "session", event: r.session.event, referenceId: referenceOf.get(r.session.event.sessionId) ?? null, ...common }
+      : { kind: "refund", event: r.refund, referenceId: referenceOf.get(r.refund.sessionId) ?? null, ...common };
   });
   return { rows, ...(page.hasMore && rows.length ? { next: rows[rows.length - 1]!.event.id } : {}) };
 }

@@ -8,11 +8,11 @@ import { publicMerchantId } from "../credentials/store.ts";
 import { html, type Html } from "./html.ts";
 import type { Login } from "./logins.ts";
 
-export const ASSET_VERSION = "6";
+export const ASSET_VERSION = "7";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 
-export type Section = "home" | "transactions" | "events" | "refund-balance" | "api-keys" | "webhooks" | "settlement" | "security";
+export type Section = "home" | "transactions" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security";
 
 export interface Notice {
   kind: "ok" | "error";
@@ -31,7 +31,7 @@ export function layout(args: { login: Login; environment: Environment; section: 
   const sandbox = environment === "sandbox";
   const mid = publicMerchantId(login.merchant, environment);
   // The switch keeps the page: the same section in the other environment.
-  const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" || s === "events" || s === "refund-balance" ? `/dashboard/${env}/${s}` : `/dashboard/${env}/settings/${s}`);
+  const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" || s === "events" || s === "refund-balance" || s === "refund-approvals" ? `/dashboard/${env}/${s}` : `/dashboard/${env}/settings/${s}`);
   const other = (env: Environment) => pathOf(env, section);
   const nav = (s: Section, label: string) => {
     const href = pathOf(environment, s);
@@ -65,10 +65,12 @@ ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks 
   ${nav("transactions", "Transactions")}
   ${nav("events", "Events")}
   ${nav("refund-balance", "Refund balance")}
+  ${nav("refund-approvals", "Refund approvals")}
   <span class="group">Settings</span>
   ${nav("api-keys", "API keys")}
   ${nav("webhooks", "Webhooks")}
   ${nav("settlement", "Settlement")}
+  ${nav("refunds", "Refunds")}
   ${nav("security", "Security history")}
 </nav>
 <main id="main">

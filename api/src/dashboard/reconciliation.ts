@@ -11,6 +11,11 @@ import type { Sql } from "postgres";
 import { indexerTablesPresent, isMissingTable, ledgerMovements } from "../sessions/indexed.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { tokenLabel } from "./home-figures.ts";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { refunds } from "../db/schema.ts";
+import { transactionHashes } from "../refunds/store.ts";
+import { refundView, type RefundView } from "../refunds/view.ts";
 
 const DepositRow = rowShape("reconciliation deposits", { session_id: col.text, chain_id: col.int, address: col.text });
 /** One session's reconciliation columns of the CSV export. */
@@ -83,4 +88,23 @@ export async function reconciliationOf(sql: Sql, sessions: { id: string; funding
 
 function pushNew(list: string[], v: string) {
   if (!list.includes(v)) list.push(v);
+}
+
+/**
+ * The money out to payers of a page of sessions, for the CSV: their SUCCEEDED refunds (a receipt
+ * showed each part reach its destination), by session, oldest first, with their transactions'
+ * hashes. A SENT refund may still fail or be sent again, and PENDING, CANCELED and FAILED ones
+ * moved nothing: they have no row until they succeed.
+ */
+export async function succeededRefundsOf(db: Db, sessionIds: readonly string[]): Promise<Map<string, RefundView[]>> {
+  const out = new Map<string, RefundView[]>();
+  if (sessionIds.length === 0) return out;
+  const rows = await db
+    .select()
+    .from(refunds)
+    .where(and(inArray(refunds.sessionId, [...sessionIds]), eq(refunds.state, "SUCCEEDED")))
+    .orderBy(asc(refunds.createdAt), asc(refunds.id));
+  const hashes = await transactionHashes(db, rows);
+  for (const r of rows) out.set(r.sessionId, [...(out.get(r.sessionId) ?? []), refundView(r, r.transactionId ? hashes.get(r.transactionId) : undefined)]);
+  return out;
 }

@@ -13,14 +13,34 @@ import { refunds } from "../db/schema.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
 import { listRefunds, transactionHashes, type RefundRow } from "../refunds/store.ts";
 import { refundView, type RefundView } from "../refunds/view.ts";
+import { refundViews } from "../refunds/read-views.ts";
+import type { LinkBases } from "../refunds/link-store.ts";
 import { refundBalances, type RefundBalanceView } from "../refunds/balances.ts";
 
 type Owner = { merchantId: string; environment: Environment };
 
-/** A session's refunds, newest first, as the API's GET /payment-sessions/{id}/refunds shows them (its first 100). */
+/** What a refund link's URL is made of, as the API's refund routes build it. */
+const linkBases = (services: Services): LinkBases => ({ encryptionKey: services.encryptionKey, publicUrl: services.config.publicUrl, sandboxPublicUrl: services.config.sandboxPublicUrl });
+
+/** A session's refunds, newest first, as the API's GET /payment-sessions/{id}/refunds shows them (its first 100), links' claim URLs included. */
 export async function sessionRefunds(services: Services, owner: Owner, sessionId: string): Promise<RefundView[]> {
   const { rows } = await listRefunds(services.database.db, { ...owner, sessionId, limit: 100 });
-  return viewsOf(services, rows);
+  return refundViews(services.database, linkBases(services), rows);
+}
+
+/**
+ * The Approvals list: the environment's claimed refund links that wait for the merchant
+ * (PENDING, awaiting_approval), oldest claim first, with the address each was claimed with (the
+ * parts' destination). Its first 200: each approval takes it off the list.
+ */
+export async function refundsAwaitingApproval(services: Services, owner: Owner): Promise<RefundView[]> {
+  const rows = await services.database.db
+    .select()
+    .from(refunds)
+    .where(and(eq(refunds.merchantId, owner.merchantId), eq(refunds.environment, owner.environment), eq(refunds.state, "PENDING"), eq(refunds.waitingReason, "awaiting_approval")))
+    .orderBy(refunds.updatedAt, refunds.id)
+    .limit(200);
+  return refundViews(services.database, linkBases(services), rows);
 }
 
 async function viewsOf(services: Services, rows: RefundRow[]): Promise<RefundView[]> {

@@ -298,9 +298,10 @@ const Approvable = rowShape("approve refund", { state: col.oneOf(REFUND_STATES),
 /**
  * Approves a claimed refund link's refund (awaiting_approval): it becomes due and the relayer
  * sends it. One transaction holding the refund's row, as a cancel does, so an approval and a
- * cancel never both win. The API's POST /refunds/{id}/approve and the dashboard both call this.
+ * cancel never both win. The API's POST /refunds/{id}/approve and the dashboard both call this
+ * (with `person`, the dashboard's, its security-history line commits with the approval).
  */
-export async function approveRefund(sql: Sql, scope: RefundScope, id: string): Promise<RefundRow> {
+export async function approveRefund(sql: Sql, scope: RefundScope, id: string, person?: ChangedBy): Promise<RefundRow> {
   return sql.begin(async (tx) => {
     const current = decodeFirst(
       Approvable,
@@ -326,8 +327,10 @@ export async function approveRefund(sql: Sql, scope: RefundScope, id: string): P
       update app.refunds set waiting_reason = null, next_attempt_at = now(), updated_at = now()
        where id = ${id} returning ${tx.unsafe(REFUND_COLUMNS)}`;
     await tx`update app.refund_links set approved_at = now() where refund_id = ${id}`;
+    const row = refundFromSql(rows[0]);
+    if (person) await changeStatement(tx, person, "refund_approved", { refundId: id, paymentSessionId: row.sessionId, amount: formatUnitAmount(BigInt(row.amount), row.unitDecimals) });
     await tx`select pg_notify(${SWEEP_CHANNEL}, '')`;
-    return refundFromSql(rows[0]);
+    return row;
   });
 }
 

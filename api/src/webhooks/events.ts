@@ -139,12 +139,16 @@ export async function deliveriesOf(db: Db, eventId: string): Promise<DeliveryVie
   return rows.map(deliveryView);
 }
 
-/** The deliveries of several session events, in one statement (the dashboard's Events page). */
+/** The deliveries of several session or refund events, in one statement (the dashboard's Events page). */
 export async function deliveriesOfEvents(db: Db, eventIds: string[]): Promise<Map<string, DeliveryView[]>> {
   const out = new Map<string, DeliveryView[]>(eventIds.map((id) => [id, []]));
   if (eventIds.length === 0) return out;
-  const rows = await db.select().from(webhookDeliveries).where(inArray(webhookDeliveries.eventId, eventIds)).orderBy(asc(webhookDeliveries.id));
-  for (const d of rows) out.get(d.eventId!)?.push(deliveryView(d));
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(or(inArray(webhookDeliveries.eventId, eventIds), inArray(webhookDeliveries.refundEventId, eventIds)))
+    .orderBy(asc(webhookDeliveries.id));
+  for (const d of rows) out.get((d.eventId ?? d.refundEventId)!)?.push(deliveryView(d));
   return out;
 }
 

@@ -45,6 +45,25 @@ export async function redeliverRefundEvent(sql: Sql, event: RefundEventRow, endp
   });
 }
 
+/** Events with any delivery in this state (a redelivery is a delivery of its own): the dashboard's delivery filter. */
+export type DeliveryStateFilter = "failed" | "pending" | "delivered" | "none";
+
+/** The delivery filter as a condition on the deliveries of the event `column` names (`session_events.id` or `refund_events.id`). */
+function deliveryCondition(sql: Sql, state: DeliveryStateFilter | undefined, kind: "session" | "refund") {
+  if (state === undefined) return sql``;
+  const d = kind === "session" ? sql`select 1 from app.webhook_deliveries d where d.event_id = session_events.id` : sql`select 1 from app.webhook_deliveries d where d.refund_event_id = refund_events.id`;
+  switch (state) {
+    case "failed":
+      return sql`and exists (${d} and d.state = 'failed')`;
+    case "pending":
+      return sql`and exists (${d} and d.state in ('waiting', 'pending', 'sending'))`;
+    case "delivered":
+      return sql`and exists (${d} and d.state = 'succeeded')`;
+    case "none":
+      return sql`and not exists (${d})`;
+  }
+}
+
 export type ListedEvent = { kind: "session"; id: string; session: EventWithSession } | { kind: "refund"; id: string; refund: RefundEventRow };
 
 const PageRow = rowShape("events page", { kind: col.oneOf(["session", "refund"] as const), id: col.text });
@@ -57,7 +76,7 @@ const PageRow = rowShape("events page", { kind: col.oneOf(["session", "refund"] 
 export async function listEventsWithRefunds(
   sql: Sql,
   db: Db,
-  o: Owner & { limit: number; sessionId?: string; type?: EventType | RefundEventType; startingAfter?: string },
+  o: Owner & { limit: number; sessionId?: string; type?: EventType | RefundEventType; startingAfter?: string; delivery?: DeliveryStateFilter },
 ): Promise<{ rows: ListedEvent[]; hasMore: boolean }> {
   const n = o.limit + 1;
   const withSessions = o.type === undefined || !isRefundEventType(o.type);
@@ -79,11 +98,11 @@ export async function listEventsWithRefunds(
       )
       select kind, id from (
         (select 'session' as kind, id, created_at from app.session_events
-          where ${withSessions} and merchant_id = ${o.merchantId} and environment = ${o.environment} ${session} ${sessionType} ${cursor}
+          where ${withSessions} and merchant_id = ${o.merchantId} and environment = ${o.environment} ${session} ${sessionType} ${cursor} ${deliveryCondition(sql, o.delivery, "session")}
           order by created_at desc, id desc limit ${n})
         union all
         (select 'refund' as kind, id, created_at from app.refund_events
-          where ${withRefunds} and merchant_id = ${o.merchantId} and environment = ${o.environment} ${session} ${refundType} ${cursor}
+          where ${withRefunds} and merchant_id = ${o.merchantId} and environment = ${o.environment} ${session} ${refundType} ${cursor} ${deliveryCondition(sql, o.delivery, "refund")}
           order by created_at desc, id desc limit ${n})
       ) x
       order by created_at desc, id desc

@@ -1,6 +1,6 @@
-/** Events: every event of the environment with its deliveries and attempts to each endpoint, filters, Redeliver. */
+/** Events: every event of the environment (its sessions' and their refunds') with its deliveries and attempts to each endpoint, filters, Redeliver. */
 import type { Environment } from "../../../../shared/environment.ts";
-import { EVENT_TYPES, eventType } from "../../webhooks/payload.ts";
+import { eventType } from "../../webhooks/payload.ts";
 import type { AttemptRow } from "../../webhooks/attempts.ts";
 import type { EndpointRow } from "../../webhooks/endpoints.ts";
 import { EVENT_REASONS, SESSION_STATUSES } from "../../../../shared/status.ts";
@@ -10,7 +10,7 @@ import { statusBadge, timeTag } from "../format.ts";
 import { csrfField } from "../layout.ts";
 import type { Login } from "../logins.ts";
 import type { DeliveryView } from "../../webhooks/events.ts";
-import { DELIVERY_FILTER_NAMES, DELIVERY_FILTERS, type EventFilters, type EventLine, type EventsPage } from "../events.ts";
+import { DELIVERY_FILTER_NAMES, DELIVERY_FILTERS, LISTED_TYPES, type EventFilters, type EventLine, type EventsPage } from "../events.ts";
 
 /** `?type=…&status=…` of these filters (and extras such as the cursor); empty when none. */
 export function eventsQuery(filters: EventFilters, extra: Record<string, string | undefined> = {}): string {
@@ -63,15 +63,37 @@ function typeOf(e: EventRow): string {
   return status ? eventType(status, EVENT_REASONS.find((r) => r === e.reason)) : e.status;
 }
 
+/** A refund event's stored data, read with care: what the line shows of the refund at that step. */
+function refundFacts(data: Record<string, unknown>): { refundId: string; status: string; money: string; reason: string } {
+  const str = (k: string) => (typeof data[k] === "string" ? (data[k] as string) : "");
+  return { refundId: str("refundId"), status: str("status") || "—", money: str("amount") ? `${str("amount")} ${str("currency")}` : "", reason: str("reason") };
+}
+
+/** The line's head: the type, the state, and which session (and refund) it is of. */
+function head(env: Environment, l: EventLine): Html {
+  const e = l.event;
+  const ref = l.referenceId ? html` · reference <span class="ref">${l.referenceId}</span>` : "";
+  const session = html`session <a href="/dashboard/${env}/transactions/${e.sessionId}" class="mono">${e.sessionId}</a>`;
+  if (l.kind === "session") {
+    return html`<div class="event-head">
+  <code class="type">${typeOf(l.event)}</code> ${statusBadge(l.event.status)} <span class="muted">${l.event.reason}</span>
+  <span class="when">${timeTag(e.createdAt)}</span>
+</div>
+<p class="event-ids small">Event <code>${e.id}</code> · ${session}${ref}</p>`;
+  }
+  const r = refundFacts(l.event.data);
+  return html`<div class="event-head">
+  <code class="type">${l.event.type}</code> ${statusBadge(r.status)} <span class="muted">${r.money}${r.reason ? html` · ${r.reason}` : ""}</span>
+  <span class="when">${timeTag(e.createdAt)}</span>
+</div>
+<p class="event-ids small">Event <code>${e.id}</code> · refund <a href="/dashboard/${env}/transactions/${e.sessionId}#${l.event.refundId}" class="mono">${l.event.refundId}</a> of ${session}${ref}</p>`;
+}
+
 function line(env: Environment, login: Login, endpoints: Map<string, EndpointRow>, filters: EventFilters, cursor: string | undefined, l: EventLine): Html {
   const e = l.event;
   const enabled = [...endpoints.values()].filter((x) => x.enabled);
   return html`<li class="card event" id="${e.id}">
-<div class="event-head">
-  <code class="type">${typeOf(e)}</code> ${statusBadge(e.status)} <span class="muted">${e.reason}</span>
-  <span class="when">${timeTag(e.createdAt)}</span>
-</div>
-<p class="event-ids small">Event <code>${e.id}</code> · session <a href="/dashboard/${env}/transactions/${e.sessionId}" class="mono">${e.sessionId}</a>${l.referenceId ? html` · reference <span class="ref">${l.referenceId}</span>` : ""}</p>
+${head(env, l)}
 ${
   l.deliveries.length === 0
     ? html`<p class="muted">Not sent: no webhook endpoint was enabled when it happened. Redeliver sends it now.</p>`
@@ -121,9 +143,9 @@ export function eventsBody(args: {
   const { env, filters, page } = args;
   const filtered = !!(filters.type || filters.status || filters.session);
   return html`
-<p>Every event of this environment's payments, newest first, with its delivery to each webhook endpoint: every attempt, its answer, and a way to send it again.</p>
+<p>Every event of this environment's payments and their refunds, newest first, with its delivery to each webhook endpoint: every attempt, its answer, and a way to send it again.</p>
 <form method="get" action="/dashboard/${env}/events" class="filters" role="search">
-  <div><label for="type">Type</label><select id="type" name="type"><option value="">Any type</option>${EVENT_TYPES.map(
+  <div><label for="type">Type</label><select id="type" name="type"><option value="">Any type</option>${LISTED_TYPES.map(
     (t) => html`<option value="${t}"${filters.type === t ? html` selected` : ""}>${t}</option>`,
   )}</select></div>
   <div><label for="status">Delivery</label><select id="status" name="status"><option value="">Any delivery</option>${DELIVERY_FILTER_NAMES.map(

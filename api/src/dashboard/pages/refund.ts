@@ -14,6 +14,8 @@ import { html, type Html } from "../html.ts";
 import { addressLink, networkName, statusBadge, timeTag, txLink } from "../format.ts";
 import { csrfField } from "../layout.ts";
 import type { Login } from "../logins.ts";
+import { hasLink, linkFacts } from "./refund-link.ts";
+import { destinationFields, destinationHidden, destinationReview, linkQuery, type LinkChoice } from "../refund-destination.ts";
 
 export const REASON_WORDS: Record<RefundReason, string> = {
   requested_by_customer: "Requested by the customer",
@@ -28,6 +30,8 @@ export const WAITING_WORDS: Record<string, string> = {
   destination_unknown: "waiting: no single payer address to send to",
   insufficient_refund_balance: "waiting: the refund balance does not cover it",
   spend_guard: "waiting: the daily refund limit is reached",
+  awaiting_claim: "waiting: the payer has not claimed the link yet",
+  awaiting_approval: "waiting for your approval",
 };
 
 /** What the form holds (as typed, or the defaults). */
@@ -36,6 +40,8 @@ export interface RefundFormValues {
   reason: RefundReason | "";
   /** The network to refund on, when the session has money left on more than one ("" otherwise). */
   chainId: string;
+  /** To a refund link instead of the address that paid (refund-destination.ts). */
+  link?: LinkChoice;
 }
 
 /** The refundable rest as "x.yy" when it has no more places than cents (else the form leaves the amount empty: everything). */
@@ -77,7 +83,7 @@ ${
     : html`<form method="get" action="${base}/refund/review" class="stack card">
   <label for="refund-amount">Amount (${v.currency}, like 12.34)</label>
   <input id="refund-amount" name="amount" value="${values.amount}" inputmode="decimal" pattern="[0-9]+\\.[0-9]{2}" autocomplete="off" aria-describedby="amount-help">
-  <p class="muted small" id="amount-help">Empty: everything left to refund. It goes back in the tokens and on the network it came in, to the address that paid.</p>
+  <p class="muted small" id="amount-help">Empty: everything left to refund. It goes back in the tokens and on the network it came in.</p>
   ${
     chains.length > 1
       ? html`<label for="refund-chain">Network (money is left on more than one)</label>
@@ -89,6 +95,7 @@ ${
     <option value="">Choose a reason</option>
     ${REFUND_REASONS.map((r) => html`<option value="${r}"${values.reason === r ? html` selected` : ""}>${REASON_WORDS[r]}</option>`)}
   </select>
+  ${destinationFields(values.link)}
   <div class="buttons"><button type="submit" class="primary">Review the refund</button> <a href="${base}" class="button-link">Back to the payment</a></div>
 </form>`
 }`;
@@ -97,19 +104,20 @@ ${
 export function refundReviewBody(env: Environment, login: Login, v: MerchantSessionView, p: RefundPreview, values: RefundFormValues, opts: { passwordNeeded: boolean; thresholdText: string; error?: string }): Html {
   const base = `/dashboard/${env}/transactions/${v.paymentSessionId}`;
   const amount = formatUnitAmount(p.amount, p.unitDecimals);
-  const back = `${base}/refund?${new URLSearchParams({ amount: values.amount, reason: values.reason, ...(values.chainId ? { chainId: values.chainId } : {}) })}`;
+  const back = `${base}/refund?${new URLSearchParams({ amount: values.amount, reason: values.reason, ...(values.chainId ? { chainId: values.chainId } : {}), ...linkQuery(values.link) })}`;
   return html`<section class="card confirm" aria-labelledby="review-h">
 <h2 id="review-h" class="h3">What will be sent</h2>
 <dl class="facts">${facts(v)}
   <div><dt>Refund</dt><dd id="review-amount"><strong>${amount} ${p.currency}</strong></dd></div>
   <div><dt>Network</dt><dd id="review-network">${networkName(p.chainId)} <span class="muted">(chain ${p.chainId})</span></dd></div>
   <div><dt>Reason</dt><dd>${REASON_WORDS[values.reason as RefundReason] ?? values.reason}</dd></div>
+  ${destinationReview(values.link)}
 </dl>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Refund parts (scrolls sideways on small screens)"><table class="list" id="review-parts">
-<thead><tr><th scope="col">Token</th><th scope="col" class="num">Amount</th><th scope="col">Destination (the address that paid)</th></tr></thead>
+<thead><tr><th scope="col">Token</th><th scope="col" class="num">Amount</th><th scope="col">Destination${values.link ? "" : " (the address that paid)"}</th></tr></thead>
 <tbody>${p.parts.map(
     (x) =>
-      html`<tr><td>${x.symbol}</td><td class="num">${formatUnitAmount(BigInt(x.amount), p.unitDecimals)}</td><td>${x.destination ? addressLink(p.chainId, checksummed(x.destination)) : html`<span class="muted">not known yet: the refund will wait for one</span>`}</td></tr>`,
+      html`<tr><td>${x.symbol}</td><td class="num">${formatUnitAmount(BigInt(x.amount), p.unitDecimals)}</td><td>${x.destination ? addressLink(p.chainId, checksummed(x.destination)) : values.link ? html`<span class="muted">the address the payer claims the link with</span>` : html`<span class="muted">not known yet: the refund will wait for one</span>`}</td></tr>`,
   )}</tbody></table></div>
 <p class="muted small">Paid from your ${env} refund balance by the service's relayer; it cannot be canceled once sent. Recorded in the security history.</p>
 ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` : ""}
@@ -118,6 +126,7 @@ ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` 
   <input type="hidden" name="amount" value="${values.amount}">
   <input type="hidden" name="reason" value="${values.reason}">
   ${values.chainId ? html`<input type="hidden" name="chainId" value="${values.chainId}">` : ""}
+  ${destinationHidden(values.link)}
   ${
     opts.passwordNeeded
       ? html`<label for="refund-password">Your password (a production refund above ${opts.thresholdText})</label>
@@ -145,7 +154,7 @@ ${
   <td>${statusBadge(r.status)}${r.waitingReason ? html`<br><span class="small waiting">${WAITING_WORDS[r.waitingReason] ?? r.waitingReason} <code>${r.waitingReason}</code></span>` : ""}${r.failureReason ? html`<br><span class="small">${r.failureReason}</span>` : ""}</td>
   <td class="num">${r.amount} ${r.currency}</td>
   <td>${r.parts.map((p) => html`<div>${p.amount} ${p.tokenSymbol}</div>`)}</td>
-  <td>${r.parts.map((p) => html`<div>${p.destination ? addressLink(r.chainId, p.destination) : html`<span class="muted">not known</span>`}</div>`)}</td>
+  <td>${hasLink(r) ? linkFacts(env, r) : r.parts.map((p) => html`<div>${p.destination ? addressLink(r.chainId, p.destination) : html`<span class="muted">not known</span>`}</div>`)}</td>
   <td>${r.transactionHash ? txLink(r.chainId, r.transactionHash) : html`<span class="muted">—</span>`}</td>
   <td>${timeTag(r.createdAt)}</td>
   <td>${r.status === "PENDING" ? html`<form method="post" action="${base}/refunds/${r.refundId}/cancel">${csrfField(login)}<button type="submit" class="danger">Cancel refund</button></form>` : ""}</td>

@@ -159,6 +159,8 @@ const ACTION_WORDS: Record<string, string> = {
   refund_created: "Refunded a payment",
   refund_canceled: "Canceled a refund",
   refund_refused: "Refund refused (wrong password)",
+  refund_approved: "Approved a claimed refund link",
+  automatic_returns_kept: "Kept a payment's money (no automatic return)",
   webhook_event_redelivered: "Redelivered an event",
   refund_settings_changed: "Changed the refund settings",
 };

@@ -5,6 +5,7 @@ import { html, type Html } from "../html.ts";
 import { addressLink, networkName, statusBadge, timeTag, txLink } from "../format.ts";
 import { describe, refundItems, tokenAmount } from "../timeline.ts";
 import { sessionRefundsSection } from "./refund.ts";
+import { autoReturnsSection } from "./auto-returns.ts";
 import type { TransactionDetail } from "../detail.ts";
 import type { Login } from "../logins.ts";
 import { csrfField } from "../layout.ts";
@@ -112,6 +113,7 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
     .map((item) => html`<li><div class="when">${timeTag(item.at)}</div><div>${statusBadge(item.status)} <strong>${item.title}</strong><p>${item.text}</p></div></li>`)}</ol></section>
 
 ${sessionRefundsSection(env, login, v, d.refunds, d.refundable)}
+${autoReturnsSection(env, login, v.paymentSessionId, d.autoReturns)}
 
 <section aria-labelledby="nets"><h2 id="nets">Where to pay</h2>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Network</th><th scope="col">Deposit address</th><th scope="col">Amount</th><th scope="col">Settles to</th></tr></thead><tbody>

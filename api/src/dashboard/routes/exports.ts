@@ -3,13 +3,13 @@
  * session received and settled), with the page's filters, streamed a keyset page at a time.
  */
 import { Elysia } from "elysia";
-import { CSV_HEADER, csvRow } from "../csv-export.ts";
-import { reconciliationOf } from "../reconciliation.ts";
+import { CSV_HEADER, csvRefundRow, csvRow } from "../csv-export.ts";
+import { reconciliationOf, succeededRefundsOf } from "../reconciliation.ts";
 import { SECURITY_HEADERS } from "../request.ts";
 import { listTransactions, parseFilters } from "../transactions.ts";
 import { HIDE, type DashboardKit } from "./kit.ts";
 
-export function exportRoutes({ sql, pageRoute }: DashboardKit) {
+export function exportRoutes({ sql, db, pageRoute }: DashboardKit) {
   return new Elysia().get(
     "/dashboard/:env/transactions.csv",
     pageRoute(async (c) => {
@@ -18,8 +18,9 @@ export function exportRoutes({ sql, pageRoute }: DashboardKit) {
       // Streamed a keyset page at a time: an export of 100,000 rows never sits in memory whole.
       const pageAfter = async (after: string | undefined) => {
         const p = await listTransactions(sql, owner, filters, { after }, 1000);
-        const rec = await reconciliationOf(sql, p.rows);
-        return { lines: p.rows.map((r) => csvRow(r, rec.get(r.id))), next: p.next };
+        const [rec, out] = await Promise.all([reconciliationOf(sql, p.rows), succeededRefundsOf(db, p.rows.map((r) => r.id))]);
+        // Each session's row, then its refunds (money out), so a sort by session keeps them together.
+        return { lines: p.rows.flatMap((r) => [csvRow(r, rec.get(r.id)), ...(out.get(r.id) ?? []).map((x) => csvRefundRow(r, x))]), next: p.next };
       };
       // The first page is read before the answer starts: a database that does not answer then
       // gets the 503 page, not a 200 whose download breaks off (a later page that fails can

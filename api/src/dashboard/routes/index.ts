@@ -18,6 +18,8 @@ import { settlementRoutes } from "./settlement.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { refundBalanceRoutes } from "./refund-balance.ts";
 import { refundRoutes } from "./refunds.ts";
+import { refundApprovalRoutes } from "./refund-approvals.ts";
+import { refundSettingsRoutes } from "./refund-settings.ts";
 import { transactionRoutes } from "./transaction.ts";
 import { transactionsRoutes } from "./transactions.ts";
 import { webhookRoutes } from "./webhooks.ts";
@@ -33,9 +35,11 @@ export function dashboardRoutes(services: Services) {
     .use(transactionRoutes(kit))
     .use(refundRoutes(kit))
     .use(refundBalanceRoutes(kit))
+    .use(refundApprovalRoutes(kit))
     .use(eventsRoutes(kit))
     .use(apiKeyRoutes(kit))
     .use(webhookRoutes(kit))
     .use(settlementRoutes(kit))
+    .use(refundSettingsRoutes(kit))
     .use(securityRoutes(kit));
 }

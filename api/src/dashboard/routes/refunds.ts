@@ -21,6 +21,7 @@ import { loadDetail } from "../detail.ts";
 import { html } from "../html.ts";
 import { defaultAmount, refundFormBody, refundReviewBody, type RefundFormValues } from "../pages/refund.ts";
 import { transactionBody } from "../pages/transaction.ts";
+import { linkChoiceOf, linkFields } from "../refund-destination.ts";
 import { redirect } from "../request.ts";
 import { checkPassword } from "../users.ts";
 import { HIDE, owner, type DashboardKit } from "./kit.ts";
@@ -35,6 +36,7 @@ function valuesOf(get: (k: string) => string | null | undefined): RefundFormValu
     amount: (get("amount") ?? "").trim().slice(0, 40),
     reason: (REFUND_REASONS as readonly string[]).includes(reason) ? (reason as RefundReason) : "",
     chainId: /^[1-9][0-9]{0,9}$/.test(chainId) ? chainId : "",
+    ...linkChoiceOf(get),
   };
 }
 
@@ -44,7 +46,7 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
   /** The create's input from the form, checked as the API checks its body (the same messages). */
   async function newRefund(c: PageContext, values: RefundFormValues): Promise<NewRefund> {
     if (!values.reason) throw new ApiError("parameter_invalid", "Choose the reason for the refund.", "reason");
-    const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}), ...(values.chainId ? { chainId: Number(values.chainId) } : {}) });
+    const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}), ...(values.chainId ? { chainId: Number(values.chainId) } : {}), ...linkFields(values.reason, values.link) });
     const { link, ...ask } = input;
     return { sessionId: c.params.id!, ...ask, ...(link ? { link: { ...link, encryptionKey: services.encryptionKey } } : {}), maxPerRefundMinor: services.config.refunds.maxPerRefundMinor, indexerPresent: await indexerTablesPresent(sql) };
   }
@@ -111,7 +113,7 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
           }),
         );
         if (!res.ok) return formPage(c, values, res.error);
-        return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=refund-created#rf`);
+        return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=${values.link ? "refund-link-created" : "refund-created"}#rf`);
       }),
       HIDE,
     )
