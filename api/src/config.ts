@@ -92,7 +92,7 @@ export interface RefundSettings {
   maxPerRefundMinor: bigint;
   /** The most one merchant's refunds send per environment in any 24 hours (SERVICE_REFUND_MAX_PER_DAY): past it, refunds wait. */
   maxPerDayMinor: bigint;
-  /** Claims of refund links one client address may make (SERVICE_REFUND_CLAIMS_PER_HOUR): a shared bucket of this many, refilled over an hour. */
+  /** Claims one refund link may take (SERVICE_REFUND_CLAIMS_PER_HOUR): a shared bucket of this many per link, refilled over an hour. */
   claimsPerHour: number;
 }
 

@@ -15,6 +15,7 @@ import { describeError } from "../../../shared/describe-error.ts";
 import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
 import { refundRoutes } from "./refunds.ts";
+import { maskLinkIds } from "../refunds/links.ts";
 import { autoReturnRoutes } from "./auto-returns.ts";
 import { publicSessionRoutes } from "./public-sessions.ts";
 import { settlementAddressRoutes } from "./settlement-addresses.ts";
@@ -148,7 +149,9 @@ export function buildApp(services: Services, faces: Face[] = []) {
    * (none for the API's own routes). `extra` goes last but for those headers, which nothing
    * may weaken.
    */
-  const loggedPathOf = (path: string) => familyOf(families, path)?.loggedPath?.(path) ?? path;
+  // A refund link's id is a bearer secret wherever it stands in a path (a mistyped or doubled
+  // slash, another case, a trailing segment): the log shows that there was one, never which.
+  const loggedPathOf = (path: string) => maskLinkIds(familyOf(families, path)?.loggedPath?.(path) ?? path);
   const answerError = (err: ApiError, request: Request, extra: Record<string, string> = {}): Response =>
     errorResponse(err, request, { ...extra, ...(familyOf(families, pathOf(request))?.headers ?? {}) });
   // Elysia finds the path in request.url by skipping 11 characters unless told the host may be
@@ -168,7 +171,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .onTransform({ as: "global" }, ({ params, route, request }) => {
       for (const k in params) if (undecodable(params[k])) return rawParamsWhereUndecodable(params, route, pathOf(request));
     })
-    .onAfterResponse(({ request, set }) => {
+    .onAfterResponse(({ request, set, responseValue }) => {
       if (!services.config.logRequests) return;
       // Method, path, status and time only: never headers (credentials) or bodies, nor a secret a page's path holds.
       const t0 = startedAt.get(request);
@@ -179,7 +182,8 @@ export function buildApp(services: Services, faces: Face[] = []) {
           requestId: requestIdOf(request),
           method: request.method,
           path: loggedPathOf(pathOf(request)),
-          status: set.status,
+          // A handler that returns its own Response (pages, redirects) leaves set.status as it was.
+          status: responseValue instanceof Response ? responseValue.status : set.status,
           ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10,
         }),
       );

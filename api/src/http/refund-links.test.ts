@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getAddress } from "viem";
+import { predictedAuthorizationBatchAddress, predictedFactoryAddress } from "../../../shared/contracts/addresses.ts";
 import { startTestService, type TestService } from "../../../testing/service.ts";
 
 let svc: TestService;
@@ -174,7 +175,7 @@ describe("claim", () => {
     const { refundId, path } = await linkRefund();
     const res = await claim(path, PAYER.toLowerCase());
     expect(res.status).toBe(303);
-    expect(res.headers.get("location")).toBe(path.split("/").pop()!);
+    expect(res.headers.get("location")).toBe(path); // absolute: right from /refund/{id}/ too
     const v = await retrieve(refundId);
     expect(v).toMatchObject({ status: "PENDING", waitingReason: null });
     expect(v.parts[0].destination).toBe(PAYER);
@@ -254,7 +255,14 @@ describe("claim", () => {
     expect((await openPage(path)).text).toContain("canceled");
   });
 
-  test("addresses it must not go to: malformed, bad checksum, zero, the vault's, the token's, the deposit's — 422, the reason shown, nothing changed", async () => {
+  /** The deposit address of another session of the merchant's. */
+  async function otherDeposit(): Promise<string> {
+    const s = await svc.call("POST", "/payment-sessions", { auth: key, body: { amount: "1.00", currency: "USD" } });
+    const [row] = await sql()`select address from app.session_deposits where session_id = ${s.body.paymentSessionId} limit 1`;
+    return row!.address as string;
+  }
+
+  test("addresses it must not go to: malformed, bad checksum, zero, the vault's, the token's, the deposit's, a contract of the service's, another stablecoin, another session's deposit — 422, the reason shown, nothing changed", async () => {
     const { sessionId, refundId, path } = await linkRefund();
     const balances = await svc.call("GET", "/refund-balances", { auth: key });
     const [d] = await sql()`select chain_id, token_address, address from app.session_deposits where session_id = ${sessionId} order by chain_id limit 1`;
@@ -268,6 +276,14 @@ describe("claim", () => {
       [vault, "refund balance"],
       [getAddress(d!.token_address as string), "token contract"],
       [d!.address as string, "payment address"],
+      // Cut to a length and trimmed it would have been the first address.
+      [`${PAYER}${" ".repeat(158)}${OTHER}`, "is not an address"],
+      // Contracts that keep what is sent: the service's own, every stablecoin the network watches.
+      [predictedAuthorizationBatchAddress(), "not a wallet"],
+      [predictedFactoryAddress(), "not a wallet"],
+      ...svc.services.networks.find((n) => n.chainId === d!.chain_id)!.stablecoins.map((c): [string, string] => [c.address, c.address.toLowerCase() === (d!.token_address as string).toLowerCase() ? "token contract" : "not a wallet"]),
+      // Another session's deposit address: it would pay that session.
+      [getAddress(await otherDeposit()), "not a wallet"],
     ];
     const before = await stored(refundId);
     for (const [address, says] of cases) {
@@ -322,21 +338,30 @@ test("the request log never shows a link's id", async () => {
     await fetch(`${logged.url}${path}`);
     await fetch(`${logged.url}${path}`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `address=${PAYER}`, redirect: "manual" });
     await Bun.sleep(50);
+    // Mistyped, doubled, capitalised, with a trailing segment: the id is masked wherever it stands.
+    const id = path.split("/").pop()!;
+    for (const typo of [`//refund/${id}`, `/refund//${id}`, `/REFUND/${id}`, `/refund/${id}/`, `/refund/${id}/${id}`]) await fetch(`${logged.url}${typo}`);
+    await fetch(`${logged.url}/refund/rl_${"A".repeat(40)}`);
+    await Bun.sleep(50);
     const requests = lines.filter((l) => l.includes('"msg":"request"'));
-    expect(requests.filter((l) => l.includes('"path":"/refund/{linkId}"'))).toHaveLength(2);
-    expect(lines.join("\n")).not.toContain(path.split("/").pop()!.slice(3));
+    expect(requests.filter((l) => l.includes('"path":"/refund/{linkId}"')).length).toBeGreaterThanOrEqual(2);
+    expect(lines.join("\n")).not.toContain(id.slice(3));
+    // The status logged is the one answered, pages and redirects included.
+    const statuses = requests.filter((l) => l.includes("/refund/")).map((l) => JSON.parse(l.slice(l.indexOf("{"))).status);
+    expect(statuses.slice(0, 2)).toEqual([200, 303]);
+    expect(statuses.at(-1)).toBe(404);
   } finally {
     console.log = original;
     await logged.close();
   }
 });
 
-test("claims are limited per client address, across links (429 with Retry-After)", async () => {
+test("claims are limited per link, not per client address: made-up ids and another link's refusals cost a payer nothing (429 with Retry-After)", async () => {
   const limited = await startTestService({ SERVICE_REFUND_CLAIMS_PER_HOUR: "2" });
   try {
     const k = (await limited.merchant("Limited")).sandboxKey;
     const paths: string[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 2; i++) {
       const s = await limited.call("POST", "/payment-sessions", { auth: k, body: { amount: "5.00", currency: "USD" } });
       const [d] = await limited.services.database.sql`select chain_id from app.session_deposits where session_id = ${s.body.paymentSessionId} limit 1`;
       await limited.services.database.sql`
@@ -347,11 +372,18 @@ test("claims are limited per client address, across links (429 with Retry-After)
     }
     const post = (p: string, address: string) =>
       fetch(`${limited.url}${p}`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `address=${address}` });
-    expect((await post(paths[0]!, "0x1234")).status).toBe(422); // a refused claim counts too
-    expect((await post(paths[1]!, PAYER)).status).toBe(303);
-    const third = await post(paths[2]!, PAYER);
+    // A stranger's posts to ids that do not exist: 404, counted nowhere.
+    for (let i = 0; i < 5; i++) expect((await post(`/refund/rl_${String(i).repeat(40)}`, PAYER)).status).toBe(404);
+    // On one link, refused claims count: two, then 429.
+    expect((await post(paths[0]!, "0x1234")).status).toBe(422);
+    expect((await post(paths[0]!, "0x1234")).status).toBe(422);
+    const third = await post(paths[0]!, PAYER);
     expect(third.status).toBe(429);
     expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
+    // From the same address, another payer's link claims as usual, back to the page by its absolute path.
+    const other = await post(paths[1]!, PAYER);
+    expect(other.status).toBe(303);
+    expect(other.headers.get("location")).toBe(paths[1]!);
     const [l] = await limited.services.database.sql`select count(*)::int as n from app.refund_links where claimed_at is not null`;
     expect(l!.n).toBe(1);
   } finally {

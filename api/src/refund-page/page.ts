@@ -18,7 +18,7 @@ function shell(title: string, body: Html, sandbox = false): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><meta name="robots" content="noindex">
-<title>${title}</title><link rel="stylesheet" href="assets/refund.css?v=${REFUND_ASSET_VERSION}"><script src="assets/refund.js?v=${REFUND_ASSET_VERSION}" defer></script></head>
+<title>${title}</title><link rel="stylesheet" href="/refund/assets/refund.css?v=${REFUND_ASSET_VERSION}"><script src="/refund/assets/refund.js?v=${REFUND_ASSET_VERSION}" defer></script></head>
 <body><main class="card">${sandbox ? html`<p class="badge">Sandbox: test tokens only, nothing here has value</p>` : ""}${body}</main></body></html>`;
 }
 
@@ -53,6 +53,8 @@ export function addressProblemText(problem: Exclude<ClaimAddress, { ok: true }>[
       return `That is the ${tokensOf(p)} token contract, not a wallet: money sent there is lost. Paste your own wallet's address.`;
     case "deposit":
       return "That is the payment address you paid to, not your wallet. Paste your own wallet's address.";
+    case "contract":
+      return "That is a contract (a token or one of this payment service's own), not a wallet: money sent there is lost. Paste your own wallet's address.";
   }
 }
 

@@ -6,8 +6,8 @@
  * The link id in the path is the only credential, so the page is never cached, never framed,
  * and sends no referrer (the URL must not leak to another site). A claim must come from this
  * origin's own page (the dashboard's origin check: another site's form is refused even though
- * the id would be its only lock), and is counted per client address in a bucket every process
- * shares (app.rate_buckets, as the checkout's sandbox helpers are) before anything is read.
+ * the id would be its only lock), and is counted per link in a bucket every process shares
+ * (app.rate_buckets, as the checkout's sandbox helpers are) before its body is read.
  */
 import { Elysia } from "elysia";
 import { readFileSync } from "node:fs";
@@ -15,9 +15,10 @@ import { join } from "node:path";
 import type { Services } from "../http/services.ts";
 import type { PageFamily } from "../http/page-families.ts";
 import { takeSharedToken } from "../http/payer-limit.ts";
-import { clientIp, FormError, originProblem, readForm } from "../dashboard/request.ts";
+import { FormError, originProblem, readForm } from "../dashboard/request.ts";
 import type { Html } from "../dashboard/html.ts";
 import { claimRefundLink, linkPageOf } from "../refunds/link-store.ts";
+import { isLinkId, linkHash } from "../refunds/links.ts";
 import { addressProblemText, alreadyClaimed, claimForm, linkOutcome, notFound, refused } from "./page.ts";
 
 /** Our own assets only; the one script is ours; forms post only here; never framed. */
@@ -57,10 +58,13 @@ export function refundPageRoutes(services: Services) {
 
   async function claim(request: Request, linkId: string): Promise<Response> {
     if (originProblem(request)) return page(refused("Not sent", "The claim came from another site, so it was not accepted. Open the refund link itself and claim there."), 403);
-    const taken = await takeSharedToken(sql, `refund-claim:${clientIp(request) ?? "unknown"}`, perHour / 3600, perHour);
+    // Counted per link, once the link is known: behind a proxy every payer has the proxy's address,
+    // and a bucket per address would let anyone stop every payer's claims with posts to made-up ids.
+    if (!isLinkId(linkId) || !(await linkPageOf(sql, linkId))) return page(notFound(), 404);
+    const taken = await takeSharedToken(sql, `refund-claim:${linkHash(linkId)}`, perHour / 3600, perHour);
     if (!taken.ok) {
       const minutes = Math.ceil(taken.retryAfterSeconds / 60);
-      return page(refused("Too many claims", `Too many refund claims came from your network. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`), 429, {
+      return page(refused("Too many claims", `Too many claims were made on this refund link. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`), 429, {
         "retry-after": String(taken.retryAfterSeconds),
       });
     }
@@ -71,8 +75,10 @@ export function refundPageRoutes(services: Services) {
       if (e instanceof FormError) return page(refused("Not sent", e.message), e.status);
       throw e;
     }
-    const outcome = await claimRefundLink(sql, linkId, address.slice(0, 200), deps);
-    if (outcome.ok) return new Response(null, { status: 303, headers: { ...HEADERS, location: linkId } });
+    // Checked whole (a value cut to a length, then trimmed, could hide a second address).
+    const outcome = await claimRefundLink(sql, linkId, address, deps);
+    // Back to the page by its absolute path: relative to /refund/{id}/ it would miss it.
+    if (outcome.ok) return new Response(null, { status: 303, headers: { ...HEADERS, location: `/refund/${linkId}` } });
     switch (outcome.problem) {
       case "not_found":
         return page(notFound(), 404);

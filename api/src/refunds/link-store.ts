@@ -14,6 +14,9 @@ import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { refundVaultOn } from "./balances.ts";
+import { relayerAddressOn } from "../credentials/relayer.ts";
+import { predictedRefundVaultsAddress } from "../../../shared/contracts/refund-vaults.ts";
+import { predictedAuthorizationBatchAddress } from "../../../shared/contracts/addresses.ts";
 import { REFUND_STATES, type RefundState } from "./logic.ts";
 import { checkClaimAddress, claimUrlOf, isLinkId, linkHash, linkStatus, openLinkId, type ClaimAddress, type LinkStatus } from "./links.ts";
 import type { RefundRow } from "./rows.ts";
@@ -149,6 +152,22 @@ export async function linkPageOf(sql: Sql, id: string): Promise<LinkPage | undef
   return row && pageOf(row);
 }
 
+/**
+ * The network's addresses that are no wallet: every stablecoin it watches (accepted or not) and the
+ * service's contracts — the deposit factory, RefundVaults (its address follows the relayer's),
+ * AuthorizationBatch.
+ */
+function serviceContractsOn(net: NetworkConfig, relayerKey: `0x${string}` | undefined): string[] {
+  const relayer = relayerAddressOn(net, relayerKey);
+  return [
+    ...net.stablecoins.map((c) => c.address),
+    ...(net.strayStablecoins ?? []),
+    ...(net.factory ? [net.factory] : []),
+    ...(relayer ? [predictedRefundVaultsAddress(relayer)] : []),
+    predictedAuthorizationBatchAddress(),
+  ];
+}
+
 /** Where the vault is: the networks and the relayer key (its address is the operator's; balances.ts). */
 export interface ClaimDeps {
   networks: readonly NetworkConfig[];
@@ -181,8 +200,14 @@ export async function claimRefundLink(sql: Sql, id: string, addressText: string,
       vault: net ? (refundVaultOn(net, deps.relayerKey, row.merchant_id, row.environment) ?? null) : null,
       tokens: row.parts.map((p) => p.token),
       deposits: deposits.map((d) => d.address),
+      contracts: net ? serviceContractsOn(net, deps.relayerKey) : [],
     });
     if (!checked.ok) return { ok: false, problem: checked.problem, page } as const;
+    // Any other session's deposit address (this service's or another merchant's): money sent there
+    // would pay that session, never the payer.
+    if ((await tx`select 1 from app.session_deposits where address = ${checked.address} and chain_id = ${row.chain_id} limit 1`).length > 0) {
+      return { ok: false, problem: "contract", page } as const;
+    }
     const parts = row.parts.map((p) => ({ ...p, destination: checked.address }));
     const waiting = row.require_approval ? "awaiting_approval" : null;
     await tx`update app.refund_links set claimed_at = now(), claimed_address = ${checked.address} where refund_id = ${row.refund_id}`;

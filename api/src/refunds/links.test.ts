@@ -58,6 +58,7 @@ describe("the address a payer claims with", () => {
     vault: "0x1111111111111111111111111111111111111111",
     tokens: ["0xe2b4152e3b6cc732b52df67f42b2cbdbaee385a5"],
     deposits: ["0x3333333333333333333333333333333333333333"],
+    contracts: ["0x4444444444444444444444444444444444444444"],
   };
   test("a well-formed address is taken, lowercase; checksummed or all one case", () => {
     expect(checkClaimAddress(" 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 ", forbidden)).toEqual({ ok: true, address: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" });
@@ -72,5 +73,8 @@ describe("the address a payer claims with", () => {
     expect(checkClaimAddress("0x1111111111111111111111111111111111111111", forbidden)).toEqual({ ok: false, problem: "vault" });
     expect(checkClaimAddress("0xE2b4152E3b6cC732b52df67F42B2cbDBaee385a5".toLowerCase(), forbidden)).toEqual({ ok: false, problem: "token" });
     expect(checkClaimAddress("0x3333333333333333333333333333333333333333", forbidden)).toEqual({ ok: false, problem: "deposit" });
+    expect(checkClaimAddress("0x4444444444444444444444444444444444444444", forbidden)).toEqual({ ok: false, problem: "contract" });
+    // Cut to a length and trimmed, a value with a second address after spaces would pass: it is checked whole.
+    expect(checkClaimAddress(`0x90F79bf6EB2c4f870365E785982E1f101E93b906${" ".repeat(158)}0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65`, forbidden)).toEqual({ ok: false, problem: "malformed" });
   });
 });

@@ -22,6 +22,11 @@ export function newLinkId(): string {
 }
 
 /** Whether `id` has the exact shape of a link id (checked before it reaches a query). */
+/** `path` with every refund link id in it (any case: a path may be typed in capitals) shown as `{linkId}`. */
+export function maskLinkIds(path: string): string {
+  return path.replace(/rl_[0-9A-Za-z]{40}/gi, "{linkId}");
+}
+
 export function isLinkId(id: string): boolean {
   return /^rl_[0-9A-Za-z]{40}$/.test(id);
 }
@@ -70,9 +75,15 @@ export interface ForbiddenDestinations {
   tokens: readonly string[];
   /** The session's deposit addresses. */
   deposits: readonly string[];
+  /**
+   * Addresses on the network that are no wallet and would keep what is sent: every stablecoin the
+   * network watches and the service's own contracts (the deposit factory, RefundVaults,
+   * AuthorizationBatch). Another session's deposit address is refused by the claim's statement.
+   */
+  contracts: readonly string[];
 }
 
-export type ClaimAddress = { ok: true; address: string } | { ok: false; problem: "malformed" | "checksum" | "zero" | "vault" | "token" | "deposit" };
+export type ClaimAddress = { ok: true; address: string } | { ok: false; problem: "malformed" | "checksum" | "zero" | "vault" | "token" | "deposit" | "contract" };
 
 /** The address a payer typed or their wallet filled: a 20-byte 0x address, checksummed when mixed-case, none of the forbidden ones. */
 export function checkClaimAddress(text: string, forbidden: ForbiddenDestinations): ClaimAddress {
@@ -83,5 +94,6 @@ export function checkClaimAddress(text: string, forbidden: ForbiddenDestinations
   if (forbidden.vault !== null && forbidden.vault.toLowerCase() === address) return { ok: false, problem: "vault" };
   if (forbidden.tokens.some((t) => t.toLowerCase() === address)) return { ok: false, problem: "token" };
   if (forbidden.deposits.some((d) => d.toLowerCase() === address)) return { ok: false, problem: "deposit" };
+  if (forbidden.contracts.some((c) => c.toLowerCase() === address)) return { ok: false, problem: "contract" };
   return { ok: true, address };
 }
