@@ -11,7 +11,7 @@ import { refundedTotal } from "../../../shared/money.ts";
 import type { Services } from "../http/services.ts";
 import { refunds } from "../db/schema.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
-import { listRefunds, transactionHashes, type RefundRow } from "../refunds/store.ts";
+import { hashOf, listRefunds, transactionHashes, type RefundRow } from "../refunds/store.ts";
 import { refundView, type RefundView } from "../refunds/view.ts";
 import { refundBalances, type RefundBalanceView } from "../refunds/balances.ts";
 
@@ -25,7 +25,7 @@ export async function sessionRefunds(services: Services, owner: Owner, sessionId
 
 async function viewsOf(services: Services, rows: RefundRow[]): Promise<RefundView[]> {
   const hashes = await transactionHashes(services.database.db, rows);
-  return rows.map((r) => refundView(r, r.transactionId ? hashes.get(r.transactionId) : undefined));
+  return rows.map((r) => refundView(r, hashOf(hashes, r)));
 }
 
 export type RefundBadge = "refunded" | "partly_refunded" | undefined;
