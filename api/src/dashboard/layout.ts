@@ -8,7 +8,7 @@ import { publicMerchantId } from "../credentials/store.ts";
 import { html, type Html } from "./html.ts";
 import type { Login } from "./logins.ts";
 
-export const ASSET_VERSION = "6";
+export const ASSET_VERSION = "7";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 

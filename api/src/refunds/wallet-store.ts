@@ -50,9 +50,12 @@ export async function walletRefundOf(sql: Sql, scope: RefundScope, id: string, n
   if (!of.ok) throw new ApiError("refund_not_payable_from_wallet", of.reason);
   const net = networks.find((n) => n.chainId === refund.chainId);
   if (!net) throw new ApiError("network_unavailable", `The refund's network (chain ${refund.chainId}) is not served here.`);
+  const waiting = refund.state === "PENDING" && refund.waitingReason === "awaiting_wallet";
+  // The network's list says whether the token has EIP-3009 (USDC-like); the domain is read from the token itself.
+  const coin = net.stablecoins.find((t) => t.address.toLowerCase() === of.payment.token.toLowerCase());
+  if (!coin?.eip3009) return { refund, payment: of.payment, kind: "transfer", waiting };
   const read = await tokenDomain({ chainId: net.chainId, rpcUrl: net.rpcUrl, token: of.payment.token });
   if (!read.ok && read.reason === "unreachable") throw new ApiError("network_unavailable", `The refund's network (chain ${refund.chainId}) did not answer; try again.`);
-  const waiting = refund.state === "PENDING" && refund.waitingReason === "awaiting_wallet";
   return read.ok ? { refund, payment: of.payment, kind: "authorization", domain: read.domain, waiting } : { refund, payment: of.payment, kind: "transfer", waiting };
 }
 

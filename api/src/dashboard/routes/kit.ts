@@ -28,6 +28,7 @@ const NOTICES: Record<string, Notice> = {
   "redelivered": { kind: "ok", text: "The event is queued for delivery again." },
   "canceled": { kind: "ok", text: "The payment is canceled: it can no longer be paid, and your webhook endpoints are told." },
   "refund-created": { kind: "ok", text: "Refund created. It goes out from your refund balance by itself; this page shows where it is." },
+  "refund-wallet-signed": { kind: "ok", text: "Your wallet's payment is recorded. This page shows the refund until it has arrived." },
   "refund-canceled": { kind: "ok", text: "The refund is canceled; its amount can be refunded again." },
   "refund-balance-funded": { kind: "ok", text: "Test tokens minted to your refund balance. Refunds waiting for money go out by themselves." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
