@@ -94,12 +94,13 @@ export interface BalanceNeed {
  * the balance read from the chain. Refunds waiting for a destination are left out: nothing could
  * send them, however much the balance held. Pure.
  */
-export function balanceNeeds(balances: readonly RefundBalanceView[], pending: readonly Pick<RefundRow, "chainId" | "parts" | "state">[]): BalanceNeed[] {
+export function balanceNeeds(balances: readonly RefundBalanceView[], pending: readonly (Pick<RefundRow, "chainId" | "parts" | "state"> & { funding?: RefundRow["funding"] })[]): BalanceNeed[] {
   const out: BalanceNeed[] = [];
   for (const b of balances) {
     for (const t of b.tokens) {
       const needed = pending
-        .filter((r) => r.state === "PENDING" && r.chainId === b.chainId && r.parts.every((p) => p.destination !== null))
+        // A refund the merchant's own wallet pays needs nothing of the balance.
+        .filter((r) => r.state === "PENDING" && r.funding !== "merchant_wallet" && r.chainId === b.chainId && r.parts.every((p) => p.destination !== null))
         .flatMap((r) => r.parts.filter((p) => p.token.toLowerCase() === t.tokenAddress.toLowerCase()))
         .reduce((s, p) => s + BigInt(p.baseUnits), 0n);
       const held = t.balanceBaseUnits === null ? null : BigInt(t.balanceBaseUnits);

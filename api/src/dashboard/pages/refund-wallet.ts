@@ -27,14 +27,16 @@ export function refundWalletBody(env: Environment, login: Login, v: MerchantSess
   const amount = `${formatUnitAmount(BigInt(part.amount), w.refund.unitDecimals)} ${part.symbol}`;
   const d = w.domain;
   return html`<section class="card confirm" aria-labelledby="wallet-h">
-<h2 id="wallet-h" class="h3">Pay this refund from your wallet</h2>
+<h2 id="wallet-h" class="h3">What your wallet pays</h2>
 <dl class="facts">
   <div><dt>Refund</dt><dd><code>${w.refund.id}</code> ${statusBadge(w.refund.state)}</dd></div>
   <div><dt>Amount</dt><dd id="wallet-amount"><strong>${amount}</strong> <span class="muted">(${p.value.toString()} base units)</span></dd></div>
   <div><dt>Network</dt><dd>${networkName(p.chainId)} <span class="muted">(chain ${p.chainId})</span></dd></div>
-  <div><dt>From (your settlement address)</dt><dd id="wallet-from">${addressLink(p.chainId, p.from)}</dd></div>
-  <div><dt>To (the address that paid)</dt><dd id="wallet-to">${addressLink(p.chainId, p.to)}</dd></div>
 </dl>
+<div class="table-wrap" tabindex="0" role="region" aria-label="The transfer (scrolls sideways on small screens)"><table class="list" id="wallet-transfer">
+<thead><tr><th scope="col">From (your settlement address)</th><th scope="col">To (the address that paid)</th><th scope="col" class="num">Amount</th></tr></thead>
+<tbody><tr><td id="wallet-from">${addressLink(p.chainId, p.from)}</td><td id="wallet-to">${addressLink(p.chainId, p.to)}</td><td class="num">${amount}</td></tr></tbody>
+</table></div>
 ${
   w.kind === "authorization"
     ? html`<p class="small">Your wallet signs a <strong>TransferWithAuthorization</strong> of exactly this amount from your settlement address to the payer, valid for ${String(WALLET_WINDOW_SECONDS / 60)} minutes (the service accepts at most ${String(Number(WALLET_WINDOW_MAX_SECONDS) / 60)}). The service's relayer submits it and pays the gas; your key never leaves the wallet.</p>`
