@@ -171,6 +171,39 @@ describe("TestUSD: the settlement address signs a TransferWithAuthorization", ()
   }, 180_000);
 });
 
+test("a signature someone else submitted first: the refund succeeds, the payer is paid once, the wallet is never asked again", async () => {
+  const token = chain().token;
+  const payer = getAddress(devFaucetAccount().address);
+  const id = await paidSession("3.00", async (s) => {
+    expect((await api("POST", `/sandbox/payment-sessions/${s.id}/pay`, {})).status).toBe(200);
+  });
+  const { refundId } = await walletRefund(id, "1.00");
+  const domain = await typedDataFor(token);
+  const m = { from: SETTLEMENT.address, to: payer, value: 1_000_000n, validAfter: 0n, validBefore: (await nowSeconds()) + 600n, nonce: `0x${"cd".repeat(32)}` as Hex };
+  const signature = await SETTLEMENT.signTypedData({ domain, types: TRANSFER_WITH_AUTHORIZATION_TYPES, primaryType: "TransferWithAuthorization", message: m });
+  // A stranger carries the signature out on the token itself before the relayer gets to it.
+  const stranger = createWalletClient({ account: STRANGER, transport: http(chain().chain.rpcUrl) });
+  const before = await balanceOf(token, payer);
+  const hash = await stranger.writeContract({
+    address: token,
+    abi: parseAbi(["function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, bytes signature)"]),
+    chain: null,
+    functionName: "transferWithAuthorization",
+    args: [m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, signature],
+  });
+  expect((await chain().publicClient.waitForTransactionReceipt({ hash })).status).toBe("success");
+  const relayerTxs = (await sql()`select id from app.sweep_transactions where kind = 'refund'`).length;
+  const res = await asA.post(`/dashboard/sandbox/transactions/${id}/refunds/${refundId}/wallet`, {
+    kind: "authorization", from: m.from, to: m.to, value: m.value.toString(), validAfter: "0", validBefore: m.validBefore.toString(), nonce: m.nonce, signature,
+  });
+  expect(res.status).toBe(303);
+  await eventually(async () => ((await refundRow(refundId)).state === "SUCCEEDED" ? true : undefined), "the refund to succeed", 60_000);
+  expect((await balanceOf(token, payer)) - before).toBe(1_000_000n);
+  expect((await sql()`select id from app.sweep_transactions where kind = 'refund'`).length).toBe(relayerTxs); // the relayer sent nothing
+  const events = decodeRows(Event, await sql()`select type, data from app.refund_events where refund_id = ${refundId} order by sequence`);
+  expect(events.map((e) => e.type)).toEqual(["refund.created", "refund.sent", "refund.succeeded"]);
+}, 120_000);
+
 describe("tUSDT: the wallet sends the transfer itself", () => {
   const usdt = predictedTestUsdtAddress();
   const settlementWallet = () => createWalletClient({ account: SETTLEMENT, chain: chain().walletClient.chain, transport: http(chain().chain.rpcUrl) });

@@ -33,7 +33,7 @@ import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { overSpent } from "./send.ts";
 import { walletPayersOf } from "./statements/wallet-refunds.ts";
-import { walletRefundCallOf } from "./send-wallet-refunds.ts";
+import { walletAuthorizationUsedElsewhere, walletRefundCallOf } from "./send-wallet-refunds.ts";
 
 /** How long a refund waits before it is looked at again (its vault funded, the day's limit freed). */
 const WAIT_MS = { insufficient_refund_balance: 15_000, spend_guard: 60_000 } as const;
@@ -151,6 +151,10 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
           value: l.args.value,
         }))
       : [];
+  // A wallet authorization this transaction did not carry out, whose nonce the chain says is used:
+  // someone else submitted the signature first. Its terms fix the recipient and amount, so the
+  // payer was paid all the same: the refund succeeded (never failed, and so never paid twice).
+  const paidElsewhere = await walletAuthorizationUsedElsewhere(c, txId, receipt);
   const counts = await c.sql.begin(async (tx) => {
     if (!(await recordTransactionMined(tx, txId, receipt))) return undefined;
     const refunds = await lockSentRefundsOf(tx, txId);
@@ -160,7 +164,7 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
     let ok = 0;
     for (const r of refunds) {
       const vault = walletPayers.get(r.id) ?? refundVaultAddress(vaults, refundVaultSalt(r.merchantId, r.environment)).toLowerCase();
-      const paid = receipt.status === "success" && partsPaid(r.parts.map((p) => ({ token: p.token, to: p.destination ?? "", baseUnits: BigInt(p.baseUnits) })), vault, logs, used);
+      const paid = paidElsewhere === r.id || (receipt.status === "success" && partsPaid(r.parts.map((p) => ({ token: p.token, to: p.destination ?? "", baseUnits: BigInt(p.baseUnits) })), vault, logs, used));
       if (paid) {
         ok++;
         await markRefundSucceeded(tx, r.id);

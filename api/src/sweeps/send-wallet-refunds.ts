@@ -14,7 +14,8 @@
  *     the amount) or FAILED (`reverted`, `transfer_missing`), with its event, once.
  */
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type TransactionReceipt } from "viem";
-import { authorizationCall, SEND_MIN_SECONDS_LEFT, type RecordedAuthorization } from "../gasless/submission.ts";
+import { authorizationCall, receiptPaid, SEND_MIN_SECONDS_LEFT, type RecordedAuthorization } from "../gasless/submission.ts";
+import { usedOnChain } from "./authorization-outcome.ts";
 import { transferOutcome } from "../refunds/wallet.ts";
 import { recordRefundEvent } from "../refunds/events.ts";
 import { releaseTotals } from "../refunds/store.ts";
@@ -29,6 +30,7 @@ import {
   lockSentRefund,
   sentWalletTransfers,
   walletAuthorizationOfTransaction,
+  carriedOutElsewhere,
   type DueWalletAuthorization,
 } from "./statements/wallet-refunds.ts";
 import { withGasMargin } from "./plan.ts";
@@ -65,7 +67,16 @@ export async function sendWalletRefunds(c: SweepChain): Promise<number> {
       await askWalletAgain(tx, row.refund_id);
       return 1;
     }
-    const call = authorizationCall(recorded(row));
+    const auth = recorded(row);
+    if (await usedOnChain(c, auth)) {
+      // Carried out already (an earlier transaction of ours the chain lost while a copy of the
+      // signature landed, or someone else submitted it): the payer has the money. Never asked
+      // of the wallet again, which would pay twice.
+      c.log(`sweeper ${c.net.name}: the wallet authorization of refund ${row.refund_id} is used on-chain already; the refund succeeded`);
+      await carriedOutElsewhere(tx, row.refund_id);
+      return 1;
+    }
+    const call = authorizationCall(auth);
     let gas: bigint;
     try {
       gas = withGasMargin(await c.client.estimateGas({ account: c.account.address as Address, to: call.to, data: call.data }));
@@ -89,6 +100,20 @@ export async function sendWalletRefunds(c: SweepChain): Promise<number> {
   });
   if (toSend) await c.dispatch(toSend, `the wallet authorization of 1 refund`);
   return settled;
+}
+
+/**
+ * The refund whose wallet authorization `receipt` (of relayer transaction `txId`) did not carry
+ * out although the token says its nonce is used — by someone who submitted the signature first —
+ * or undefined. Its payer was paid by that other transaction: the authorization's signed terms fix
+ * the recipient and the amount.
+ */
+export async function walletAuthorizationUsedElsewhere(c: SweepChain, txId: string, receipt: TransactionReceipt): Promise<string | undefined> {
+  const a = await walletAuthorizationOfTransaction(c.sql, txId);
+  if (!a) return undefined;
+  const auth = recorded(a);
+  if (receiptPaid(receipt, auth)) return undefined;
+  return (await usedOnChain(c, auth)) ? a.refund_id : undefined;
 }
 
 /** The call of a refund transaction that carries a wallet authorization (to re-sign it with higher fees), else undefined. */

@@ -5,6 +5,7 @@
  */
 import type { Sql, TransactionSql } from "postgres";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../../db/rows.ts";
+import { recordRefundEvent } from "../../refunds/events.ts";
 
 const Wallet = {
   refund_id: col.text,
@@ -55,6 +56,14 @@ export async function claimDueWalletAuthorization(tx: TransactionSql, chainId: n
 export async function askWalletAgain(tx: TransactionSql, refundId: string): Promise<void> {
   await tx`delete from app.refund_wallet_payments where refund_id = ${refundId} and kind = 'authorization'`;
   await tx`update app.refunds set waiting_reason = 'awaiting_wallet', updated_at = now() where id = ${refundId}`;
+}
+
+/** A wallet refund whose authorization the chain carried out by another transaction than ours: SENT and SUCCEEDED now, with both events. */
+export async function carriedOutElsewhere(tx: TransactionSql, refundId: string): Promise<void> {
+  await tx`update app.refunds set state = 'SENT', waiting_reason = null, attempts = attempts + 1, sent_at = now(), updated_at = now() where id = ${refundId}`;
+  await recordRefundEvent(tx, refundId, "refund.sent");
+  await tx`update app.refunds set state = 'SUCCEEDED', finished_at = now(), updated_at = now() where id = ${refundId}`;
+  await recordRefundEvent(tx, refundId, "refund.succeeded");
 }
 
 const SentTransfer = rowShape("wallet transfer to watch", { ...Wallet, tx_hash: col.text });
