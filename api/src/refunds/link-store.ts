@@ -16,7 +16,7 @@ import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import { refundVaultOn } from "./balances.ts";
 import { REFUND_STATES, type RefundState } from "./logic.ts";
 import { checkClaimAddress, claimUrlOf, isLinkId, linkHash, linkStatus, openLinkId, type ClaimAddress, type LinkStatus } from "./links.ts";
-import type { RefundRow } from "./store.ts";
+import type { RefundRow } from "./rows.ts";
 import type { RefundLinkFacts } from "./view.ts";
 
 /** What a link's URL is made of: the key its id is sealed under, and each environment's public base. */

@@ -33,7 +33,7 @@ import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { overSpent } from "./send.ts";
 import { walletPayersOf } from "./statements/wallet-refunds.ts";
-import { walletAuthorizationUsedElsewhere, walletRefundCallOf } from "./send-wallet-refunds.ts";
+import { walletAuthorizationUsedElsewhere, walletRefundCallOf } from "./wallet-authorizations.ts";
 
 /** How long a refund waits before it is looked at again (its vault funded, the day's limit freed). */
 const WAIT_MS = { insufficient_refund_balance: 15_000, spend_guard: 60_000 } as const;

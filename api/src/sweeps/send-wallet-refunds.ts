@@ -14,7 +14,8 @@
  *     the amount) or FAILED (`reverted`, `transfer_missing`), with its event, once.
  */
 import { erc20Abi, getAddress, parseEventLogs, type Address, type Hex, type TransactionReceipt } from "viem";
-import { authorizationCall, receiptPaid, SEND_MIN_SECONDS_LEFT, type RecordedAuthorization } from "../gasless/submission.ts";
+import { authorizationCall, SEND_MIN_SECONDS_LEFT } from "../gasless/submission.ts";
+import { recorded } from "./wallet-authorizations.ts";
 import { usedOnChain } from "./authorization-outcome.ts";
 import { transferOutcome } from "../refunds/wallet.ts";
 import { recordRefundEvent } from "../refunds/events.ts";
@@ -29,28 +30,11 @@ import {
   claimDueWalletAuthorization,
   lockSentRefund,
   sentWalletTransfers,
-  walletAuthorizationOfTransaction,
   carriedOutElsewhere,
-  type DueWalletAuthorization,
 } from "./statements/wallet-refunds.ts";
 import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { overSpent } from "./send.ts";
-
-/** A stored wallet authorization as the gasless call builder takes it. */
-function recorded(a: Pick<DueWalletAuthorization, "refund_id" | "token_address" | "from_address" | "to_address" | "value" | "valid_after" | "valid_before" | "nonce" | "signature">): RecordedAuthorization {
-  return {
-    sessionId: a.refund_id,
-    tokenAddress: a.token_address,
-    fromAddress: a.from_address,
-    toAddress: a.to_address,
-    value: a.value.toString(),
-    validAfter: a.valid_after.toString(),
-    validBefore: a.valid_before.toString(),
-    nonce: a.nonce as Hex,
-    signature: a.signature as Hex,
-  };
-}
 
 /** Submits one due wallet authorization (one per transaction). Returns how many refunds it settled (sent, or sent back to the wallet). */
 export async function sendWalletRefunds(c: SweepChain): Promise<number> {
@@ -100,26 +84,6 @@ export async function sendWalletRefunds(c: SweepChain): Promise<number> {
   });
   if (toSend) await c.dispatch(toSend, `the wallet authorization of 1 refund`);
   return settled;
-}
-
-/**
- * The refund whose wallet authorization `receipt` (of relayer transaction `txId`) did not carry
- * out although the token says its nonce is used — by someone who submitted the signature first —
- * or undefined. Its payer was paid by that other transaction: the authorization's signed terms fix
- * the recipient and the amount.
- */
-export async function walletAuthorizationUsedElsewhere(c: SweepChain, txId: string, receipt: TransactionReceipt): Promise<string | undefined> {
-  const a = await walletAuthorizationOfTransaction(c.sql, txId);
-  if (!a) return undefined;
-  const auth = recorded(a);
-  if (receiptPaid(receipt, auth)) return undefined;
-  return (await usedOnChain(c, auth)) ? a.refund_id : undefined;
-}
-
-/** The call of a refund transaction that carries a wallet authorization (to re-sign it with higher fees), else undefined. */
-export async function walletRefundCallOf(c: SweepChain, txId: string): Promise<{ to: Address; data: Hex } | undefined> {
-  const a = await walletAuthorizationOfTransaction(c.sql, txId);
-  return a && authorizationCall(recorded(a));
 }
 
 function transfersIn(receipt: TransactionReceipt): LoggedTransfer[] {
