@@ -39,7 +39,7 @@ export function refundWalletBody(env: Environment, login: Login, v: MerchantSess
 </table></div>
 ${
   w.kind === "authorization"
-    ? html`<p class="small">Your wallet signs a <strong>TransferWithAuthorization</strong> of exactly this amount from your settlement address to the payer, valid for ${String(WALLET_WINDOW_SECONDS / 60)} minutes (the service accepts at most ${String(Number(WALLET_WINDOW_MAX_SECONDS) / 60)}). The service's relayer submits it and pays the gas; your key never leaves the wallet.</p>`
+    ? html`<p class="small">Your wallet signs a <strong>TransferWithAuthorization</strong> of exactly this amount from your settlement address to the payer, valid for ${String(WALLET_WINDOW_SECONDS / 60)} minutes (the service accepts at most ${String(Number(WALLET_WINDOW_MAX_SECONDS) / 60)} minutes). The service's relayer submits it and pays the gas; your key never leaves the wallet.</p>`
     : html`<p class="small">This token has no signed authorizations: your wallet <strong>sends the transfer itself</strong> (you pay its gas), and the service follows the transaction until it is confirmed.</p>`
 }
 <p class="small">The wallet's account must be your settlement address, <code>${p.from}</code>.</p>

@@ -128,7 +128,7 @@ ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` 
       : ""
   }
   <div class="buttons" role="group" aria-label="Where the money comes from">
-    <button type="submit" name="funding" value="balance" class="primary">Send the refund of ${amount} ${p.currency} from the refund balance</button>
+    <button type="submit" name="funding" value="balance" class="primary">Pay from the refund balance</button>
     ${
       walletPayable(p)
         ? html`<button type="submit" name="funding" value="merchant_wallet" id="pay-from-wallet">Pay from my wallet</button>`
