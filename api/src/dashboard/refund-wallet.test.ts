@@ -127,6 +127,8 @@ describe("TestUSD: the settlement address signs a TransferWithAuthorization", ()
       expect(await walletRows(refundId)).toBe(0);
     };
     const goodSig = await sign(SETTLEMENT, good);
+    // A transaction hash for a token that takes authorizations: refused.
+    await refused(await asA.post(path, { kind: "transfer", txHash: `0x${"ee".repeat(32)}` }), 400, "takes a signed authorization");
     await refused(await asA.post(path, fields(good, goodSig), { csrf: null }), 403, "");
     await refused(await asB.post(path, fields(good, goodSig)), 404, "");
     await refused(await asA.post(path, fields(good, `0x${"11".repeat(65)}`)), 400, "is not");
@@ -228,6 +230,10 @@ describe("tUSDT: the wallet sends the transfer itself", () => {
     expect(bad.status).toBe(400);
     expect(await refundRow(refundId)).toMatchObject({ state: "PENDING", waiting_reason: "awaiting_wallet" });
     expect((await asA.post(path, { kind: "transfer", txHash: `0x${"cd".repeat(32)}` }, { csrf: null })).status).toBe(403);
+    // A signature for a token without EIP-3009: refused.
+    const noAuth = await asA.post(path, { kind: "authorization", from: SETTLEMENT.address, to: USDT_PAYER.address, value: "1500000", validAfter: "0", validBefore: "9999999999", nonce: `0x${"01".repeat(32)}`, signature: `0x${"11".repeat(65)}` });
+    expect(noAuth.status).toBe(400);
+    expect(await noAuth.text()).toContain("no EIP-3009");
     expect(await walletRows(refundId)).toBe(0);
 
     const payerBefore = await balanceOf(usdt, USDT_PAYER.address);
