@@ -28,7 +28,7 @@ import { createUser } from "./users.ts";
 const SHOTS = "/tmp/refwallet-shots";
 const EMAIL = "wallet-refunds@shop.example";
 const PASSWORD = "a long enough password";
-// Anvil's accounts #7 (the merchant's settlement address, in the wallet), #8 (another account), #9 (a tUSDT payer).
+// Anvil's accounts #7 (the merchant's settlement address, in the wallet), #8 (another account), #9 (the sandbox faucet, here also a tUSDT payer).
 const SETTLEMENT_KEY = "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356" as const;
 const OTHER_KEY = "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97" as const;
 const USDT_PAYER = privateKeyToAccount("0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6");
