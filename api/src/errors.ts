@@ -183,6 +183,16 @@ export const ERROR_CATALOGUE = {
     type: "conflict_error",
     message: "Only a refund whose link was claimed and that waits for your approval (awaiting_approval) can be approved.",
   },
+  refund_wallet_payment_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The wallet's authorization or transaction does not pay exactly this refund from the session's settlement address.",
+  },
+  refund_not_payable_from_wallet: {
+    status: 409,
+    type: "conflict_error",
+    message: "This refund does not wait for the merchant's wallet: it is paid from the refund balance, was paid already, or is no longer PENDING.",
+  },
   idempotency_key_reused: {
     status: 422,
     type: "idempotency_error",

@@ -321,8 +321,10 @@ export interface Refund {
   network: string;
   parts: RefundPart[];
   /** Why a PENDING refund has not gone out yet. */
-  waitingReason: "destination_unknown" | "insufficient_refund_balance" | "spend_guard" | "awaiting_claim" | "awaiting_approval" | null;
+  waitingReason: "destination_unknown" | "insufficient_refund_balance" | "spend_guard" | "awaiting_claim" | "awaiting_approval" | "awaiting_wallet" | null;
   failureReason: "reverted" | "transfer_missing" | null;
+  /** Where its money comes from: the refund balance, or the merchant's own wallet (paid from the settlement address). */
+  funding: "balance" | "merchant_wallet";
   transactionHash: string | null;
   metadata: Record<string, string>;
   createdAt: string;

@@ -90,7 +90,7 @@ test("refund a paid sandbox session through the review; it waits for money, the 
   await check("refund-02-review");
 
   const before = await payerBalance();
-  await page.click("button:has-text('Send the refund of 2.50 USD')");
+  await page.click("button:has-text('Pay from the refund balance')");
   await page.waitForURL(/notice=refund-created/);
   expect(await page.textContent("[role=status]")).toContain("Refund created");
   // The balance is empty: the refund waits for money, and says why.

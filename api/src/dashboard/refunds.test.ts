@@ -288,6 +288,8 @@ describe("pure parts", () => {
       { chainId: 1, state: "PENDING", parts: [part("0xaa", "100", "0xd"), part("0xbb", "5", "0xd")] },
       { chainId: 1, state: "PENDING", parts: [part("0xaa", "999", null)] },
       { chainId: 2, state: "PENDING", parts: [part("0xaa", "999", "0xd")] },
+      // Paid from the merchant's own wallet: needs nothing of the balance.
+      { chainId: 1, state: "PENDING", funding: "merchant_wallet", parts: [part("0xaa", "1000", "0xe")] },
     ]);
     expect(needs.map((x) => [x.tokenSymbol, x.neededBaseUnits, x.low])).toEqual([
       ["A", 200n, true],
@@ -296,7 +298,9 @@ describe("pure parts", () => {
   });
 
   test("a refund's steps on the timeline", () => {
-    const base = { refundId: "rf_1", amount: "1.00", currency: "USD", reason: "duplicate" as const, parts: [{ tokenAddress: "0x", tokenSymbol: "TUSD", decimals: 6, amount: "1.00", amountBaseUnits: "1000000", destination: null }], failureReason: null };
+    const base = { refundId: "rf_1", amount: "1.00", currency: "USD", reason: "duplicate" as const, parts: [{ tokenAddress: "0x", tokenSymbol: "TUSD", decimals: 6, amount: "1.00", amountBaseUnits: "1000000", destination: null }], failureReason: null, funding: "balance" as const };
+    // A refund the merchant's wallet paid says so on the timeline.
+    expect(refundItems([{ ...base, funding: "merchant_wallet", status: "SENT", createdAt: "t1", sentAt: "t2", finishedAt: null }])[1]!.text).toContain("from your own wallet");
     expect(refundItems([{ ...base, status: "SUCCEEDED", createdAt: "t1", sentAt: "t2", finishedAt: "t3" }]).map((i) => [i.at, i.title])).toEqual([
       ["t1", "Refund asked for"],
       ["t2", "Refund sent"],

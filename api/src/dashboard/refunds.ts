@@ -11,7 +11,7 @@ import { refundedTotal } from "../../../shared/money.ts";
 import type { Services } from "../http/services.ts";
 import { refunds } from "../db/schema.ts";
 import { col, decodeRows, rowShape } from "../db/rows.ts";
-import { listRefunds, transactionHashes, type RefundRow } from "../refunds/store.ts";
+import { hashOf, listRefunds, transactionHashes, type RefundRow } from "../refunds/store.ts";
 import { refundView, type RefundView } from "../refunds/view.ts";
 import { refundViews } from "../refunds/read-views.ts";
 import type { LinkBases } from "../refunds/link-store.ts";
@@ -45,7 +45,7 @@ export async function refundsAwaitingApproval(services: Services, owner: Owner):
 
 async function viewsOf(services: Services, rows: RefundRow[]): Promise<RefundView[]> {
   const hashes = await transactionHashes(services.database.db, rows);
-  return rows.map((r) => refundView(r, r.transactionId ? hashes.get(r.transactionId) : undefined));
+  return rows.map((r) => refundView(r, hashOf(hashes, r)));
 }
 
 export type RefundBadge = "refunded" | "partly_refunded" | undefined;
@@ -114,12 +114,13 @@ export interface BalanceNeed {
  * the balance read from the chain. Refunds waiting for a destination are left out: nothing could
  * send them, however much the balance held. Pure.
  */
-export function balanceNeeds(balances: readonly RefundBalanceView[], pending: readonly Pick<RefundRow, "chainId" | "parts" | "state">[]): BalanceNeed[] {
+export function balanceNeeds(balances: readonly RefundBalanceView[], pending: readonly (Pick<RefundRow, "chainId" | "parts" | "state"> & { funding?: RefundRow["funding"] })[]): BalanceNeed[] {
   const out: BalanceNeed[] = [];
   for (const b of balances) {
     for (const t of b.tokens) {
       const needed = pending
-        .filter((r) => r.state === "PENDING" && r.chainId === b.chainId && r.parts.every((p) => p.destination !== null))
+        // A refund the merchant's own wallet pays needs nothing of the balance.
+        .filter((r) => r.state === "PENDING" && r.funding !== "merchant_wallet" && r.chainId === b.chainId && r.parts.every((p) => p.destination !== null))
         .flatMap((r) => r.parts.filter((p) => p.token.toLowerCase() === t.tokenAddress.toLowerCase()))
         .reduce((s, p) => s + BigInt(p.baseUnits), 0n);
       const held = t.balanceBaseUnits === null ? null : BigInt(t.balanceBaseUnits);

@@ -83,7 +83,7 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
 }
 
 /** What the timeline reads of a refund (refunds/view.ts). */
-type RefundEntry = Pick<RefundView, "refundId" | "status" | "amount" | "currency" | "reason" | "parts" | "failureReason" | "createdAt" | "sentAt" | "finishedAt">;
+type RefundEntry = Pick<RefundView, "refundId" | "status" | "amount" | "currency" | "reason" | "parts" | "failureReason" | "funding" | "createdAt" | "sentAt" | "finishedAt">;
 
 /**
  * A refund's steps on the session's timeline: asked for, sent, and how it ended. Each at the time
@@ -94,7 +94,7 @@ export function refundItems(refunds: readonly RefundEntry[]): TimelineItem[] {
   for (const r of refunds) {
     const tokens = r.parts.map((p) => `${p.amount} ${p.tokenSymbol}`).join(" and ");
     out.push({ at: r.createdAt, status: "PENDING", title: "Refund asked for", text: `A refund of ${r.amount} ${r.currency} (${tokens}, reason ${r.reason}) was created: ${r.refundId}.` });
-    if (r.sentAt) out.push({ at: r.sentAt, status: "SENT", title: "Refund sent", text: `The refund ${r.refundId} went out from your refund balance to the payer.` });
+    if (r.sentAt) out.push({ at: r.sentAt, status: "SENT", title: "Refund sent", text: `The refund ${r.refundId} went out ${r.funding === "merchant_wallet" ? "from your own wallet (your settlement address)" : "from your refund balance"} to the payer.` });
     if (r.finishedAt) {
       const end =
         r.status === "SUCCEEDED"

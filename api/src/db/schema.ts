@@ -867,8 +867,10 @@ export const refunds = app.table(
     /** Why a PENDING refund waits (null: due at next_attempt_at). */
     waitingReason: text("waiting_reason"),
     failureReason: text("failure_reason"),
-    /** The relayer transaction (app.sweep_transactions) it is bound to once SENT. */
+    /** The relayer transaction (app.sweep_transactions) it is bound to once SENT (none for a transfer the merchant's wallet sent itself). */
     transactionId: text("transaction_id"),
+    /** `balance` (the refund vault, the relayer pays) or `merchant_wallet` (app.refund_wallet_payments): chosen at the create, never changed. */
+    funding: text("funding").$type<"balance" | "merchant_wallet">().notNull().default("balance"),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
     createdAt: ts("created_at").notNull().defaultNow(),
@@ -890,9 +892,46 @@ export const refunds = app.table(
     ),
     check(
       "refunds_waiting_reason_chk",
-      sql`${t.waitingReason} in ('destination_unknown', 'insufficient_refund_balance', 'spend_guard', 'awaiting_claim', 'awaiting_approval')`,
+      sql`${t.waitingReason} in ('destination_unknown', 'insufficient_refund_balance', 'spend_guard', 'awaiting_claim', 'awaiting_approval', 'awaiting_wallet')`,
     ),
     check("refunds_failure_reason_chk", sql`${t.failureReason} in ('reverted', 'transfer_missing')`),
+    check("refunds_funding_chk", sql`${t.funding} in ('balance', 'merchant_wallet')`),
+  ],
+);
+
+/**
+ * How the merchant's own wallet pays a refund (docs/refunds.md, "From the merchant's own wallet"),
+ * one per refund, written once: `authorization` — an EIP-3009 TransferWithAuthorization the
+ * settlement address signed (the relayer submits it); `transfer` — the hash of the ERC-20 transfer
+ * the wallet sent itself (the service watches its receipt). A hash settles one refund only.
+ */
+export const refundWalletPayments = app.table(
+  "refund_wallet_payments",
+  {
+    refundId: text("refund_id")
+      .primaryKey()
+      .references(() => refunds.id),
+    kind: text("kind").$type<"authorization" | "transfer">().notNull(),
+    /** Lowercase 0x hex: the session's settlement address, the token, the refund's destination. */
+    fromAddress: text("from_address").notNull(),
+    tokenAddress: text("token_address").notNull(),
+    toAddress: text("to_address").notNull(),
+    value: numeric("value", { precision: 78, scale: 0 }).notNull(),
+    validAfter: numeric("valid_after", { precision: 78, scale: 0 }),
+    validBefore: numeric("valid_before", { precision: 78, scale: 0 }),
+    nonce: text("nonce"),
+    signature: text("signature"),
+    /** The wallet's own transaction (kind `transfer`), lowercase. */
+    txHash: text("tx_hash"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("refund_wallet_payments_tx_uq").on(t.txHash),
+    check("refund_wallet_payments_kind_chk", sql`${t.kind} in ('authorization', 'transfer')`),
+    check(
+      "refund_wallet_payments_shape_chk",
+      sql`(${t.kind} = 'authorization' and ${t.signature} is not null and ${t.nonce} is not null and ${t.validBefore} is not null and ${t.txHash} is null) or (${t.kind} = 'transfer' and ${t.txHash} is not null and ${t.signature} is null)`,
+    ),
   ],
 );
 

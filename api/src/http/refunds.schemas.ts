@@ -5,7 +5,7 @@
 import { t, type Static } from "elysia";
 import { ENVIRONMENTS } from "../../../shared/environment.ts";
 import { METADATA_LIMITS } from "../sessions/create/input.ts";
-import { FAILURE_REASONS, REFUND_REASONS, REFUND_STATES, WAITING_REASONS } from "../refunds/logic.ts";
+import { FAILURE_REASONS, REFUND_FUNDINGS, REFUND_REASONS, REFUND_STATES, WAITING_REASONS } from "../refunds/logic.ts";
 import { LINK_LIFETIME } from "../refunds/links.ts";
 import { JsonInteger, literals } from "./schemas.ts";
 
@@ -84,6 +84,9 @@ const RefundObject = t.Object({
   parts: t.Array(RefundPart),
   waitingReason: t.Union([literals(WAITING_REASONS), t.Null()], { description: "Why a PENDING refund has not gone out yet; null otherwise." }),
   failureReason: t.Union([literals(FAILURE_REASONS), t.Null()], { description: "Why a FAILED refund failed; its amount is refundable again." }),
+  funding: t.Union(literals(REFUND_FUNDINGS).anyOf, {
+    description: "Where its money comes from: `balance`, the merchant's refund balance (the relayer pays); `merchant_wallet`, the merchant's own wallet on the settlement address (chosen in the dashboard; docs/refunds.md, \"From the merchant's own wallet\").",
+  }),
   transactionHash: t.Union([t.String(), t.Null()], { description: "The relayer transaction that carries it, once SENT." }),
   metadata: t.Record(t.String(), t.String()),
   createdAt: t.String({ format: "date-time" }),

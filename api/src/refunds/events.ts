@@ -55,7 +55,8 @@ async function write(tx: TransactionSql, refund: RefundRow, type: RefundEventTyp
     (
       await tx`
         with s as (update app.payment_sessions set sequence = sequence + 1 where id = ${refund.sessionId} returning sequence)
-        select s.sequence, (select tx_hash from app.sweep_transactions where id = ${refund.transactionId}) as tx_hash from s`
+        select s.sequence, coalesce((select tx_hash from app.sweep_transactions where id = ${refund.transactionId}),
+                                      (select tx_hash from app.refund_wallet_payments where refund_id = ${refund.id})) as tx_hash from s`
     )[0],
   );
   // A link's facts but not its URL (a bearer secret: the create's answer and GET /refunds/{id} show it).

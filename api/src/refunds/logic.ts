@@ -17,15 +17,20 @@ export const REFUND_REASONS = ["requested_by_customer", "duplicate", "overpaymen
 export type RefundReason = (typeof REFUND_REASONS)[number];
 
 /** Why a PENDING refund has not gone out yet (app.refunds.waiting_reason; null: due now). */
-export const WAITING_REASONS = ["destination_unknown", "insufficient_refund_balance", "spend_guard", "awaiting_claim", "awaiting_approval"] as const;
+export const WAITING_REASONS = ["destination_unknown", "insufficient_refund_balance", "spend_guard", "awaiting_claim", "awaiting_approval", "awaiting_wallet"] as const;
 export type WaitingReason = (typeof WAITING_REASONS)[number];
 
 /**
  * The reasons only a person ends — the payer claiming its link, the merchant approving the claim
- * (or a destination the service cannot know): the relayer never picks such a refund up by itself.
+ * (or a destination the service cannot know), the merchant's own wallet signing or sending (a refund
+ * paid from the merchant's wallet, refunds/wallet.ts): the relayer never picks such a refund up by itself.
  * The others (a balance, a limit) end by themselves, and the relayer looks again.
  */
-export const WAITING_ON_A_PERSON = ["destination_unknown", "awaiting_claim", "awaiting_approval"] as const satisfies readonly WaitingReason[];
+export const WAITING_ON_A_PERSON = ["destination_unknown", "awaiting_claim", "awaiting_approval", "awaiting_wallet"] as const satisfies readonly WaitingReason[];
+
+/** Where a refund's money comes from: the merchant's refund balance (the vault), or the merchant's own wallet (docs/refunds.md). */
+export const REFUND_FUNDINGS = ["balance", "merchant_wallet"] as const;
+export type RefundFunding = (typeof REFUND_FUNDINGS)[number];
 
 /** Why a sent refund failed for good (app.refunds.failure_reason). */
 export const FAILURE_REASONS = ["reverted", "transfer_missing"] as const;

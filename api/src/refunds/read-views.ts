@@ -5,10 +5,10 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { linkFactsOf, type LinkBases } from "./link-store.ts";
-import { transactionHashes, type RefundRow } from "./store.ts";
+import { hashOf, transactionHashes, type RefundRow } from "./store.ts";
 import { refundView, type RefundView } from "./view.ts";
 
 export async function refundViews(database: { db: Db; sql: Sql | TransactionSql }, bases: LinkBases, rows: RefundRow[]): Promise<RefundView[]> {
   const [hashes, links] = await Promise.all([transactionHashes(database.db, rows), linkFactsOf(database.sql, bases, rows)]);
-  return rows.map((r) => refundView(r, r.transactionId ? hashes.get(r.transactionId) : undefined, links.get(r.id)));
+  return rows.map((r) => refundView(r, hashOf(hashes, r), links.get(r.id)));
 }

@@ -7,13 +7,13 @@ import type { TransactionSql } from "postgres";
 import { Type } from "@sinclair/typebox";
 import { refunds } from "../db/schema.ts";
 import { col, decodeRow, rowShape } from "../db/rows.ts";
-import { REFUND_STATES } from "./logic.ts";
+import { REFUND_FUNDINGS, REFUND_STATES } from "./logic.ts";
 
 export type RefundRow = typeof refunds.$inferSelect;
 
 /** A refund's columns as a raw statement returns them (numerics as text: exact). Only this folder's statements use it. */
 export const REFUND_COLUMNS = `id, session_id, merchant_id, environment, chain_id, amount::text as amount, unit_decimals, currency, reason, metadata, parts, state,
-  waiting_reason, failure_reason, transaction_id, attempts, next_attempt_at, created_at, updated_at, sent_at, finished_at`;
+  waiting_reason, failure_reason, transaction_id, funding, attempts, next_attempt_at, created_at, updated_at, sent_at, finished_at`;
 
 const RefundSql = rowShape("refund", {
   id: col.text,
@@ -42,6 +42,7 @@ const RefundSql = rowShape("refund", {
   waiting_reason: col.nullable(col.text),
   failure_reason: col.nullable(col.text),
   transaction_id: col.nullable(col.text),
+  funding: col.oneOf(REFUND_FUNDINGS),
   attempts: col.int,
   next_attempt_at: col.time,
   created_at: col.time,
@@ -69,6 +70,7 @@ export function refundFromSql(row: unknown): RefundRow {
     waitingReason: r.waiting_reason,
     failureReason: r.failure_reason,
     transactionId: r.transaction_id,
+    funding: r.funding,
     attempts: r.attempts,
     nextAttemptAt: r.next_attempt_at,
     createdAt: r.created_at,

@@ -15,7 +15,7 @@ import type { Environment } from "../../../shared/environment.ts";
 import { newId } from "../../../shared/ids.ts";
 import { ApiError } from "../errors.ts";
 import { changeStatement, type ChangedBy } from "../credentials/security-history.ts";
-import { refunds, sweepTransactions, type AcceptedToken, type RefundPartColumn } from "../db/schema.ts";
+import { refunds, refundWalletPayments, sweepTransactions, type AcceptedToken, type RefundPartColumn } from "../db/schema.ts";
 import { after, newestFirst, onePage } from "../db/keyset.ts";
 import { col, decodeFirst, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { ledgerPaymentsIn } from "../sessions/indexed.ts";
@@ -57,6 +57,8 @@ export interface NewRefund {
   link?: NewRefundLink;
   /** An automatic return's refund (refunds/auto-returns.ts); absent: the merchant's own. */
   automatic?: boolean;
+  /** Paid from the merchant's own wallet (refunds/wallet-store.ts): it waits awaiting_wallet and never leaves the refund balance. */
+  funding?: "balance" | "merchant_wallet";
 }
 
 export interface NewRefundLink {
@@ -204,11 +206,20 @@ export async function createRefund(tx: TransactionSql, scope: RefundScope, r: Ne
     if (!raised) throw new ApiError("refund_exceeds_refundable", `${ERROR_EXCEEDS}: another refund took it meanwhile.`, "amount");
   }
   const parts = plan.parts;
-  const waiting = plan.waitingReason;
+  const wallet = r.funding === "merchant_wallet";
+  if (wallet && (r.link || parts.length !== 1 || parts[0]!.destination === null)) {
+    // Thrown before the insert: the transaction rolls back the totals raised above.
+    throw new ApiError(
+      "refund_not_payable_from_wallet",
+      parts.length !== 1 ? "A refund over two tokens is paid from the refund balance: refund each token separately to pay from your wallet." : "A refund without a known destination cannot be paid from a wallet.",
+    );
+  }
+  // A wallet refund waits for the merchant's wallet from the start: the balance's sender never sees it.
+  const waiting = wallet ? "awaiting_wallet" : plan.waitingReason;
   const rows = await tx`
-    insert into app.refunds (id, session_id, merchant_id, environment, chain_id, amount, unit_decimals, currency, reason, metadata, parts, state, waiting_reason)
+    insert into app.refunds (id, session_id, merchant_id, environment, chain_id, amount, unit_decimals, currency, reason, metadata, parts, state, waiting_reason, funding)
     values (${newId("refund")}, ${r.sessionId}, ${scope.merchantId}, ${scope.environment}, ${plan.chainId}, ${plan.amount.toString()}::numeric, ${plan.unitDecimals},
-            ${plan.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting})
+            ${plan.currency}, ${r.reason}, ${JSON.stringify(r.metadata)}::jsonb, ${JSON.stringify(parts)}::jsonb, 'PENDING', ${waiting}, ${wallet ? "merchant_wallet" : "balance"})
     returning ${tx.unsafe(REFUND_COLUMNS)}`;
   const created = refundFromSql(rows[0]);
   if (r.link) {
@@ -257,13 +268,27 @@ export async function listRefunds(db: Db, args: RefundScope & { sessionId?: stri
   return onePage(rows, args.limit);
 }
 
-/** The hash of each SENT or finished refund's transaction, by transaction id. */
+/**
+ * The hash of each SENT or finished refund's transaction, by transaction id; a refund the
+ * merchant's wallet sent itself (no relayer transaction) by its refund id: read it with hashOf.
+ */
 export async function transactionHashes(db: Db, rows: readonly RefundRow[]): Promise<Map<string, string>> {
   const ids = [...new Set(rows.flatMap((r) => (r.transactionId ? [r.transactionId] : [])))];
-  if (ids.length === 0) return new Map();
-  const found = await db.select({ id: sweepTransactions.id, hash: sweepTransactions.txHash }).from(sweepTransactions).where(inArray(sweepTransactions.id, ids));
-  return new Map(found.flatMap((f) => (f.hash ? [[f.id, f.hash] as const] : [])));
+  const own = rows.filter((r) => r.funding === "merchant_wallet" && !r.transactionId).map((r) => r.id);
+  const out = new Map<string, string>();
+  if (ids.length > 0) {
+    const found = await db.select({ id: sweepTransactions.id, hash: sweepTransactions.txHash }).from(sweepTransactions).where(inArray(sweepTransactions.id, ids));
+    for (const f of found) if (f.hash) out.set(f.id, f.hash);
+  }
+  if (own.length > 0) {
+    const found = await db.select({ id: refundWalletPayments.refundId, hash: refundWalletPayments.txHash }).from(refundWalletPayments).where(inArray(refundWalletPayments.refundId, own));
+    for (const f of found) if (f.hash) out.set(f.id, f.hash);
+  }
+  return out;
 }
+
+/** A refund's transaction hash out of transactionHashes' map. */
+export const hashOf = (hashes: ReadonlyMap<string, string>, r: RefundRow): string | undefined => hashes.get(r.transactionId ?? r.id);
 
 const Canceled = rowShape("cancel refund", { state: col.oneOf(REFUND_STATES) });
 

@@ -6,7 +6,7 @@ import { formatUnitAmount } from "../../../shared/money.ts";
 import type { Environment } from "../../../shared/environment.ts";
 import { presetByChainId } from "../../../shared/chains/presets.ts";
 import { checksummed } from "../sessions/views.ts";
-import { type RefundReason, type RefundState, type WaitingReason, type FailureReason } from "./logic.ts";
+import { type RefundReason, type RefundState, type WaitingReason, type FailureReason, type RefundFunding } from "./logic.ts";
 import type { RefundRow } from "./rows.ts";
 
 export interface RefundPartView {
@@ -31,6 +31,8 @@ export interface RefundView {
   parts: RefundPartView[];
   waitingReason: WaitingReason | null;
   failureReason: FailureReason | null;
+  /** Where its money comes from: the refund balance, or the merchant's own wallet (paid from the settlement address). */
+  funding: RefundFunding;
   transactionHash: string | null;
   metadata: Record<string, string>;
   createdAt: string;
@@ -74,6 +76,7 @@ export function refundView(r: RefundRow, txHash: string | undefined, link?: Refu
     })),
     waitingReason: r.state === "PENDING" ? ((r.waitingReason as WaitingReason | null) ?? null) : null,
     failureReason: (r.failureReason as FailureReason | null) ?? null,
+    funding: r.funding,
     transactionHash: txHash ?? null,
     metadata: r.metadata,
     createdAt: r.createdAt.toISOString(),

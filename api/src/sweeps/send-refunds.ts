@@ -32,6 +32,8 @@ import { recordTransactionMined } from "./statements/watch.ts";
 import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
 import { overSpent } from "./send.ts";
+import { walletPayersOf } from "./statements/wallet-refunds.ts";
+import { walletAuthorizationUsedElsewhere, walletRefundCallOf } from "./wallet-authorizations.ts";
 
 /** How long a refund waits before it is looked at again (its vault funded, the day's limit freed). */
 const WAIT_MS = { insufficient_refund_balance: 15_000, spend_guard: 60_000 } as const;
@@ -149,14 +151,20 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
           value: l.args.value,
         }))
       : [];
+  // A wallet authorization this transaction did not carry out, whose nonce the chain says is used:
+  // someone else submitted the signature first. Its terms fix the recipient and amount, so the
+  // payer was paid all the same: the refund succeeded (never failed, and so never paid twice).
+  const paidElsewhere = await walletAuthorizationUsedElsewhere(c, txId, receipt);
   const counts = await c.sql.begin(async (tx) => {
     if (!(await recordTransactionMined(tx, txId, receipt))) return undefined;
     const refunds = await lockSentRefundsOf(tx, txId);
+    // A refund paid by the merchant's wallet's authorization is paid from its settlement address, not a vault.
+    const walletPayers = await walletPayersOf(tx, refunds.filter((r) => r.funding === "merchant_wallet").map((r) => r.id));
     const used = new Set<number>();
     let ok = 0;
     for (const r of refunds) {
-      const vault = refundVaultAddress(vaults, refundVaultSalt(r.merchantId, r.environment)).toLowerCase();
-      const paid = receipt.status === "success" && partsPaid(r.parts.map((p) => ({ token: p.token, to: p.destination ?? "", baseUnits: BigInt(p.baseUnits) })), vault, logs, used);
+      const vault = walletPayers.get(r.id) ?? refundVaultAddress(vaults, refundVaultSalt(r.merchantId, r.environment)).toLowerCase();
+      const paid = paidElsewhere === r.id || (receipt.status === "success" && partsPaid(r.parts.map((p) => ({ token: p.token, to: p.destination ?? "", baseUnits: BigInt(p.baseUnits) })), vault, logs, used));
       if (paid) {
         ok++;
         await markRefundSucceeded(tx, r.id);
@@ -174,6 +182,8 @@ export async function recordRefundsMined(c: SweepChain, txId: string, receipt: T
 
 /** The call a refund transaction carries, rebuilt from its refunds (to re-sign it when the node no longer has it). */
 export async function refundCallOf(sql: Sql, c: SweepChain, txId: string): Promise<{ to: Address; data: Hex } | undefined> {
+  const wallet = await walletRefundCallOf(c, txId);
+  if (wallet) return wallet;
   const rows = await refundTransactionParts(sql, txId);
   if (rows.length === 0) return undefined;
   return {

@@ -16,6 +16,8 @@
  *   send-authorization.ts — the same for one payer's recorded EIP-3009 authorization (its
  *               transaction is watched like a batch's: one nonce sequence, one table);
  *   send-refunds.ts — the same for refunds from the merchants' refund balances (docs/refunds.md);
+ *   send-wallet-refunds.ts — refunds from merchants' own wallets: their signed authorizations, and
+ *               the receipts of the transfers their wallets sent themselves;
  *               before it, refunds/auto-returns.ts turns the network's due automatic returns into refunds;
  *   chain.ts  — the network's state both halves share; plan.ts — their pure parts.
  *
@@ -33,6 +35,7 @@ import { msUntilNextSweepDue } from "./statements/loop.ts";
 import { sendDue } from "./send.ts";
 import { sendAuthorization } from "./send-authorization.ts";
 import { sendRefunds } from "./send-refunds.ts";
+import { sendWalletRefunds, watchWalletTransfers } from "./send-wallet-refunds.ts";
 import { runDueReturns } from "../refunds/auto-returns.ts";
 import { watch } from "./watch.ts";
 
@@ -112,10 +115,15 @@ class ChainSweeper {
     if (refunds && !c.stopping) await runDueReturns(c.sql, c.net.chainId, { maxPerRefundMinor: refunds.maxPerRefundMinor });
     const sent =
       open < MAX_IN_FLIGHT
-        ? (await sendDue(c)) + (c.stopping ? 0 : await sendAuthorization(c)) + (c.stopping || !refunds ? 0 : await sendRefunds(c, refunds.maxPerDayMinor))
+        ? (await sendDue(c)) +
+          (c.stopping ? 0 : await sendAuthorization(c)) +
+          (c.stopping || !refunds ? 0 : await sendRefunds(c, refunds.maxPerDayMinor)) +
+          (c.stopping || !refunds ? 0 : await sendWalletRefunds(c))
         : 0;
+    // Transfers merchants' wallets sent themselves for refunds: their receipts, like our own transactions'.
+    const walletOpen = refunds && !c.stopping ? await watchWalletTransfers(c) : 0;
     if (sent > 0) return 0;
-    if (open > 0) return c.s.pollMs;
+    if (open > 0 || walletOpen > 0) return c.s.pollMs;
     const next = await msUntilNextSweepDue(c.sql, c.net.chainId);
     const ms = next == null ? c.s.pollMs : next;
     // Due but not claimable (its deposit is in flight, or another process holds the nonce

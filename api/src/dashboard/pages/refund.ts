@@ -32,6 +32,7 @@ export const WAITING_WORDS: Record<string, string> = {
   spend_guard: "waiting: the daily refund limit is reached",
   awaiting_claim: "waiting: the payer has not claimed the link yet",
   awaiting_approval: "waiting for your approval",
+  awaiting_wallet: "waiting: for your wallet to sign or send it",
 };
 
 /** What the form holds (as typed, or the defaults). */
@@ -119,7 +120,9 @@ export function refundReviewBody(env: Environment, login: Login, v: MerchantSess
     (x) =>
       html`<tr><td>${x.symbol}</td><td class="num">${formatUnitAmount(BigInt(x.amount), p.unitDecimals)}</td><td>${x.destination ? addressLink(p.chainId, checksummed(x.destination)) : values.link ? html`<span class="muted">the address the payer claims the link with</span>` : html`<span class="muted">not known yet: the refund will wait for one</span>`}</td></tr>`,
   )}</tbody></table></div>
-<p class="muted small">Paid from your ${env} refund balance by the service's relayer; it cannot be canceled once sent. Recorded in the security history.</p>
+<p class="muted small"><strong>From the refund balance:</strong> paid from your ${env} refund balance by the service's relayer.
+<strong>From my wallet:</strong> your browser wallet, on your settlement address, signs the transfer (or sends it itself); the money leaves your settlement address, not the refund balance.
+Either way it cannot be canceled once sent, and is recorded in the security history.</p>
 ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` : ""}
 <form method="post" action="${base}/refunds" class="stack">
   ${csrfField(login)}
@@ -133,9 +136,20 @@ ${opts.error ? html`<div class="notice error" role="alert">${opts.error}</div>` 
   <input id="refund-password" name="password" type="password" autocomplete="current-password" required>`
       : ""
   }
-  <div class="buttons"><button type="submit" class="primary">Send the refund of ${amount} ${p.currency}</button> <a href="${back}" class="button-link">Change it</a></div>
+  <div class="buttons" role="group" aria-label="Where the money comes from">
+    <button type="submit" name="funding" value="balance" class="primary">Pay from the refund balance</button>
+    ${
+      walletPayable(p)
+        ? html`<button type="submit" name="funding" value="merchant_wallet" id="pay-from-wallet">Pay from my wallet</button>`
+        : html`<span class="muted small" id="no-wallet">Pay from my wallet: only for a refund in one token to a known address.</span>`
+    }
+    <a href="${back}" class="button-link">Change it</a>
+  </div>
 </form></section>`;
 }
+
+/** Whether the merchant's wallet can pay it (refunds/wallet.ts): one token, a known destination. */
+const walletPayable = (p: RefundPreview) => p.parts.length === 1 && p.parts[0]!.destination !== null && p.waitingReason === null;
 
 /** The session page's refunds: state, amount, tokens, destination, transaction, why it waits; Cancel while PENDING. */
 export function sessionRefundsSection(env: Environment, login: Login, v: MerchantSessionView, refunds: readonly RefundView[], canRefund: boolean): Html {
@@ -150,14 +164,14 @@ ${
 <thead><tr><th scope="col">Refund</th><th scope="col">State</th><th scope="col" class="num">Amount</th><th scope="col">Token</th><th scope="col">Destination</th><th scope="col">Transaction</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${refunds.map(
         (r) => html`<tr id="${r.refundId}">
-  <td><code class="nowrap">${r.refundId}</code><br><span class="muted small">${REASON_WORDS[r.reason] ?? r.reason}</span></td>
+  <td><code class="nowrap">${r.refundId}</code><br><span class="muted small">${REASON_WORDS[r.reason] ?? r.reason}${r.funding === "merchant_wallet" ? " · from your wallet" : ""}</span></td>
   <td>${statusBadge(r.status)}${r.waitingReason ? html`<br><span class="small waiting">${WAITING_WORDS[r.waitingReason] ?? r.waitingReason} <code>${r.waitingReason}</code></span>` : ""}${r.failureReason ? html`<br><span class="small">${r.failureReason}</span>` : ""}</td>
   <td class="num">${r.amount} ${r.currency}</td>
   <td>${r.parts.map((p) => html`<div>${p.amount} ${p.tokenSymbol}</div>`)}</td>
   <td>${hasLink(r) ? linkFacts(env, r) : r.parts.map((p) => html`<div>${p.destination ? addressLink(r.chainId, p.destination) : html`<span class="muted">not known</span>`}</div>`)}</td>
   <td>${r.transactionHash ? txLink(r.chainId, r.transactionHash) : html`<span class="muted">—</span>`}</td>
   <td>${timeTag(r.createdAt)}</td>
-  <td>${r.status === "PENDING" ? html`<form method="post" action="${base}/refunds/${r.refundId}/cancel">${csrfField(login)}<button type="submit" class="danger">Cancel refund</button></form>` : ""}</td>
+  <td>${r.waitingReason === "awaiting_wallet" ? html`<a href="${base}/refunds/${r.refundId}/wallet" class="button-link primary">Pay from my wallet</a>` : ""}${r.status === "PENDING" ? html`<form method="post" action="${base}/refunds/${r.refundId}/cancel">${csrfField(login)}<button type="submit" class="danger">Cancel refund</button></form>` : ""}</td>
 </tr>`,
       )}</tbody></table></div>`
 }

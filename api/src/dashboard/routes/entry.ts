@@ -9,7 +9,11 @@ import { errorPage } from "../context.ts";
 import { currentLogin, redirect, SECURITY_HEADERS } from "../request.ts";
 import { HIDE, HOME, type DashboardKit } from "./kit.ts";
 
-const ASSETS: Record<string, string> = { "dashboard.css": "text/css; charset=utf-8", "dashboard.js": "text/javascript; charset=utf-8" };
+const ASSETS: Record<string, string> = {
+  "dashboard.css": "text/css; charset=utf-8",
+  "dashboard.js": "text/javascript; charset=utf-8",
+  "refund-wallet.js": "text/javascript; charset=utf-8",
+};
 
 export function entryRoutes({ services, guard }: DashboardKit) {
   const assets = new Map(Object.keys(ASSETS).map((f) => [f, readFileSync(join(import.meta.dir, "..", "assets", f))]));

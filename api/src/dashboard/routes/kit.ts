@@ -32,6 +32,7 @@ const NOTICES: Record<string, Notice> = {
   "refund-approved": { kind: "ok", text: "Refund approved. It goes out from your refund balance to the claimed address by itself." },
   "refund-settings-saved": { kind: "ok", text: "Refund settings saved. They apply to money that arrives from now on; the change is in the security history." },
   "automatic-returns-kept": { kind: "ok", text: "Kept: this payment's waiting automatic returns will not send anything back." },
+  "refund-wallet-signed": { kind: "ok", text: "Your wallet's payment is recorded. This page shows the refund until it has arrived." },
   "refund-canceled": { kind: "ok", text: "The refund is canceled; its amount can be refunded again." },
   "refund-balance-funded": { kind: "ok", text: "Test tokens minted to your refund balance. Refunds waiting for money go out by themselves." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },

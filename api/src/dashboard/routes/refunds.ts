@@ -22,6 +22,9 @@ import { html } from "../html.ts";
 import { defaultAmount, refundFormBody, refundReviewBody, type RefundFormValues } from "../pages/refund.ts";
 import { transactionBody } from "../pages/transaction.ts";
 import { linkChoiceOf, linkFields } from "../refund-destination.ts";
+import { refundWalletBody } from "../pages/refund-wallet.ts";
+import { recordWalletAuthorization, recordWalletTransfer, walletRefundOf, type WalletRefund } from "../../refunds/wallet-store.ts";
+import { looksLikeAddress, type WalletAuthorization } from "../../refunds/wallet.ts";
 import { redirect } from "../request.ts";
 import { checkPassword } from "../users.ts";
 import { HIDE, owner, type DashboardKit } from "./kit.ts";
@@ -38,6 +41,23 @@ function valuesOf(get: (k: string) => string | null | undefined): RefundFormValu
     chainId: /^[1-9][0-9]{0,9}$/.test(chainId) ? chainId : "",
     ...linkChoiceOf(get),
   };
+}
+
+/** Whether the review's "Pay from my wallet" was pressed (anything else: the refund balance). */
+const fromWallet = (get: (k: string) => string | null | undefined) => get("funding") === "merchant_wallet";
+
+/** A whole number in a form field (a uint256 of the authorization), or undefined. */
+const uint = (s: string | null | undefined) => (s !== null && s !== undefined && /^[0-9]{1,78}$/.test(s) ? BigInt(s) : undefined);
+
+/** The signed authorization as the page's script posts it, or why it cannot be read. */
+function authorizationOf(get: (k: string) => string | null | undefined): WalletAuthorization {
+  const [from, to, nonce, signature] = ["from", "to", "nonce", "signature"].map((k) => (get(k) ?? "").trim());
+  const [value, validAfter, validBefore] = ["value", "validAfter", "validBefore"].map((k) => uint(get(k)));
+  if (!looksLikeAddress(from!) || !looksLikeAddress(to!)) throw new ApiError("refund_wallet_payment_invalid", "from and to must be addresses.");
+  if (value === undefined || validAfter === undefined || validBefore === undefined) throw new ApiError("refund_wallet_payment_invalid", "value, validAfter and validBefore must be whole numbers.");
+  if (!/^0x[0-9a-fA-F]{64}$/.test(nonce!)) throw new ApiError("refund_wallet_payment_invalid", "The authorization's nonce is not 32 bytes of hex.");
+  if (!/^0x[0-9a-fA-F]+$/.test(signature!)) throw new ApiError("refund_wallet_payment_invalid", "The signature is not hex.");
+  return { from: from as `0x${string}`, to: to as `0x${string}`, value, validAfter, validBefore, nonce: nonce as `0x${string}`, signature: signature as `0x${string}` };
 }
 
 export function refundRoutes({ services, sql, pageRoute, actionRoute }: DashboardKit) {
@@ -66,6 +86,22 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
     if (!d) return errorPage(404, "Not found", NOT_FOUND);
     const body = refundReviewBody(c.env, c.login, d.view, preview, values, { passwordNeeded: passwordNeeded(c, preview), thresholdText: `${formatAmount(threshold)} ${d.view.currency}`, error: error?.message });
     return c.render("transactions", "Review the refund", body, { status: error?.status ?? 200 });
+  }
+
+  /** The merchant's wallet refund of this session (404 otherwise, the same for another merchant's). */
+  async function walletRefundHere(c: PageContext): Promise<{ ok: true; value: WalletRefund } | { ok: false; page: Response }> {
+    const missing = { ok: false as const, page: errorPage(404, "Not found", "No such refund of this payment in this account.") };
+    if (!isId("refund", c.params.refundId!)) return missing;
+    const res = await attempt(() => walletRefundOf(sql, owner(c), c.params.refundId!, services.networks));
+    if (!res.ok) return res.error.code === "resource_not_found" ? missing : { ok: false, page: errorPage(res.error.status, "Not paid from a wallet", res.error.message) };
+    if (res.value.refund.sessionId !== c.params.id) return missing;
+    return { ok: true, value: res.value };
+  }
+
+  async function walletPage(c: PageContext, w: WalletRefund, error?: { message: string; status: number }) {
+    const d = await loadDetail(services, c.login.merchant, c.env, c.params.id!);
+    if (!d) return errorPage(404, "Not found", NOT_FOUND);
+    return c.render("transactions", "Pay the refund from your wallet", refundWalletBody(c.env, c.login, d.view, w, error?.message), { status: error?.status ?? 200 });
   }
 
   return new Elysia()
@@ -104,7 +140,8 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
         }
         // The API's own create, judged again against the cap in its own transaction (a refund made
         // since the review is counted); the person's security-history line commits with it.
-        const input = await newRefund(c, values);
+        const wallet = fromWallet((k) => c.form.get(k));
+        const input = { ...(await newRefund(c, values)), ...(wallet ? { funding: "merchant_wallet" as const } : {}) };
         const res = await attempt(() =>
           sql.begin(async (tx) => {
             const row = await createRefund(tx, owner(c), input);
@@ -112,8 +149,34 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
             return row;
           }),
         );
-        if (!res.ok) return formPage(c, values, res.error);
+        if (!res.ok) return res.error.code === "refund_not_payable_from_wallet" ? reviewPage(c, values, preview.value, res.error) : formPage(c, values, res.error);
+        // A wallet refund waits for the wallet: its page asks it to sign (or send).
+        if (wallet) return redirect(`/dashboard/${c.env}/transactions/${c.params.id}/refunds/${res.value.id}/wallet`);
         return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=${values.link ? "refund-link-created" : "refund-created"}#rf`);
+      }),
+      HIDE,
+    )
+    .get(
+      "/dashboard/:env/transactions/:id/refunds/:refundId/wallet",
+      pageRoute(async (c) => {
+        const found = await walletRefundHere(c);
+        if (!found.ok) return found.page;
+        return walletPage(c, found.value);
+      }),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/transactions/:id/refunds/:refundId/wallet",
+      actionRoute(async (c) => {
+        const found = await walletRefundHere(c);
+        if (!found.ok) return found.page;
+        const get = (k: string) => c.form.get(k);
+        // Checked completely before anything is written (wallet-store.ts): a refusal changes nothing.
+        const res = await attempt(async () =>
+          get("kind") === "transfer" ? recordWalletTransfer(sql, found.value, (get("txHash") ?? "").trim()) : recordWalletAuthorization(sql, found.value, authorizationOf(get)),
+        );
+        if (!res.ok) return walletPage(c, found.value, res.error);
+        return redirect(`/dashboard/${c.env}/transactions/${c.params.id}?notice=refund-wallet-signed#rf`);
       }),
       HIDE,
     )

@@ -19,11 +19,11 @@ const Part = Type.Object({ token: Type.String(), baseUnits: Type.String(), desti
 
 const AnyDue = rowShape("a refund due", { one: col.int });
 
-/** Whether a PENDING refund with somewhere to go (and nobody to wait for) is due on the network. */
+/** Whether a PENDING refund with somewhere to go (and nobody to wait for) is due on the network, from the refund balance (a wallet's refund is send-wallet-refunds.ts's). */
 export async function anyRefundDue(sql: Sql, chainId: number): Promise<boolean> {
   const rows = await sql`
     select 1 as one from app.refunds
-     where chain_id = ${chainId} and state = 'PENDING' and next_attempt_at <= now() and (waiting_reason is null or waiting_reason not in ${sql(HELD)}) limit 1`;
+     where chain_id = ${chainId} and state = 'PENDING' and funding = 'balance' and next_attempt_at <= now() and (waiting_reason is null or waiting_reason not in ${sql(HELD)}) limit 1`;
   return decodeFirst(AnyDue, rows) !== undefined;
 }
 
@@ -41,7 +41,7 @@ export type DueRefund = RowOf<typeof DueRow>;
 export async function claimDueRefunds(tx: TransactionSql, chainId: number, limit: number): Promise<DueRefund[]> {
   const rows = await tx`
     select id, merchant_id, environment, amount::text as amount, unit_decimals, parts from app.refunds
-     where chain_id = ${chainId} and state = 'PENDING' and next_attempt_at <= now() and (waiting_reason is null or waiting_reason not in ${tx(HELD)})
+     where chain_id = ${chainId} and state = 'PENDING' and funding = 'balance' and next_attempt_at <= now() and (waiting_reason is null or waiting_reason not in ${tx(HELD)})
      order by next_attempt_at, created_at, id
      limit ${limit}
      for update skip locked`;
