@@ -81,7 +81,7 @@ test("a link refund from the dashboard: choose a link with approval, review, cop
   expect((await api("GET", `/payment-sessions/${id}/refunds`)).body.data).toEqual([]);
   await check(page, "link-02-review");
 
-  await page.click("button:has-text('Send the refund of 1.50 USD')");
+  await page.click("button:has-text('Pay from the refund balance')");
   await page.waitForURL(/notice=refund-link-created/);
   expect(await page.textContent("[role=status]")).toContain("Refund link created. Copy its URL below");
   const [refund] = (await api("GET", `/payment-sessions/${id}/refunds`)).body.data as { refundId: string; claimUrl: string; waitingReason: string }[];
