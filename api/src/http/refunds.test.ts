@@ -98,6 +98,11 @@ describe("create", () => {
     expect((await refund(id, { amount: "1.00" })).body.error).toMatchObject({ code: "parameter_missing", param: "reason" });
     expect((await refund(id, { amount: "1.00", reason: "other", to: "0x1" })).body.error).toMatchObject({ code: "parameter_unknown", param: "to" });
     expect((await refund(id, { amount: "1.00", reason: "other", token: "0x12" })).body.error).toMatchObject({ code: "parameter_invalid", param: "token" });
+    // A network the session could not be paid on is a wrong ask (400 on chainId), not "too much" (409).
+    for (const chainId of [1, 99999]) {
+      const wrong = await refund(id, { amount: "1.00", reason: "other", chainId });
+      expect([wrong.status, wrong.body.error.code, wrong.body.error.param]).toEqual([400, "parameter_invalid", "chainId"]);
+    }
     expect((await refund(id, { amount: "1.00", reason: "other", token: "0x0000000000000000000000000000000000000001" })).body.error).toMatchObject({ code: "parameter_invalid", param: "token" });
     expect((await refund(id, { amount: "1.00", reason: "other", metadata: { "": "x" } })).body.error).toMatchObject({ code: "parameter_invalid", param: "metadata" });
     const [c] = await sql()`select count(*)::int as n from app.refunds where session_id in ${sql()([empty, id, theirs])}`;

@@ -152,14 +152,17 @@ describe("planRefund", () => {
     expect(planRefund({ amountMinor: 1n, token: USDT }, [rest(USDT, 9_999n)])).toMatchObject({ ok: false, problem: "exceeds" });
   });
 
-  test("a token the session did not receive, or a network it was not paid on", () => {
+  test("a token the session did not receive, a network it could not be paid on, one it received nothing on", () => {
     expect(planRefund({ token: DAI }, two)).toMatchObject({ ok: false, problem: "token_unknown" });
-    expect(planRefund({ chainId: 8453 }, two)).toMatchObject({ ok: false, problem: "exceeds", rest: 0n });
+    // Not among the session's networks (its rests list each of them): the ask is wrong, not too large.
+    expect(planRefund({ chainId: 8453 }, two)).toEqual({ ok: false, problem: "chain_unknown" });
+    expect(planRefund({ chainId: 8453 }, [...two, { ...rest(USDC, 0n), chainId: 8453 }])).toMatchObject({ ok: false, problem: "exceeds", rest: 0n });
   });
 
   test("money left on two networks: the request must say which", () => {
     const both = [rest(USDC, U(100)), { ...rest(USDC, U(100)), chainId: 8453 }];
     expect(planRefund({}, both)).toEqual({ ok: false, problem: "chain_required" });
+    expect(planRefund({ chainId: 10 }, both)).toEqual({ ok: false, problem: "chain_unknown" });
     expect(planRefund({ chainId: 8453 }, both)).toMatchObject({ ok: true, chainId: 8453, amount: U(100) });
   });
 });

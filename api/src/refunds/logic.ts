@@ -171,13 +171,13 @@ export interface RefundAsk {
 
 export type RefundPlan =
   | { ok: true; chainId: number; amount: bigint; unitDecimals: number; parts: RefundPart[] }
-  | { ok: false; problem: "not_refundable" | "exceeds" | "chain_required" | "token_unknown" | "split_impossible"; rest?: bigint; unitDecimals?: number };
+  | { ok: false; problem: "not_refundable" | "exceeds" | "chain_required" | "chain_unknown" | "token_unknown" | "split_impossible"; rest?: bigint; unitDecimals?: number };
 
 /**
  * The parts of a refund: on the network asked for (or the only one with money left), in the token
  * asked for (or every token, split in proportion), the amount asked for (or all that is left).
  * `not_refundable`: the session received nothing refundable at all; `exceeds`: more than is left
- * (nothing left included), with the rest.
+ * (nothing left included), with the rest; `chain_unknown`: a network the session has no deposit on.
  */
 export function planRefund(ask: RefundAsk, rests: readonly Refundable[]): RefundPlan {
   if (rests.length === 0) return { ok: false, problem: "not_refundable" };
@@ -188,7 +188,8 @@ export function planRefund(ask: RefundAsk, rests: readonly Refundable[]): Refund
     const chainId = withRest[0] ?? rests[0]!.chainId;
     on = rests.filter((r) => r.chainId === chainId);
   }
-  if (on.length === 0) return { ok: false, problem: "exceeds", rest: 0n };
+  // A network the session cannot be paid on at all: the ask is wrong, not too large.
+  if (on.length === 0) return { ok: false, problem: "chain_unknown" };
   if (ask.token !== undefined) {
     on = on.filter((r) => r.token === ask.token);
     if (on.length === 0) return { ok: false, problem: "token_unknown" };

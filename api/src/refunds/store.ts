@@ -128,6 +128,8 @@ export async function previewRefund(tx: Sql | TransactionSql, scope: RefundScope
         const left = plan.rest !== undefined && plan.unitDecimals !== undefined ? ` (${formatUnitAmount(plan.rest, plan.unitDecimals)} left)` : "";
         throw new ApiError("refund_exceeds_refundable", `${ERROR_EXCEEDS}${left}.`, "amount");
       }
+      case "chain_unknown":
+        throw new ApiError("parameter_invalid", "chainId is not a network this payment session could be paid on.", "chainId");
       case "chain_required":
         throw new ApiError("parameter_missing", "The session has money left to refund on more than one network: name the network with chainId.", "chainId");
       case "token_unknown":
