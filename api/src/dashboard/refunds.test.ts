@@ -102,6 +102,12 @@ describe("the refund form and its review", () => {
     const posted = await asA.post(`/dashboard/sandbox/transactions/${id}/refunds`, { amount: "9.00", reason: "duplicate" });
     expect(posted.status).toBe(409);
     expect(await posted.text()).toContain("above what is left to refund");
+    // A malformed network is refused, not dropped for the default one (chainId=0 once made a refund).
+    for (const chainId of ["0", "-1", "x", "99999"]) {
+      const wrongNet = await asA.post(`/dashboard/sandbox/transactions/${id}/refunds`, { amount: "0.50", reason: "duplicate", chainId });
+      expect(wrongNet.status).toBe(400);
+      expect(await wrongNet.text()).toContain("chainId is not a network this payment session could be paid on.");
+    }
     expect(await refundsOf(id)).toEqual([]);
     expect(await refundsOf(unpaid)).toEqual([]);
   });

@@ -38,7 +38,8 @@ function valuesOf(get: (k: string) => string | null | undefined): RefundFormValu
   return {
     amount: (get("amount") ?? "").trim().slice(0, 40),
     reason: (REFUND_REASONS as readonly string[]).includes(reason) ? (reason as RefundReason) : "",
-    chainId: /^[1-9][0-9]{0,9}$/.test(chainId) ? chainId : "",
+    // Kept as sent (bounded): a malformed one is refused by the create's check, not dropped.
+    chainId: chainId.slice(0, 20),
     ...linkChoiceOf(get),
   };
 }
@@ -60,13 +61,18 @@ function authorizationOf(get: (k: string) => string | null | undefined): WalletA
   return { from: from as `0x${string}`, to: to as `0x${string}`, value, validAfter, validBefore, nonce: nonce as `0x${string}`, signature: signature as `0x${string}` };
 }
 
+/** The form's network, as a number the API's check accepts or refuses (anything malformed: NaN, refused). */
+function chainIdOf(text: string): number {
+  return /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : Number.NaN;
+}
+
 export function refundRoutes({ services, sql, pageRoute, actionRoute }: DashboardKit) {
   const threshold = services.config.dashboard.refundPasswordAboveMinor;
 
   /** The create's input from the form, checked as the API checks its body (the same messages). */
   async function newRefund(c: PageContext, values: RefundFormValues): Promise<NewRefund> {
     if (!values.reason) throw new ApiError("parameter_invalid", "Choose the reason for the refund.", "reason");
-    const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}), ...(values.chainId ? { chainId: Number(values.chainId) } : {}), ...linkFields(values.reason, values.link) });
+    const input = checkRefundInput({ reason: values.reason, ...(values.amount ? { amount: values.amount } : {}), ...(values.chainId ? { chainId: chainIdOf(values.chainId) } : {}), ...linkFields(values.reason, values.link) });
     const { link, ...ask } = input;
     return { sessionId: c.params.id!, ...ask, ...(link ? { link: { ...link, encryptionKey: services.encryptionKey } } : {}), maxPerRefundMinor: services.config.refunds.maxPerRefundMinor, indexerPresent: await indexerTablesPresent(sql) };
   }
