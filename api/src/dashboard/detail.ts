@@ -30,6 +30,8 @@ export interface FundRow {
 
 export interface SweepRow {
   chainId: number;
+  /** The stablecoin it moves (lowercase). */
+  token: string;
   state: string;
   amount: string;
   sweptAmount: string | null;
@@ -51,6 +53,7 @@ const FundsRead = rowShape("a session's ledger", {
 });
 const SweepsRead = rowShape("a session's sweeps", {
   chain_id: col.int,
+  token_address: col.text,
   state: col.text,
   amount: col.numeric,
   swept_amount: col.nullable(col.numeric),
@@ -88,11 +91,12 @@ export async function loadDetail(services: Services, merchant: Merchant, environ
   ).map((f) => ({ chainId: f.chain_id, direction: f.direction, txHash: f.tx_hash, logIndex: f.log_index, amount: f.amount, token: f.token_address, at: f.at, reverted: f.reverted_at !== null }));
   const sweeps = decodeRows(
     SweepsRead,
-    await sql`select w.chain_id, w.state, w.amount, w.swept_amount, w.attempts, w.last_error, w.created_at, t.tx_hash
+    await sql`select w.chain_id, w.token_address, w.state, w.amount, w.swept_amount, w.attempts, w.last_error, w.created_at, t.tx_hash
                 from app.sweeps w left join app.sweep_transactions t on t.id = w.transaction_id
                where w.session_id = ${row.id} order by w.created_at`,
   ).map((w) => ({
     chainId: w.chain_id,
+    token: w.token_address.toLowerCase(),
     state: w.state,
     amount: w.amount,
     sweptAmount: w.swept_amount,

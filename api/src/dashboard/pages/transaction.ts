@@ -135,7 +135,7 @@ ${
   d.sweeps.length
     ? html`<h3>Sweep</h3><ul class="plain">${d.sweeps.map(
         (w) =>
-          html`<li>${networkName(w.chainId)}: <strong>${w.state}</strong> (${tokenAmount(w.sweptAmount ?? w.amount, decimalsOf(w.chainId))} ${symbolOf(w.chainId)}, ${w.attempts} attempt${w.attempts === 1 ? "" : "s"})${
+          html`<li>${networkName(w.chainId)}: <strong>${w.state}</strong> (${tokenAmount(w.sweptAmount ?? w.amount, decimalsOf(w.chainId))} ${symbolOf(w.chainId, w.token)}, ${w.attempts} attempt${w.attempts === 1 ? "" : "s"})${
             w.txHash ? html` — sweep transaction ${txLink(w.chainId, w.txHash)}` : ""
           }${w.lastError ? html` <span class="muted">last error: ${w.lastError}</span>` : ""}</li>`,
       )}</ul>`
