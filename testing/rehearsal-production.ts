@@ -194,7 +194,13 @@ async function main() {
     check(getAddress(paying.tokenAddress) === getAddress(paidIn[chainId]!.token), `${paidIn[chainId]!.symbol} at its canonical address on chain ${chainId}`);
     sessions.push({ id: s.body.paymentSessionId, chainId, deposit: getAddress(n.depositAddress), baseUnits: BigInt(paying.amountBaseUnits) });
   }
-  ready = await call("GET", "/readyz");
+  // Ready once the indexer has caught up with the deploy's blocks (a moment: "degraded" meanwhile).
+  const deadline = Date.now() + 30_000;
+  do {
+    ready = await call("GET", "/readyz");
+    if (ready.body.status === "ready") break;
+    await Bun.sleep(250);
+  } while (Date.now() < deadline);
   check(ready.body.status === "ready", `readyz ready after deploy: ${JSON.stringify(ready.body)}`);
   for (const s of sessions) {
     const c = chains[s.chainId]!;
