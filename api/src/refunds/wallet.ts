@@ -7,8 +7,8 @@
  * itself (a USDT-like token: its receipt is watched). No I/O: the token's domain and the
  * settlement address are read by the caller (wallet-store.ts).
  */
-import { getAddress, isAddress, isAddressEqual, recoverTypedDataAddress, type Address, type Hex } from "viem";
-import { typedData, type TokenDomain } from "../gasless/authorization.ts";
+import { getAddress, isAddress, isAddressEqual, type Address, type Hex } from "viem";
+import { signedByFrom, type TokenDomain } from "../gasless/authorization.ts";
 import type { LoggedTransfer } from "./batch.ts";
 
 /** The longest validity window the page asks for, and the service accepts: a signature that lies around is spendable only briefly. */
@@ -66,16 +66,15 @@ export function authorizationProblem(sub: WalletAuthorization, p: WalletPayment,
   return null;
 }
 
-/** Whether `sub.signature` is `sub.from`'s EIP-712 signature of exactly these terms on the token's domain (an ordinary account's). */
+/**
+ * Whether `sub.signature` is `sub.from`'s EIP-712 signature of exactly these terms on the token's
+ * domain (an ordinary account's): the payers' check (gasless/authorization.ts signedByFrom), the
+ * terms being the submission's own.
+ */
 export async function signedBySettlement(domain: TokenDomain, sub: WalletAuthorization): Promise<boolean> {
   if (!/^0x[0-9a-fA-F]{130}$/.test(sub.signature)) return false;
-  try {
-    const terms = { to: sub.to, value: sub.value, validAfter: sub.validAfter, validBefore: sub.validBefore, nonce: sub.nonce };
-    const signer = await recoverTypedDataAddress({ ...typedData(domain, terms, sub.from), signature: sub.signature });
-    return isAddressEqual(signer, sub.from);
-  } catch {
-    return false;
-  }
+  const terms = { to: sub.to, value: sub.value, validAfter: sub.validAfter, validBefore: sub.validBefore, nonce: sub.nonce };
+  return signedByFrom(domain, terms, { ...sub, chainId: domain.chainId });
 }
 
 /** Whether a form field is an address (any case; checksummed later). */
