@@ -31,7 +31,7 @@ import {
 import { recordTransactionMined } from "./statements/watch.ts";
 import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
-import { overSpent } from "./send.ts";
+import { overSpent, relayerShortfall } from "./send.ts";
 import { walletPayersOf } from "./statements/wallet-refunds.ts";
 import { walletAuthorizationUsedElsewhere, walletRefundCallOf } from "./wallet-authorizations.ts";
 
@@ -112,9 +112,9 @@ export async function sendRefunds(c: SweepChain, maxPerDayMinor: bigint): Promis
       await markRefundsWaiting(tx, chosen.map((r) => r.id), "insufficient_refund_balance", WAIT_MS.insufficient_refund_balance);
       return 0;
     }
-    const balance = await c.client.getBalance({ address: c.account.address });
-    if (balance < gas * fees.maxFeePerGas) {
-      c.setWaiting(`waiting: the relayer ${c.account.address} holds ${balance} wei on ${c.net.name}, a refund batch may cost ${gas * fees.maxFeePerGas}; fund it`);
+    const short = await relayerShortfall(c, gas, fees.maxFeePerGas, "a refund batch");
+    if (short) {
+      c.setWaiting(short);
       return 0;
     }
     const signed = await c.recordSigned(tx, "refund", call, gas, fees);

@@ -34,7 +34,7 @@ import {
 } from "./statements/wallet-refunds.ts";
 import { withGasMargin } from "./plan.ts";
 import { firstLine, isRevert, type SignedTx, type SweepChain } from "./chain.ts";
-import { overSpent } from "./send.ts";
+import { overSpent, relayerShortfall } from "./send.ts";
 
 /** Submits one due wallet authorization (one per transaction). Returns how many refunds it settled (sent, or sent back to the wallet). */
 export async function sendWalletRefunds(c: SweepChain): Promise<number> {
@@ -71,9 +71,9 @@ export async function sendWalletRefunds(c: SweepChain): Promise<number> {
       await askWalletAgain(tx, row.refund_id);
       return 1;
     }
-    const balance = await c.client.getBalance({ address: c.account.address });
-    if (balance < gas * fees.maxFeePerGas) {
-      c.setWaiting(`waiting: the relayer ${c.account.address} holds ${balance} wei on ${c.net.name}, a wallet refund may cost ${gas * fees.maxFeePerGas}; fund it`);
+    const short = await relayerShortfall(c, gas, fees.maxFeePerGas, "a wallet refund");
+    if (short) {
+      c.setWaiting(short);
       return 0;
     }
     // Recorded and bound (SENT, refund.sent) in this commit; broadcast only after it.

@@ -121,10 +121,8 @@ export async function sendDue(c: SweepChain): Promise<number> {
       return settledEarly + plan.mismatched.length + sweepIds.length;
     }
     // A relayer that cannot pay for the transaction makes the sweeps wait instead of fail.
-    const balance = await c.client.getBalance({ address: c.account.address });
-    const cost = gas * fees.maxFeePerGas;
-    if (balance < cost) {
-      const reason = `waiting: the relayer ${c.account.address} holds ${balance} wei on ${c.net.name}, a sweep may cost ${cost}; fund it`;
+    const reason = await relayerShortfall(c, gas, fees.maxFeePerGas, "a sweep");
+    if (reason) {
       await waitForRelayerFunds(tx, sweepIds, reason);
       c.setWaiting(reason);
       return 0;
@@ -150,6 +148,16 @@ async function factoryMissing(c: SweepChain): Promise<{ reason: string; waitMs: 
     reason: `waiting: the deposit factory ${c.factory} is not deployed on ${c.net.name} (bun run admin factory:deploy --chain ${c.net.chainId})`,
     waitMs: 30_000,
   };
+}
+
+/**
+ * Why the relayer cannot pay for a transaction of `gas` at `maxFeePerGas` (`what` it would send),
+ * read from its balance now; undefined when it can. The sweeps', refunds' and wallet refunds' check.
+ */
+export async function relayerShortfall(c: SweepChain, gas: bigint, maxFeePerGas: bigint, what: string): Promise<string | undefined> {
+  const balance = await c.client.getBalance({ address: c.account.address });
+  const cost = gas * maxFeePerGas;
+  return balance < cost ? `waiting: the relayer ${c.account.address} holds ${balance} wei on ${c.net.name}, ${what} may cost ${cost}; fund it` : undefined;
 }
 
 /** The relayer-spend guard's verdict on this network (guard.ts). */
