@@ -82,11 +82,16 @@ async function race(sessionId: string, amountMinor?: bigint): Promise<string[]> 
       await released;
     });
     const outcomes = Promise.all(Array.from({ length: 20 }, () => codeOf(create(sessionId, amountMinor, undefined, pool))));
-    await eventually(async () => {
-      const [w] = await sql()`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-      return w!.n >= 20;
-    }, "twenty creates waiting on the totals' row", 20_000);
-    release();
+    try {
+      await eventually(async () => {
+        const [w] = await sql()`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+        return w!.n >= 20;
+      }, "twenty creates waiting on the totals' row", 20_000);
+    } finally {
+      // Released whatever happened: a failed wait must fail the test with its reason, not hang it
+      // on a pool that cannot end while the holder's transaction is open.
+      release();
+    }
     await holder;
     return await outcomes;
   } finally {
