@@ -337,6 +337,8 @@ export interface Refund {
   claimExpiresAt: string | null;
   /** When the payer claimed the link. */
   claimedAt: string | null;
+  /** When the merchant approved the claim (refunds that require approval); null until then. */
+  approvedAt: string | null;
   /** Whether a claim waits for `refunds.approve` before it is sent. */
   requireApproval: boolean;
 }

@@ -314,5 +314,21 @@ describe("pure parts", () => {
     ]);
     expect(refundItems([{ ...base, status: "PENDING", createdAt: "t1", sentAt: null, finishedAt: null }]).map((i) => i.title)).toEqual(["Refund asked for"]);
     expect(refundItems([{ ...base, status: "FAILED", failureReason: "reverted", createdAt: "t1", sentAt: "t2", finishedAt: "t3" }]).at(-1)!.text).toContain("(reverted)");
+    // A refund to a link: its claim (and, with approval, the approval) are steps of their own.
+    const claimed = { ...base, parts: [{ ...base.parts[0]!, destination: "0xPayer" }], requireApproval: true, claimedAt: "t2", createdAt: "t1", finishedAt: null };
+    const waiting = refundItems([{ ...claimed, status: "PENDING", sentAt: null, approvedAt: null }]);
+    expect(waiting.map((i) => [i.at, i.title])).toEqual([
+      ["t1", "Refund asked for"],
+      ["t2", "Refund link claimed"],
+    ]);
+    expect(waiting[1]!.text).toContain("0xPayer");
+    expect(waiting[1]!.text).toContain("waits for your approval");
+    expect(refundItems([{ ...claimed, status: "SENT", approvedAt: "t3", sentAt: "t4" }]).map((i) => [i.at, i.title])).toEqual([
+      ["t1", "Refund asked for"],
+      ["t2", "Refund link claimed"],
+      ["t3", "Refund approved"],
+      ["t4", "Refund sent"],
+    ]);
+    expect(refundItems([{ ...claimed, requireApproval: false, status: "PENDING", sentAt: null, approvedAt: null }])[1]!.text).toContain("goes out now");
   });
 });

@@ -47,7 +47,7 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
       if (byAuthorization) return { ...base, title: "Paid", text: "The payer's signed authorization moved the full amount straight to your settlement address; it is confirmed." };
       return { ...base, title: "Paid", text: "The full amount arrived at the deposit address and is confirmed. It is being moved to your settlement address." };
     case "overpaid":
-      return { ...base, title: "Overpaid", text: `The payer sent more than asked (${money("overpaid")} extra). Everything received, surplus included, is moved to your settlement address; refunding the surplus is up to you.` };
+      return { ...base, title: "Overpaid", text: `The payer sent more than asked (${money("overpaid")} extra). Everything received, surplus included, is moved to your settlement address; refund the surplus from this page, or let automatic returns (Settings → Refunds) send it back.` };
     case "expired":
       return { ...base, title: "Expired", text: "Nothing was paid before the session expired. No money moved." };
     case "canceled_by_payer":
@@ -55,7 +55,7 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
     case "canceled_by_merchant":
       return { ...base, title: "Canceled by you", text: "You canceled the session (with your API key or from this dashboard; the security history says who, for a dashboard cancel) before any payment. No money moved." };
     case "underpaid":
-      return { ...base, title: "Underpaid", text: `The session expired with only part of the amount paid (${money("shortBy")} short). What arrived is moved to your settlement address all the same; settle the difference with the payer.` };
+      return { ...base, title: "Underpaid", text: `The session expired with only part of the amount paid (${money("shortBy")} short). What arrived is moved to your settlement address all the same; refund what arrived from this page, or let automatic returns (Settings → Refunds) send it back.` };
     case "simulated":
       return { ...base, title: "Error (simulated)", text: "A sandbox tool sent this session to ERROR so your error handling can be tried. No money moved." };
     case "swept":
@@ -67,9 +67,9 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
       return { ...base, title: "Payment undone by the network", text: "The network reorganised and the payment's transaction is no longer in the chain. Do not ship the order unless the payer pays again." };
     case "paid_after_cancel":
       if (byAuthorization) {
-        return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) by the payer's signed authorization reached your settlement address after the session had been canceled or expired; refund or fulfil it yourself.` };
+        return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) by the payer's signed authorization reached your settlement address after the session had been canceled or expired; refund it from this page (automatic returns, if on, send it back) or fulfil the order.` };
       }
-      return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) arrived after the session had been canceled or expired. It is moved to your settlement address all the same; refund or fulfil it yourself.` };
+      return { ...base, title: "Paid after it ended", text: `A payment (${money("amount")}) arrived after the session had been canceled or expired. It is moved to your settlement address all the same; refund it from this page (automatic returns, if on, send it back) or fulfil the order.` };
     case "funds_received":
       if (byAuthorization) return { ...base, title: "More money received", text: `Another payment of ${money("amountBaseUnits")} by the payer's signed authorization reached your settlement address.` };
       return { ...base, title: "More money received", text: `Another payment of ${money("amountBaseUnits")} arrived at the deposit address. It is moved to your settlement address.` };
@@ -83,7 +83,8 @@ export function describe(entry: Entry, ctx: { amount: string; currency: string; 
 }
 
 /** What the timeline reads of a refund (refunds/view.ts). */
-type RefundEntry = Pick<RefundView, "refundId" | "status" | "amount" | "currency" | "reason" | "parts" | "failureReason" | "funding" | "createdAt" | "sentAt" | "finishedAt">;
+type RefundEntry = Pick<RefundView, "refundId" | "status" | "amount" | "currency" | "reason" | "parts" | "failureReason" | "funding" | "createdAt" | "sentAt" | "finishedAt"> &
+  Partial<Pick<RefundView, "claimedAt" | "approvedAt" | "requireApproval">>;
 
 /**
  * A refund's steps on the session's timeline: asked for, sent, and how it ended. Each at the time
@@ -94,6 +95,14 @@ export function refundItems(refunds: readonly RefundEntry[]): TimelineItem[] {
   for (const r of refunds) {
     const tokens = r.parts.map((p) => `${p.amount} ${p.tokenSymbol}`).join(" and ");
     out.push({ at: r.createdAt, status: "PENDING", title: "Refund asked for", text: `A refund of ${r.amount} ${r.currency} (${tokens}, reason ${r.reason}) was created: ${r.refundId}.` });
+    // A refund to a link: the payer's claim names the address; with approval, the merchant's
+    // approval lets it go. Both are steps a person reading the history asks about.
+    if (r.claimedAt) {
+      const to = r.parts[0]?.destination ?? "an address";
+      const next = r.requireApproval ? (r.approvedAt ? "" : " It waits for your approval.") : " It goes out now.";
+      out.push({ at: r.claimedAt, status: "PENDING", title: "Refund link claimed", text: `The payer claimed the refund link of ${r.refundId} for ${to}.${next}` });
+    }
+    if (r.approvedAt) out.push({ at: r.approvedAt, status: "PENDING", title: "Refund approved", text: `The claim of ${r.refundId} was approved; it goes out now.` });
     if (r.sentAt) out.push({ at: r.sentAt, status: "SENT", title: "Refund sent", text: `The refund ${r.refundId} went out ${r.funding === "merchant_wallet" ? "from your own wallet (your settlement address)" : "from your refund balance"} to the payer.` });
     if (r.finishedAt) {
       const end =

@@ -201,7 +201,8 @@ describe("claim", () => {
     expect(early.body.error.message).toContain("not been claimed yet");
     expect((await claim(path, PAYER)).status).toBe(303);
     const waiting = await retrieve(refundId);
-    expect(waiting).toMatchObject({ waitingReason: "awaiting_approval", requireApproval: true });
+    expect(waiting).toMatchObject({ waitingReason: "awaiting_approval", requireApproval: true, approvedAt: null });
+    expect(Date.parse(waiting.claimedAt)).toBeGreaterThan(0);
     expect(waiting.parts[0].destination).toBe(PAYER);
     expect((await openPage(path)).text).toContain("approved");
     const foreign = await svc.call("POST", `/refunds/${refundId}/approve`, { auth: otherKey, body: {} });
@@ -209,6 +210,7 @@ describe("claim", () => {
     const ok = await svc.call("POST", `/refunds/${refundId}/approve`, { auth: key, body: {} });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: "PENDING", waitingReason: null });
+    expect(Date.parse(ok.body.approvedAt)).toBeGreaterThanOrEqual(Date.parse(waiting.claimedAt));
     const twice = await svc.call("POST", `/refunds/${refundId}/approve`, { auth: key, body: {} });
     expect(twice.status).toBe(409);
     expect(twice.body.error.code).toBe("refund_not_approvable");

@@ -99,6 +99,7 @@ const RefundObject = t.Object({
   }),
   claimExpiresAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "Until when the link can be claimed; null without a link." }),
   claimedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "When the payer claimed the link (the parts' destination is then theirs); null before, or without a link." }),
+  approvedAt: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "When you approved the claim (POST /refunds/{id}/approve); null before, or without approval." }),
   requireApproval: t.Boolean({ description: "Whether a claim waits for your approval (awaiting_approval) before it is sent." }),
 });
 

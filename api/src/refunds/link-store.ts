@@ -36,6 +36,7 @@ const LinkRow = rowShape("refund links", {
   link_sealed: col.text,
   expires_at: col.time,
   claimed_at: col.nullable(col.time),
+  approved_at: col.nullable(col.time),
   require_approval: col.bool,
 });
 
@@ -60,7 +61,7 @@ export async function linkFactsOf(sql: Sql | TransactionSql, bases: LinkBases | 
   if (rows.length === 0) return new Map();
   const found = decodeRows(
     LinkRow,
-    await sql`select refund_id, link_sealed, expires_at, claimed_at, require_approval from app.refund_links where refund_id in ${sql(rows.map((r) => r.id))}`,
+    await sql`select refund_id, link_sealed, expires_at, claimed_at, approved_at, require_approval from app.refund_links where refund_id in ${sql(rows.map((r) => r.id))}`,
   );
   const env = new Map(rows.map((r) => [r.id, r.environment]));
   return new Map(
@@ -70,6 +71,7 @@ export async function linkFactsOf(sql: Sql | TransactionSql, bases: LinkBases | 
         claimUrl: bases ? urlOf(bases, env.get(l.refund_id)!, l.refund_id, l.link_sealed) : null,
         expiresAt: l.expires_at,
         claimedAt: l.claimed_at,
+        approvedAt: l.approved_at,
         requireApproval: l.require_approval,
       },
     ]),

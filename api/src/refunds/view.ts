@@ -43,6 +43,8 @@ export interface RefundView {
   claimUrl: string | null;
   claimExpiresAt: string | null;
   claimedAt: string | null;
+  /** When the merchant approved a claim that waited for it (POST /refunds/{id}/approve). */
+  approvedAt: string | null;
   requireApproval: boolean;
 }
 
@@ -52,6 +54,7 @@ export interface RefundLinkFacts {
   claimUrl: string | null;
   expiresAt: Date;
   claimedAt: Date | null;
+  approvedAt: Date | null;
   requireApproval: boolean;
 }
 
@@ -86,6 +89,7 @@ export function refundView(r: RefundRow, txHash: string | undefined, link?: Refu
     claimUrl: link?.claimUrl ?? null,
     claimExpiresAt: link?.expiresAt.toISOString() ?? null,
     claimedAt: link?.claimedAt?.toISOString() ?? null,
+    approvedAt: link?.approvedAt?.toISOString() ?? null,
     requireApproval: link?.requireApproval ?? false,
   };
 }
