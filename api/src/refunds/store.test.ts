@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { startTestService, type TestService } from "../../../testing/service.ts";
-import { eventually } from "../../../testing/eventually.ts";
 import { ApiError } from "../errors.ts";
 import { cancelRefund, createRefund, refundedOf, type RefundScope } from "./store.ts";
 
@@ -68,25 +67,52 @@ const codeOf = async (p: Promise<unknown>) => {
  * Twenty creates that all read the session's totals before any of them writes: an outside
  * transaction holds the totals' row while they start, so each plans "everything" from the same
  * stale read and only the database's conditional update stands between them and twenty refunds.
- * Their own pool, one connection each: none waits for another's connection.
+ * Their own pool, one connection each: none waits for another's connection. A create that ends
+ * before the holder lets go fails the test at once with what it ended with (a fresh-clone run
+ * once waited 20 s for a twentieth waiter that had finished before the holder took the row), and
+ * a wait that does not fill says what each of the pool's connections was doing.
  */
 async function race(sessionId: string, amountMinor?: bigint): Promise<string[]> {
-  const pool = postgres(svc.databaseUrl, { max: 21, onnotice: () => {} });
+  const app = `refund-race-${++n}`;
+  const pool = postgres(svc.databaseUrl, { max: 21, onnotice: () => {}, connection: { application_name: app } });
   try {
     await sql()`insert into app.refund_totals (session_id, chain_id, token_address)
                 select session_id, chain_id, tokens->0->>'address' from app.session_deposits where session_id = ${sessionId} order by chain_id limit 1`;
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
     const holder = pool.begin(async (tx) => {
       await tx`select held from app.refund_totals where session_id = ${sessionId} for update`;
+      held();
       await released;
     });
-    const outcomes = Promise.all(Array.from({ length: 20 }, () => codeOf(create(sessionId, amountMinor, undefined, pool))));
+    // The creates start only once the row is held: started together, one of them could take the
+    // row first and finish before the holder, and never be among the twenty waiting.
+    await Promise.race([holding, holder]);
+    let early: string | undefined;
+    const creates = Array.from({ length: 20 }, () =>
+      codeOf(create(sessionId, amountMinor, undefined, pool)).then(
+        (o) => ((early ??= `a create ended before the holder let go: ${o}`), o),
+        (e) => {
+          early ??= `a create failed before the holder let go: ${e instanceof Error ? e.message : String(e)}`;
+          throw e;
+        },
+      ),
+    );
+    const outcomes = Promise.all(creates);
+    outcomes.catch(() => {}); // its rejection is awaited below; the wait must not see it unhandled
     try {
-      await eventually(async () => {
-        const [w] = await sql()`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
-        return w!.n >= 20;
-      }, "twenty creates waiting on the totals' row", 20_000);
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        if (early) throw new Error(early);
+        const rows = await sql()`select state, wait_event_type, wait_event from pg_stat_activity where application_name = ${app}`;
+        if (rows.filter((r) => r.wait_event_type === "Lock").length >= 20) break;
+        if (Date.now() > deadline) {
+          throw new Error(`fewer than twenty creates waiting on the totals' row after 60 s: ${JSON.stringify(rows.map((r) => [r.state, r.wait_event_type, r.wait_event]))}`);
+        }
+        await Bun.sleep(25);
+      }
     } finally {
       // Released whatever happened: a failed wait must fail the test with its reason, not hang it
       // on a pool that cannot end while the holder's transaction is open.
@@ -109,7 +135,7 @@ test("twenty simultaneous 'refund everything' creates: exactly one wins, the res
   const [c] = await sql()`select count(*)::int as n, sum(amount)::text as total from app.refunds where session_id = ${s.id}`;
   expect(c).toEqual({ n: 1, total: "5000000" });
   expect((await refundedOf(sql(), [s.id])).get(s.id)).toBe("5.00");
-}, 30_000);
+}, 90_000);
 
 test("twenty simultaneous partial creates of 0.30 over 5.00: sixteen fit, never more than received", async () => {
   const s = await sessionPaid([[0, 5_000_000n]]);
@@ -118,7 +144,7 @@ test("twenty simultaneous partial creates of 0.30 over 5.00: sixteen fit, never 
   expect(outcomes.filter((o) => o === "refund_exceeds_refundable")).toHaveLength(4);
   const [c] = await sql()`select sum(amount)::text as total from app.refunds where session_id = ${s.id}`;
   expect(c!.total).toBe("4800000");
-}, 30_000);
+}, 90_000);
 
 test("paid in two tokens: split in proportion, each part within its token, the totals per token", async () => {
   const s = await sessionPaid([
