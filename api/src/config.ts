@@ -61,6 +61,22 @@ export interface Config {
    * the person's password again (SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE, in minor units).
    */
   dashboard: { signUp: boolean; refundPasswordAboveMinor: bigint };
+  /** Outgoing mail (mail/): invitations, password resets, security notices. */
+  mail: MailSettings;
+}
+
+/**
+ * Where mail goes. With `smtpUrl` (SERVICE_SMTP_URL, smtp:// or smtps://, credentials in it), to
+ * that server. Without it, a service with only sandbox networks keeps its mail in a catcher of its
+ * own (an SMTP server in the process on 127.0.0.1, SERVICE_DEV_MAIL_PORT, 0: any free port, each
+ * mail a file under <data dir>/mail and in the sandbox dashboard's Outbox); a service with a
+ * production network sends none and refuses what needs it (mail/transport.ts).
+ */
+export interface MailSettings {
+  smtpUrl: RedactedSecret | undefined;
+  /** The From of every mail (SERVICE_MAIL_FROM). */
+  from: string;
+  catcherPort: number;
 }
 
 /** The sweeper's knobs (sweeps/sweeper.ts). */
@@ -292,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKey: undefined,
     networkCheckMs: int("SERVICE_NETWORK_CHECK_SECONDS", 30, 1, 3600) * 1000,
     dashboard: { signUp: bool("SERVICE_DASHBOARD_SIGNUP", false), refundPasswordAboveMinor: amount("SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE", "500.00") },
+    mail: { smtpUrl: undefined, from: str("SERVICE_MAIL_FROM", "Paysession <no-reply@localhost>"), catcherPort: int("SERVICE_DEV_MAIL_PORT", 0, 0, 65535) },
     runner: {
       enabled: bool("SERVICE_SESSION_RUNNER", true),
       pollMs: int("SERVICE_RUNNER_POLL_MS", 50, 5, 60_000),
@@ -336,6 +353,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (rawMetricsToken) {
     if (rawMetricsToken.length >= 16 && /^[\x21-\x7e]+$/.test(rawMetricsToken)) config.metricsToken = new RedactedSecret(rawMetricsToken);
     else problems.push(`SERVICE_METRICS_TOKEN: must be at least 16 printable characters without spaces (openssl rand -hex 24)`);
+  }
+  const rawSmtp = str("SERVICE_SMTP_URL", "").trim();
+  if (rawSmtp) {
+    if (/^smtps?:\/\/[^/\s]+/.test(rawSmtp) && URL.canParse(rawSmtp)) config.mail.smtpUrl = new RedactedSecret(rawSmtp);
+    else problems.push(`SERVICE_SMTP_URL: must be smtp://[user:password@]host[:port] or smtps://… (the value is not repeated here: it may hold a password)`);
+  }
+  if (!/^[^\r\n<>]*<[^\s<>@]+@[^\s<>@]+>$|^[^\s<>@]+@[^\s<>@]+$/.test(config.mail.from)) {
+    problems.push(`SERVICE_MAIL_FROM: "${config.mail.from.slice(0, 80)}" is not an address like "Shop payments <payments@example.com>" or "payments@example.com"`);
   }
   const rawKey = str("SERVICE_ENCRYPTION_KEY", "");
   if (rawKey) {

@@ -1042,3 +1042,37 @@ export const autoReturns = app.table(
     check("auto_returns_state_chk", sql`${t.state} in ('scheduled', 'refunded', 'kept', 'merchant_refunded', 'skipped')`),
   ],
 );
+
+/**
+ * The mail outbox (mail/outbox.ts): every mail the service sends (invitations, password resets,
+ * security notices) is a row written in the transaction of what it tells, then sent by the mail
+ * worker (mail/worker.ts) with retries, so a mail is never dropped silently and never sent for a
+ * change that rolled back. The body is sealed (it may hold a single-use link); the row is kept
+ * for the dashboard's Outbox and purged a week after it was sent.
+ */
+export const mailOutbox = app.table(
+  "mail_outbox",
+  {
+    id: text("id").primaryKey(),
+    merchantId: text("merchant_id").references(() => merchants.id),
+    toAddress: text("to_address").notNull(),
+    /** What the mail is (invitation, password_reset, new_sign_in, …): for the Outbox and the logs. */
+    kind: text("kind").notNull(),
+    subject: text("subject").notNull(),
+    /** `{text, html?}` as JSON, sealed with the service's key bound to the row's id. */
+    bodySealed: text("body_sealed").notNull(),
+    state: text("state").notNull().default("pending"),
+    /** Claims so far; also the fencing token of the current claim. */
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    lastError: text("last_error"),
+    messageId: text("message_id"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    sentAt: ts("sent_at"),
+  },
+  (t) => [
+    index("mail_outbox_due_idx").on(t.nextAttemptAt).where(sql`${t.state} in ('pending', 'sending')`),
+    index("mail_outbox_merchant_idx").on(t.merchantId, t.createdAt),
+    check("mail_outbox_state_chk", sql`${t.state} in ('pending', 'sending', 'sent', 'failed')`),
+  ],
+);
