@@ -23,6 +23,7 @@ export const ID_PREFIX = {
   node: "node_",
   refund: "rf_",
   autoReturn: "ar_",
+  mail: "mail_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

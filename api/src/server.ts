@@ -38,6 +38,9 @@ import { NodePresence } from "./nodes/presence.ts";
 import { ALIVE_MS, BEAT_MS, thisNode, type NodeRole } from "./nodes/registry.ts";
 import { purgeFullBuckets } from "./http/payer-limit.ts";
 import { describeError } from "../../shared/describe-error.ts";
+import { mailModeLine, mailModeOf, smtpWhere } from "./mail/mode.ts";
+import { startMailCatcher, type MailCatcher } from "./mail/catcher.ts";
+import { MailWorker } from "./mail/worker.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
@@ -56,6 +59,10 @@ export interface RunningService {
   worker: WebhookWorker | undefined;
   /** The session actor runner of this process when it shares the API's thread (SERVICE_RUNNER_THREAD=false); unless SERVICE_SESSION_RUNNER=false or no network is enabled. */
   runner: SessionRunner | undefined;
+  /** The mail catcher of this process (no SERVICE_SMTP_URL and only sandbox networks; mail/mode.ts). */
+  mailCatcher: MailCatcher | undefined;
+  /** The mail worker of this process, unless mail is off. */
+  mailWorker: MailWorker | undefined;
   /** The sweeper of this process, once started (SERVICE_SWEEPER and at least one network). */
   readonly sweeper: Sweeper | undefined;
   /**
@@ -116,6 +123,8 @@ export async function startService(config: Config, log: (line: string) => void =
   let readiness: NetworkReadiness | undefined;
   let presence: NodePresence | undefined;
   let loopStalls: ReturnType<typeof watchLoopStalls> | undefined;
+  let mailCatcher: MailCatcher | undefined;
+  let mailWorker: MailWorker | undefined;
   const startSweeperFor = async (networks: readonly NetworkConfig[]): Promise<Sweeper | undefined> => {
     if (sweeper || !config.sweeps.enabled || networks.length === 0 || !database) return sweeper;
     sweeper = await startSweeper({
@@ -164,6 +173,15 @@ export async function startService(config: Config, log: (line: string) => void =
     // The limiter gives requests that waited through a stall of this loop what they were owed —
     // up to when the other API processes stop counting this one (its last beat ALIVE_MS old).
     loopStalls = watchLoopStalls(ALIVE_MS - BEAT_MS);
+    // Mail: the operator's SMTP server, else (sandbox only) a catcher of our own, else off.
+    const mailMode = mailModeOf(config.mail, networks.some((n) => n.environment === "production"));
+    if (mailMode === "catcher") mailCatcher = await startMailCatcher(join(config.dataDir, "mail"), config.mail.catcherPort);
+    const smtpUrl = mailMode === "smtp" ? config.mail.smtpUrl!.reveal() : mailCatcher?.url;
+    log(mailModeLine(mailMode, mailMode === "catcher" ? `${mailCatcher!.url}, ${mailCatcher!.dir}` : smtpUrl ? smtpWhere(smtpUrl) : ""));
+    if (smtpUrl) {
+      mailWorker = new MailWorker({ sql: database.sql, encryptionKey: encryption.key, smtpUrl, from: config.mail.from, log });
+      await mailWorker.start();
+    }
     // The services bag of the HTTP layer: the process's parts, made here where they live.
     const services: Services = {
       config,
@@ -179,6 +197,7 @@ export async function startService(config: Config, log: (line: string) => void =
       apiKeys: apiKeyLookups(groupedDatabase.sql),
       keyMemo: new KeyMemo(),
       creates: createGroup(groupedDatabase.sql),
+      mailMode,
     };
     if (config.webhooks.worker) {
       worker = new WebhookWorker({
@@ -245,6 +264,8 @@ export async function startService(config: Config, log: (line: string) => void =
       services,
       worker,
       runner,
+      mailCatcher,
+      mailWorker,
       get sweeper() {
         return sweeper;
       },
@@ -262,6 +283,8 @@ export async function startService(config: Config, log: (line: string) => void =
         await runnerThread?.stop();
         await sweeper?.stop();
         await worker?.stop();
+        await mailWorker?.stop();
+        await mailCatcher?.stop();
         await presence?.stop();
         await groupedDatabase?.close();
         await database!.close();
@@ -276,6 +299,8 @@ export async function startService(config: Config, log: (line: string) => void =
     await runnerThread?.stop().catch(() => {});
     await sweeper?.stop().catch(() => {});
     await worker?.stop().catch(() => {});
+    await mailWorker?.stop().catch(() => {});
+    await mailCatcher?.stop().catch(() => {});
     await presence?.stop().catch(() => {});
     await groupedDatabase?.close().catch(() => {});
     await database?.close().catch(() => {});

@@ -11,6 +11,7 @@ import type { KeyLookup } from "../credentials/store.ts";
 import type { KeyMemo } from "../credentials/key-memo.ts";
 import type { CreateGroup } from "../sessions/create/group.ts";
 import type { NodePresence } from "../nodes/presence.ts";
+import type { MailMode } from "../mail/mode.ts";
 
 /** What the HTTP layer needs from the rest of the process (built by server.ts, which owns the parts). */
 export interface Services {
@@ -37,6 +38,8 @@ export interface Services {
   creates: CreateGroup;
   /** This process in the node registry (nodes/presence.ts): the live API nodes the limiter divides by. */
   presence: NodePresence;
+  /** Where mail goes (mail/mode.ts): "off" refuses what needs mail; "catcher" shows it in the sandbox Outbox. */
+  mailMode: MailMode;
   /** GET /metrics (server.ts sets it once the HTTP front exists). */
   metrics?: MetricsRegistry;
 }
