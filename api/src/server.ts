@@ -179,7 +179,7 @@ export async function startService(config: Config, log: (line: string) => void =
     const smtpUrl = mailMode === "smtp" ? config.mail.smtpUrl!.reveal() : mailCatcher?.url;
     log(mailModeLine(mailMode, mailMode === "catcher" ? `${mailCatcher!.url}, ${mailCatcher!.dir}` : smtpUrl ? smtpWhere(smtpUrl) : ""));
     if (smtpUrl) {
-      mailWorker = new MailWorker({ sql: database.sql, encryptionKey: encryption.key, smtpUrl, from: config.mail.from, log });
+      mailWorker = new MailWorker({ sql: database.sql, encryptionKey: encryption.key, smtpUrl, from: config.mail.from, dashboardUrl: new URL("dashboard", config.publicUrl).href, log });
       await mailWorker.start();
     }
     // The services bag of the HTTP layer: the process's parts, made here where they live.

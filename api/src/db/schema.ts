@@ -1056,11 +1056,17 @@ export const mailOutbox = app.table(
     id: text("id").primaryKey(),
     merchantId: text("merchant_id").references(() => merchants.id),
     toAddress: text("to_address").notNull(),
-    /** What the mail is (invitation, password_reset, new_sign_in, …): for the Outbox and the logs. */
+    /** What the mail is (password_reset, settlement_changed, …): for the Outbox and the logs. */
     kind: text("kind").notNull(),
-    subject: text("subject").notNull(),
-    /** `{text, html?}` as JSON, sealed with the service's key bound to the row's id. */
-    bodySealed: text("body_sealed").notNull(),
+    /**
+     * A written mail: its subject, and `{text, html?}` as JSON sealed with the service's key
+     * bound to the row's id. A security notice has neither: the trigger on app.security_events
+     * queues it in the change's transaction, and the worker writes it from that line when it
+     * sends (mail/notices.ts).
+     */
+    subject: text("subject"),
+    bodySealed: text("body_sealed"),
+    securityEventId: text("security_event_id").references(() => securityEvents.id),
     state: text("state").notNull().default("pending"),
     /** Claims so far; also the fencing token of the current claim. */
     attempts: integer("attempts").notNull().default(0),
@@ -1074,5 +1080,26 @@ export const mailOutbox = app.table(
     index("mail_outbox_due_idx").on(t.nextAttemptAt).where(sql`${t.state} in ('pending', 'sending')`),
     index("mail_outbox_merchant_idx").on(t.merchantId, t.createdAt),
     check("mail_outbox_state_chk", sql`${t.state} in ('pending', 'sending', 'sent', 'failed')`),
+    check("mail_outbox_content_chk", sql`(${t.subject} is not null and ${t.bodySealed} is not null) or ${t.securityEventId} is not null`),
   ],
+);;
+
+/**
+ * Password reset links (dashboard/password-resets.ts): the emailed link carries a random secret
+ * whose SHA-256 is the key here, so a database read gives no one a reset. Single use (used_at),
+ * 30 minutes (expires_at); a reset ends every other link of the person and all their logins.
+ */
+export const passwordResets = app.table(
+  "password_resets",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: "cascade" }),
+    ip: text("ip"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+    usedAt: ts("used_at"),
+  },
+  (t) => [index("password_resets_user_idx").on(t.userId, t.createdAt)],
 );

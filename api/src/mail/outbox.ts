@@ -12,8 +12,12 @@ import { seal, unseal } from "../credentials/seal.ts";
 /** NOTIFY channel the worker listens on (sent at commit, so it never sees an uncommitted mail). */
 export const MAIL_CHANNEL = "paysession_mail";
 
-/** What a mail is for (shown in the Outbox, chosen by the one who writes it). */
-export const MAIL_KINDS = ["password_reset", "settlement_changed", "production_key_created", "password_changed", "test"] as const;
+/**
+ * What a mail is for (shown in the Outbox). Written mails name theirs; a security notice's kind is
+ * its security-history action (settlement_address_changed, api_key_created, password_changed,
+ * password_reset: the trigger of drizzle/0030_mail_outbox.sql).
+ */
+export const MAIL_KINDS = ["password_reset_link", "test"] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 export interface NewMail {

@@ -14,6 +14,7 @@ import { eventually } from "../../../testing/eventually.ts";
 import { startMailCatcher, type MailCatcher } from "./catcher.ts";
 import { enqueueMail } from "./outbox.ts";
 import { MailWorker } from "./worker.ts";
+import { createUser } from "../dashboard/users.ts";
 
 let svc: TestService;
 let catcher: MailCatcher;
@@ -113,7 +114,7 @@ test("a 5xx answer fails the mail at once with the server's words; a 4xx keeps i
   ] as const) {
     const server = await refusingServer(code);
     // The service's worker sends to the catcher; this one to the refusing server, on rows the other cannot reach first.
-    const worker = new MailWorker({ sql: sql(), encryptionKey: key(), smtpUrl: server.url, from: "payments@shop.test" });
+    const worker = new MailWorker({ sql: sql(), encryptionKey: key(), smtpUrl: server.url, from: "payments@shop.test", dashboardUrl: "http://x/dashboard" });
     try {
       await svc.mailWorker!.stop();
       const id = await queued(`refused ${code}`);
@@ -131,7 +132,7 @@ test("a 5xx answer fails the mail at once with the server's words; a 4xx keeps i
 });
 
 test("a mail whose sender died mid-send (its lease ran out) is sent again; a late result of the old claim changes nothing", async () => {
-  const worker = new MailWorker({ sql: sql(), encryptionKey: key(), smtpUrl: catcher.url, from: "payments@shop.test" });
+  const worker = new MailWorker({ sql: sql(), encryptionKey: key(), smtpUrl: catcher.url, from: "payments@shop.test", dashboardUrl: "http://x/dashboard" });
   try {
     const id = await enqueueMail(sql(), key(), { to: "carol@example.com", kind: "test", subject: "lease", text: "hello" });
     // As a worker that claimed it and died: sending, attempts 1, its lease over.
@@ -145,4 +146,27 @@ test("a mail whose sender died mid-send (its lease ran out) is sent again; a lat
   } finally {
     await worker.stop();
   }
+});
+
+test("a production settlement change through the API tells every person of the account, written from its history line; a sandbox one tells no one", async () => {
+  const m = await svc.merchant("Notice Shop");
+  for (const email of ["owner@notice.test", "finance@notice.test"]) await createUser(svc.services.database.db, m.merchant.id, email, "a long enough password");
+  const sandbox = await svc.call("PUT", "/settlement-addresses/31337", { auth: m.sandboxKey, body: { address: "0x00000000000000000000000000000000000000a1" } });
+  expect(sandbox.status).toBe(200);
+  // The service's worker was stopped by the test above: one of the test's own sends.
+  const worker = new MailWorker({ sql: sql(), encryptionKey: key(), smtpUrl: catcher.url, from: "payments@shop.test", dashboardUrl: "http://x/dashboard" });
+  await worker.start();
+  const before = safeMails().length;
+  const set = await svc.call("PUT", "/settlement-addresses/8453", { auth: m.liveKey, body: { address: "0x00000000000000000000000000000000000000b2" } });
+  expect(set.status).toBe(200);
+  const files = await eventually(() => (safeMails().length >= before + 2 ? safeMails() : undefined), "two notices").finally(() => worker.stop());
+  const parsed = await Promise.all(files.slice(before).map((f) => simpleParser(readFileSync(join(catcher.dir, f)))));
+  expect(parsed.map((p) => (p.to as { value: { address: string }[] }).value[0]!.address).sort()).toEqual(["finance@notice.test", "owner@notice.test"]);
+  for (const p of parsed) {
+    expect(p.subject).toBe("Notice Shop: the production settlement address on Base was changed");
+    expect(p.text).toMatch(/now: {4}0x0{38}[bB]2/);
+    expect(p.text).toMatch(/API key sk_live_\w+… changed where Notice Shop's production payments on Base settle/);
+  }
+  const rows = await sql()`select kind, count(*)::int as n from app.mail_outbox where merchant_id = ${m.merchant.id} group by kind`;
+  expect(rows.map((r) => [r.kind, r.n])).toEqual([["settlement_address_changed", 2]]);
 });

@@ -19,6 +19,7 @@ import type { Sql } from "postgres";
 import nodemailer, { type Transporter } from "nodemailer";
 import { MAIL_CHANNEL, openBody } from "./outbox.ts";
 import { sendFailureOutcome } from "./outcome.ts";
+import { writeNotice, type WrittenMail } from "./notices.ts";
 import { Pump } from "../pump.ts";
 import { describeError } from "../../../shared/describe-error.ts";
 
@@ -33,15 +34,25 @@ export interface MailWorkerOptions {
   /** smtp:// or smtps:// URL of the server to send through (the operator's, or the catcher's). */
   smtpUrl: string;
   from: string;
+  /** The dashboard's public URL (…/dashboard), for the links a notice names. */
+  dashboardUrl: string;
   log?: (line: string) => void;
 }
 
 interface Claimed {
   id: string;
   to_address: string;
-  subject: string;
-  body_sealed: string;
+  subject: string | null;
+  body_sealed: string | null;
   attempts: number;
+  /** A security notice: its line, joined at the claim. */
+  action: string | null;
+  environment: string | null;
+  email: string | null;
+  ip: string | null;
+  detail: Record<string, unknown> | null;
+  line_at: Date | null;
+  merchant_name: string | null;
 }
 
 export class MailWorker {
@@ -88,19 +99,31 @@ export class MailWorker {
        where m.id in (select id from app.mail_outbox
                        where state in ('pending', 'sending') and next_attempt_at <= now()
                        order by next_attempt_at limit ${CLAIM_BATCH} for update skip locked)
-      returning m.id, m.to_address, m.subject, m.body_sealed, m.attempts`) as unknown as Claimed[];
-    for (const mail of claimed) await this.send(mail);
+      returning m.id, m.to_address, m.subject, m.body_sealed, m.attempts,
+        (select row_to_json(l) from (select e.action, e.environment, e.email, e.ip, e.detail, e.created_at as line_at,
+                 (select name from app.merchants where id = e.merchant_id) as merchant_name
+            from app.security_events e where e.id = m.security_event_id) l) as line`) as unknown as (Claimed & { line: Record<string, unknown> | null })[];
+    for (const { line, ...mail } of claimed) await this.send({ ...mail, ...(line ?? {}) } as Claimed);
     if (claimed.length === CLAIM_BATCH) return 0;
     const [next] = await sql`select extract(epoch from (min(next_attempt_at) - now())) * 1000 as ms from app.mail_outbox where state in ('pending', 'sending')`;
     const ms = next?.ms === null || next?.ms === undefined ? POLL_MS : Math.max(0, Math.ceil(Number(next.ms)));
     return Math.min(ms, POLL_MS);
   }
 
+  /** The mail as sent: a written one opened, a notice written from its line. Throws when a body does not open. */
+  private write(mail: Claimed): WrittenMail & { html?: string } {
+    if (mail.body_sealed !== null && mail.subject !== null) return { subject: mail.subject, ...openBody(this.opts.encryptionKey, mail.id, mail.body_sealed) };
+    return writeNotice(
+      { action: mail.action ?? "", environment: mail.environment, email: mail.email, ip: mail.ip, detail: mail.detail ?? {}, createdAt: new Date(String(mail.line_at)), merchantName: mail.merchant_name ?? "Your account" },
+      this.opts.dashboardUrl,
+    );
+  }
+
   private async send(mail: Claimed): Promise<void> {
     const sql = this.opts.sql;
-    let body;
+    let written: WrittenMail & { html?: string };
     try {
-      body = openBody(this.opts.encryptionKey, mail.id, mail.body_sealed);
+      written = this.write(mail);
     } catch {
       // Sealed under another key (SERVICE_ENCRYPTION_KEY changed): it can never be sent.
       await sql`update app.mail_outbox set state = 'failed', last_error = 'its body does not open with this service''s encryption key' where id = ${mail.id} and attempts = ${mail.attempts}`;
@@ -108,7 +131,7 @@ export class MailWorker {
     }
     const messageId = `<${mail.id}@paysession.mail>`;
     try {
-      await this.transport.sendMail({ from: this.opts.from, to: mail.to_address, subject: mail.subject, text: body.text, html: body.html, messageId });
+      await this.transport.sendMail({ from: this.opts.from, to: mail.to_address, subject: written.subject, text: written.text, html: written.html, messageId });
       await sql`update app.mail_outbox set state = 'sent', sent_at = now(), message_id = ${messageId}, last_error = null where id = ${mail.id} and attempts = ${mail.attempts}`;
     } catch (e) {
       const outcome = sendFailureOutcome(e, mail.attempts);
