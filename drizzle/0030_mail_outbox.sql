@@ -26,12 +26,15 @@ CREATE TABLE "app"."password_resets" (
 	"used_at" timestamp with time zone
 );
 --> statement-breakpoint
+ALTER TABLE "app"."dashboard_logins" ADD COLUMN "user_agent" text;--> statement-breakpoint
 ALTER TABLE "app"."mail_outbox" ADD CONSTRAINT "mail_outbox_merchant_id_merchants_id_fk" FOREIGN KEY ("merchant_id") REFERENCES "app"."merchants"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "app"."mail_outbox" ADD CONSTRAINT "mail_outbox_security_event_id_security_events_id_fk" FOREIGN KEY ("security_event_id") REFERENCES "app"."security_events"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "app"."password_resets" ADD CONSTRAINT "password_resets_user_id_dashboard_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "app"."dashboard_users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "mail_outbox_due_idx" ON "app"."mail_outbox" USING btree ("next_attempt_at") WHERE "app"."mail_outbox"."state" in ('pending', 'sending');--> statement-breakpoint
 CREATE INDEX "mail_outbox_merchant_idx" ON "app"."mail_outbox" USING btree ("merchant_id","created_at");--> statement-breakpoint
 CREATE INDEX "password_resets_user_idx" ON "app"."password_resets" USING btree ("user_id","created_at");--> statement-breakpoint
+CREATE INDEX "security_events_reset_email_idx" ON "app"."security_events" USING btree ("email","created_at" DESC NULLS LAST) WHERE "app"."security_events"."action" = 'password_reset_requested';--> statement-breakpoint
+CREATE INDEX "security_events_reset_ip_idx" ON "app"."security_events" USING btree ("ip","created_at" DESC NULLS LAST) WHERE "app"."security_events"."action" = 'password_reset_requested';--> statement-breakpoint
 -- Security notices: a line of the security history that a person must hear about queues its
 -- mails in the same transaction, whichever code wrote it (the dashboard, the API, the admin CLI).
 -- The worker writes the mail from the line when it sends (api/src/mail/notices.ts).

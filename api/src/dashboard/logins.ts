@@ -5,7 +5,7 @@
  * and a sign-out write their security-history line in their own transaction: a login never
  * starts or ends unrecorded.
  */
-import { and, eq, gt } from "drizzle-orm";
+import { and, desc, eq, gt, ne } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { dashboardLogins, dashboardUsers, merchants } from "../db/schema.ts";
 import { newSecret } from "../../../shared/ids.ts";
@@ -37,6 +37,7 @@ export async function startLogin(
   user: Pick<UserRow, "id" | "merchantId" | "email">,
   ip: string | null,
   detail: Record<string, unknown> = {},
+  userAgent: string | null = null,
 ): Promise<{ token: string; csrfToken: string }> {
   const token = `dsh_${newSecret()}`;
   const csrfToken = newSecret();
@@ -45,6 +46,7 @@ export async function startLogin(
     userId: user.id,
     csrfToken,
     ip,
+    userAgent: userAgent?.slice(0, 300) ?? null,
     expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000),
   });
   await recordSecurityEvent(tx, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in", detail);
@@ -52,8 +54,29 @@ export async function startLogin(
 }
 
 /** Signs a user whose password was checked in: the login and its line commit together, or neither does. */
-export function signIn(db: Db, user: Pick<UserRow, "id" | "merchantId" | "email">, ip: string | null): Promise<{ token: string; csrfToken: string }> {
-  return db.transaction((tx) => startLogin(tx, user, ip));
+export function signIn(db: Db, user: Pick<UserRow, "id" | "merchantId" | "email">, ip: string | null, userAgent: string | null = null): Promise<{ token: string; csrfToken: string }> {
+  return db.transaction((tx) => startLogin(tx, user, ip, {}, userAgent));
+}
+
+/** A person's signed-in sessions (their devices), newest first. */
+export async function loginsOf(db: Db, userId: string): Promise<{ tokenHash: string; ip: string | null; userAgent: string | null; createdAt: Date; lastSeenAt: Date }[]> {
+  return db
+    .select({ tokenHash: dashboardLogins.tokenHash, ip: dashboardLogins.ip, userAgent: dashboardLogins.userAgent, createdAt: dashboardLogins.createdAt, lastSeenAt: dashboardLogins.lastSeenAt })
+    .from(dashboardLogins)
+    .where(and(eq(dashboardLogins.userId, userId), gt(dashboardLogins.expiresAt, new Date())))
+    .orderBy(desc(dashboardLogins.createdAt));
+}
+
+/** Ends every other signed-in session of the person (this one stays); the line in the same transaction. Returns how many ended. */
+export async function endOtherLogins(db: Db, login: Pick<Login, "tokenHash" | "user">, actor: Actor): Promise<number> {
+  return db.transaction(async (tx) => {
+    const ended = await tx
+      .delete(dashboardLogins)
+      .where(and(eq(dashboardLogins.userId, login.user.id), ne(dashboardLogins.tokenHash, login.tokenHash)))
+      .returning({ tokenHash: dashboardLogins.tokenHash });
+    await recordSecurityEvent(tx, actor, "signed_out_others", { ended: ended.length });
+    return ended.length;
+  });
 }
 
 export async function findLogin(db: Db, token: string): Promise<Login | undefined> {

@@ -28,7 +28,12 @@ export const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** Every answer under /dashboard carries them, the HTTP front's and the router's errors too (http/page-families.ts). */
-export const DASHBOARD_PAGES: PageFamily = { prefix: "/dashboard", headers: SECURITY_HEADERS };
+export const DASHBOARD_PAGES: PageFamily = {
+  prefix: "/dashboard",
+  headers: SECURITY_HEADERS,
+  // A reset link's path is a credential until used: never in a log line.
+  loggedPath: (path) => path.replace(/^\/dashboard\/reset-password\/[^/]+/, "/dashboard/reset-password/{token}"),
+};
 
 export function page(body: Html | string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(body.toString(), { status, headers: { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS, ...headers } });

@@ -3,8 +3,9 @@
  * password is kept only as an argon2id hash (Bun.password); the email is stored lowercase.
  */
 import { eq } from "drizzle-orm";
+import type { TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
-import { dashboardLogins, dashboardUsers } from "../db/schema.ts";
+import { dashboardUsers } from "../db/schema.ts";
 import { newId } from "../../../shared/ids.ts";
 import { BaseError } from "../../../shared/base-error.ts";
 
@@ -91,13 +92,21 @@ export async function checkPassword(user: UserRow | undefined, password: string)
   return (await Bun.password.verify(password, user.passwordHash)) ? user : undefined;
 }
 
-/** A new password ends every signed-in session of the user (the caller signs the person in again). */
-export async function changePassword(db: Db, userId: string, password: string): Promise<void> {
+/** Checks and hashes a new password (before any transaction: the ~50 ms of hashing holds no connection). Throws UserInputError. */
+export async function hashNewPassword(password: string): Promise<string> {
   const problem = passwordProblem(password);
   if (problem) throw new UserInputError(problem);
-  const hash = await Bun.password.hash(password, HASH);
-  await db.transaction(async (tx) => {
-    await tx.update(dashboardUsers).set({ passwordHash: hash, passwordChangedAt: new Date() }).where(eq(dashboardUsers.id, userId));
-    await tx.delete(dashboardLogins).where(eq(dashboardLogins.userId, userId));
-  });
+  return Bun.password.hash(password, HASH);
+}
+
+/** In `tx`: the user's new password hash, and every signed-in session of theirs ended (the caller may start one for this browser). */
+export async function replacePassword(tx: TransactionSql, userId: string, passwordHash: string): Promise<void> {
+  await tx`update app.dashboard_users set password_hash = ${passwordHash}, password_changed_at = now() where id = ${userId}`;
+  await tx`delete from app.dashboard_logins where user_id = ${userId}`;
+}
+
+/** A new password ends every signed-in session of the user (the operator's `admin user:password`, the demo user). */
+export async function changePassword(db: Db, userId: string, password: string): Promise<void> {
+  const hash = await hashNewPassword(password);
+  await db.$client.begin((tx) => replacePassword(tx, userId, hash));
 }

@@ -690,6 +690,8 @@ export const dashboardLogins = app.table(
       .references(() => dashboardUsers.id, { onDelete: "cascade" }),
     csrfToken: text("csrf_token").notNull(),
     ip: text("ip"),
+    /** The browser's User-Agent at sign-in (at most 300 characters): how the person's device list names it. */
+    userAgent: text("user_agent"),
     createdAt: ts("created_at").notNull().defaultNow(),
     lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
     expiresAt: ts("expires_at").notNull(),
@@ -721,6 +723,9 @@ export const securityEvents = app.table(
     index("security_events_merchant_idx").on(t.merchantId, t.createdAt.desc(), t.id.desc()),
     index("security_events_failures_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
     index("security_events_ip_failures_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
+    // The reset-link throttle's counts (dashboard/password-resets.ts).
+    index("security_events_reset_email_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'password_reset_requested'`),
+    index("security_events_reset_ip_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'password_reset_requested'`),
   ],
 );
 

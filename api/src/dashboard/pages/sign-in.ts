@@ -18,6 +18,7 @@ export function signInPage(args: { csrf: string; email?: string; error?: string;
     <input id="password" name="password" type="password" autocomplete="current-password" required>
     <button type="submit" class="primary">Sign in</button>
   </form>
+  <p><a href="/dashboard/forgot-password">Forgot your password?</a></p>
   ${args.signUp ? html`<p>No account yet? <a href="/dashboard/sign-up">Create one</a>.</p>` : html`<p class="muted">Accounts are created by your Paysession operator (<code>bun run admin user:create</code>).</p>`}
 </div>`,
   );

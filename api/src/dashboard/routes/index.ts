@@ -16,6 +16,7 @@ import { dashboardKit } from "./kit.ts";
 import { securityRoutes } from "./security.ts";
 import { settlementRoutes } from "./settlement.ts";
 import { signInRoutes } from "./sign-in.ts";
+import { passwordResetRoutes } from "./password-reset.ts";
 import { refundBalanceRoutes } from "./refund-balance.ts";
 import { refundRoutes } from "./refunds.ts";
 import { refundApprovalRoutes } from "./refund-approvals.ts";
@@ -29,6 +30,7 @@ export function dashboardRoutes(services: Services) {
   return new Elysia()
     .use(entryRoutes(kit))
     .use(signInRoutes(kit))
+    .use(passwordResetRoutes(kit))
     .use(homeRoutes(kit))
     .use(transactionsRoutes(kit))
     .use(exportRoutes(kit))

@@ -10,47 +10,36 @@ import { findInChain } from "../../../../shared/error-chain.ts";
 import { recentFailures, recordSecurityEvent } from "../../credentials/security-history.ts";
 import { retryAfterSeconds } from "../../credentials/sign-in-throttle.ts";
 import { errorPage } from "../context.ts";
-import { cookieName, cookiePath, endLogin, loginCookie, readCookie, signIn } from "../logins.ts";
+import { endLogin, loginCookie, signIn } from "../logins.ts";
+import { preSession } from "./pre-session.ts";
 import { signInPage, signUpPage } from "../pages/sign-in.ts";
-import { clientIp, currentLogin, originProblem, page, readForm, redirect, sameSecret, SECURITY_HEADERS } from "../request.ts";
+import { clientIp, currentLogin, page, readForm, redirect, SECURITY_HEADERS } from "../request.ts";
 import { signUp } from "../sign-up.ts";
 import { checkPassword, findUserByEmail, normalizeEmail, UserInputError } from "../users.ts";
 import { HIDE, HOME, SIGNED_OUT, type DashboardKit } from "./kit.ts";
 
-/** Sign-in's and sign-up's own CSRF cookie, before there is a signed-in session to hold a token. */
-const PRE_COOKIE = "ps_dashboard_pre";
+const PASSWORD_RESET = "Your password is set. Sign in with it; every other device was signed out.";
 
 function safeNext(next: string | null | undefined): string | undefined {
   return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
 }
 
 export function signInRoutes({ services, db, secure, actionRoute, guard }: DashboardKit) {
-  const preCookie = (v: string, maxAge = 3600) => `${cookieName(PRE_COOKIE, secure)}=${v}; Path=${cookiePath(secure)}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+  const { preCookie, preOk } = preSession(secure);
 
   /** The sign-in form with a fresh pre-session CSRF token (double submit: cookie and field). */
   function signInForm(args: { email?: string; error?: string; next?: string; notice?: string }, status = 200, extra: Record<string, string> = {}) {
     const csrf = newSecret();
     return page(signInPage({ csrf, signUp: services.config.dashboard.signUp, ...args }), status, { "set-cookie": preCookie(csrf), ...extra });
   }
-  /**
-   * Sign-in and sign-up have no session yet: their form token is matched against a cookie of
-   * their own (double submit). Cookies know no ports, so a page on another port of this host
-   * could plant that cookie; the origin check is what refuses its post.
-   */
-  const preOk = async (request: Request, form: URLSearchParams) => {
-    if (originProblem(request)) return false;
-    const cookie = readCookie(request.headers.get("cookie"), cookieName(PRE_COOKIE, secure));
-    const sent = form.get("_csrf");
-    return !!cookie && !!sent && sameSecret(cookie, sent);
-  };
-
   return new Elysia()
     .get(
       "/dashboard/sign-in",
       ({ request, query }) =>
         guard(async (r) => {
           if (await currentLogin(services, r)) return redirect(safeNext(query.next) ?? HOME);
-          return signInForm({ next: safeNext(query.next), notice: query.notice === "signed-out" ? SIGNED_OUT : undefined });
+          const notice = query.notice === "signed-out" ? SIGNED_OUT : query.notice === "password-reset" ? PASSWORD_RESET : undefined;
+          return signInForm({ next: safeNext(query.next), notice });
         })(request),
       HIDE,
     )
@@ -77,7 +66,7 @@ export function signInRoutes({ services, db, secure, actionRoute, guard }: Dashb
             return signInForm({ email: rawEmail, next, error: "Wrong email or password." }, 401);
           }
           // The login and its security-history line commit together (logins.ts).
-          const { token } = await signIn(db, user, ip);
+          const { token } = await signIn(db, user, ip, r.headers.get("user-agent"));
           const headers = new Headers({ location: next ?? HOME, ...SECURITY_HEADERS });
           headers.append("set-cookie", loginCookie(token, secure));
           headers.append("set-cookie", preCookie("", 0));
