@@ -37,6 +37,7 @@ const WITHOUT_DATABASE = new Map([
   ["GET /dashboard/assets/:file", "a static asset"],
   ["GET /refund/assets/:file", "a static asset"],
   ["GET /dashboard/sign-up", "a form; its post reads the database"],
+  ["GET /dashboard/forgot-password", "a form; its post reads the database"],
   ["GET /docs", "a static page"],
   ["GET /docs/json", "the document, built from the routes"],
   ["GET /docs/assets/:name", "a static asset"],
@@ -90,7 +91,8 @@ afterAll(async () => {
 
 async function startService(env: Record<string, string>): Promise<Service> {
   const svc = await startTestService(
-    { SERVICE_WEBHOOK_WORKER: "false", SERVICE_DASHBOARD_SIGNUP: "true", ...env },
+    // Mail set (to a port where nothing listens: sends fail and wait), so forgot-password's post reads the database as it does where mail is set.
+    { SERVICE_WEBHOOK_WORKER: "false", SERVICE_DASHBOARD_SIGNUP: "true", SERVICE_SMTP_URL: "smtp://127.0.0.1:9", ...env },
     { resolver: async () => ["93.184.215.14"] },
   );
   const form = await fetch(`${svc.url}/dashboard/sign-in`);
@@ -152,6 +154,7 @@ function fill(s: Setup, path: string): string {
     refundId: () => "rf_000000000000000000000000",
     // A link id of the right form, so that its page reaches the database.
     linkId: () => `rl_${"0".repeat(40)}`,
+    token: () => `rst_${"0".repeat(40)}`,
     id: () => (/\/events\//.test(path) ? s.eventId : /webhook/.test(path) ? s.endpointId : s.sessionId),
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
@@ -179,7 +182,7 @@ function requestFor(s: Setup, method: string, route: string): { url: string; ini
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (route.startsWith("/dashboard")) {
-    const preSession = route === "/dashboard/sign-in" || route === "/dashboard/sign-up";
+    const preSession = ["/dashboard/sign-in", "/dashboard/sign-up", "/dashboard/forgot-password", "/dashboard/reset-password/:token"].includes(route);
     if (method === "POST") {
       headers["content-type"] = "application/x-www-form-urlencoded";
       const fields: Record<string, string> = preSession

@@ -29,12 +29,13 @@ export function passwordResetRoutes({ services, db, secure, guard }: DashboardKi
   }
 
   return new Elysia()
-    .get("/dashboard/forgot-password", ({ request }) => guard(async () => askForm({}, mailOff() ? 503 : 200))(request), HIDE)
+    .get("/dashboard/forgot-password", ({ request }) => guard(async () => askForm({}))(request), HIDE)
     .post(
       "/dashboard/forgot-password",
       ({ request }) =>
         guard(async (r) => {
-          if (mailOff()) return askForm({}, 503);
+          // No mail on this service: a configuration, not an outage; the page says whom to ask.
+          if (mailOff()) return askForm({}, 409);
           const form = await readForm(r);
           const raw = (form.get("email") ?? "").slice(0, 254);
           if (!preOk(r, form)) return askForm({ email: raw, error: "The form expired. Try again." }, 403);
