@@ -97,3 +97,22 @@ test("a production refund from the dashboard asks for the password above SERVICE
   expect(loadConfig({ SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE: "25.50" }).dashboard.refundPasswordAboveMinor).toBe(2550n);
   expect(() => loadConfig({ SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE: "lots" })).toThrow(/SERVICE_DASHBOARD_REFUND_PASSWORD_ABOVE/);
 });
+
+test("SERVICE_TRUSTED_PROXIES: empty by default (nobody trusted); each bad entry named on its own line", () => {
+  expect(loadConfig({}).trustedProxies.empty).toBe(true);
+  const c = loadConfig({ SERVICE_TRUSTED_PROXIES: "10.0.0.0/8, 127.0.0.1, ::1, fd00::/8" });
+  expect(c.trustedProxies.entries).toEqual(["10.0.0.0/8", "127.0.0.1", "::1", "fd00::/8"]);
+  expect(c.trustedProxies.isTrusted("10.20.30.40")).toBe(true);
+  expect(c.trustedProxies.isTrusted("203.0.113.7")).toBe(false);
+  let err: unknown;
+  try {
+    loadConfig({ SERVICE_TRUSTED_PROXIES: "10.0.0.0/33, 127.0.0.1, proxy.internal" });
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(ConfigError);
+  expect((err as ConfigError).problems).toEqual([
+    `SERVICE_TRUSTED_PROXIES: "10.0.0.0/33": the prefix length must be a whole number 0..32`,
+    `SERVICE_TRUSTED_PROXIES: "proxy.internal" is not an IPv4 or IPv6 address or CIDR (like 10.0.0.0/8, 127.0.0.1, fd00::/8; no ports, brackets or zone ids)`,
+  ]);
+});

@@ -6,10 +6,16 @@
 import { parseAmount } from "../../shared/money.ts";
 import { DEFAULT_RETRY_SCHEDULE, parseSchedule } from "./retry-schedule.ts";
 import { BaseError } from "../../shared/base-error.ts";
+import { parseTrustedProxies, TrustedProxies } from "./trusted-proxies.ts";
 
 export interface Config {
   port: number;
   bindHost: string;
+  /**
+   * SERVICE_TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For is believed (trusted-proxies.ts).
+   * Empty (the default): none; every request's client address is its socket peer.
+   */
+  trustedProxies: TrustedProxies;
   publicUrl: URL;
   sandboxPublicUrl: URL;
   databaseUrl: string | undefined;
@@ -275,6 +281,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     port,
     bindHost: str("SERVICE_BIND_HOST", "127.0.0.1"),
+    trustedProxies: TrustedProxies.NONE,
     publicUrl,
     sandboxPublicUrl: url("SERVICE_SANDBOX_PUBLIC_URL", publicUrl.toString()),
     databaseUrl,
@@ -343,6 +350,9 @@ export function loadConfig(env: Env = process.env): Config {
       relayerPrivateKey: undefined,
     },
   };
+  const trusted = parseTrustedProxies(str("SERVICE_TRUSTED_PROXIES", ""));
+  config.trustedProxies = trusted.proxies;
+  for (const p of trusted.problems) problems.push(`SERVICE_TRUSTED_PROXIES: ${p}`);
   const rawRelayerKey = str("SERVICE_RELAYER_PRIVATE_KEY", "").trim();
   if (rawRelayerKey) {
     if (/^0x[0-9a-fA-F]{64}$/.test(rawRelayerKey) && !/^0x0{64}$/.test(rawRelayerKey)) {

@@ -241,6 +241,7 @@ export async function startService(config: Config, log: (line: string) => void =
       hostname: config.bindHost,
       requestTimeoutMs: config.requestTimeoutMs,
       metrics: httpMetrics,
+      trustedProxies: config.trustedProxies,
     });
     const server = front.server;
     const url = `http://${config.bindHost}:${server.port}`;

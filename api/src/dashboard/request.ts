@@ -8,7 +8,7 @@ import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { Html } from "./html.ts";
 import { cookieName, findLogin, LOGIN_COOKIE, readCookie, secureCookies, type Login } from "./logins.ts";
 import { timingSafeEqual } from "node:crypto";
-import { clientAddresses } from "../http/client-address.ts";
+import { clientAddress } from "../http/client-address.ts";
 import type { PageFamily } from "../http/page-families.ts";
 import { BaseError } from "../../../shared/base-error.ts";
 
@@ -52,9 +52,9 @@ export async function currentLogin(services: Services, request: Request): Promis
   return token ? findLogin(services.database.db, token) : undefined;
 }
 
-/** The client's address as the socket saw it (never a header a client could forge). */
+/** The client's address: the socket peer, or the client a trusted proxy names (http/client-address.ts). */
 export function clientIp(request: Request): string | null {
-  return clientAddresses.get(request) ?? null;
+  return clientAddress(request);
 }
 
 const MAX_FORM_BYTES = 16 * 1024;

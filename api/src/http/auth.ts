@@ -14,7 +14,7 @@ import { findSessionByToken } from "../sessions/repository.ts";
 import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
 import type { ChangedBy } from "../credentials/security-history.ts";
-import { clientAddresses } from "./client-address.ts";
+import { clientAddress } from "./client-address.ts";
 
 export interface ApiKeyAuth {
   environment: Environment;
@@ -161,7 +161,7 @@ export async function requireSessionToken(services: Services, request: Request):
 /** Who a request's change is by, for its security-history line: the key, named by its id and prefix, from the caller's address. */
 export function changedBy(auth: ApiKeyAuth, request: Request): ChangedBy {
   return {
-    actor: { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddresses.get(request) ?? null },
+    actor: { merchantId: auth.merchant.id, userId: null, email: null, ip: clientAddress(request) },
     environment: auth.environment,
     detail: { via: "api", keyId: auth.key.id, keyPrefix: auth.key.prefix },
   };

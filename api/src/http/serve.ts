@@ -18,6 +18,7 @@ import { requestsOutage, type App } from "./app.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import { clientAddresses } from "./client-address.ts";
 import { withinBodyCap } from "./body.ts";
+import { clientAddressOf, type TrustedProxies } from "../trusted-proxies.ts";
 
 const COMMIT_GRACE_MS = 2000;
 
@@ -34,7 +35,7 @@ export interface HttpFront {
 
 export function serveApp(
   app: App,
-  opts: { port: number; hostname: string; requestTimeoutMs: number; metrics: HttpMetrics },
+  opts: { port: number; hostname: string; requestTimeoutMs: number; metrics: HttpMetrics; trustedProxies: TrustedProxies },
 ): HttpFront {
   let draining = false;
   let inFlight = 0;
@@ -64,7 +65,10 @@ export function serveApp(
     async fetch(received, srv) {
       const t0 = performance.now();
       const request = absolute(received, srv);
-      const ip = srv.requestIP(received)?.address;
+      // The one client address every reader gets (client-address.ts): X-Forwarded-For counts only
+      // from a trusted proxy. Headers.get joins repeated headers with ", ", in order.
+      const peer = srv.requestIP(received)?.address;
+      const ip = peer ? clientAddressOf(peer, opts.trustedProxies.empty ? null : received.headers.get("x-forwarded-for"), opts.trustedProxies) : undefined;
       if (ip) clientAddresses.set(request, ip);
       if (draining) {
         return finish(
