@@ -9,7 +9,8 @@ export interface Browser {
   readonly cookie: string;
   csrf: string;
   get(path: string): Promise<Response>;
-  post(path: string, fields?: Record<string, string>, opts?: { csrf?: string | null; headers?: Record<string, string> }): Promise<Response>;
+  /** `fields` as pairs where a name repeats (checkboxes). */
+  post(path: string, fields?: Record<string, string> | [string, string][], opts?: { csrf?: string | null; headers?: Record<string, string> }): Promise<Response>;
   /** The page a 303 points to, as a browser follows it (with the cookies it set). */
   follow(res: Response): Promise<Response>;
 }

@@ -94,6 +94,7 @@ export const ERROR_CATALOGUE = {
   },
   api_key_invalid: { status: 401, type: "authentication_error", message: "The API key is not valid." },
   api_key_revoked: { status: 401, type: "authentication_error", message: "The API key was revoked." },
+  api_key_expired: { status: 401, type: "authentication_error", message: "The API key has expired. Create a new one in the dashboard (Settings, API keys)." },
   session_token_invalid: { status: 401, type: "authentication_error", message: "The session token is not valid." },
   session_token_expired: { status: 401, type: "authentication_error", message: "The session token has expired." },
   metrics_token_invalid: { status: 401, type: "authentication_error", message: "The metrics token is not valid (SERVICE_METRICS_TOKEN)." },
@@ -101,6 +102,11 @@ export const ERROR_CATALOGUE = {
     status: 403,
     type: "permission_error",
     message: "This credential belongs to the other environment's base address.",
+  },
+  api_key_scope_missing: {
+    status: 403,
+    type: "permission_error",
+    message: "This API key lacks the scope this endpoint takes.",
   },
   session_token_mismatch: {
     status: 403,

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestService, type TestService } from "../../testing/service.ts";
+import { createApiKey } from "../../api/src/credentials/store.ts";
 import { Paysession, PaysessionError, verifyWebhook, WebhookVerificationError } from "./index.ts";
 
 let svc: TestService;
@@ -77,6 +78,20 @@ describe("payment sessions", () => {
     expect(missing).toMatchObject({ code: "resource_not_found", status: 404 });
     const offline = await new Paysession({ apiKey: key, host: "http://127.0.0.1:9", maxRetries: 1, retryBaseMs: 1 }).paymentSessions.retrieve("ps_x").catch((e) => e);
     expect(offline).toMatchObject({ type: "connection_error", code: "connection_failed" });
+  });
+
+  test("a restricted key outside its scopes is a PaysessionError api_key_scope_missing (403) naming the scope, not retried", async () => {
+    const m = await svc.merchant("Client scopes");
+    const { secret } = await createApiKey(svc.services.database.db, m.merchant.id, "sandbox", "read only", undefined, { scopes: ["sessions:read"] });
+    const reader = new Paysession({ apiKey: secret, host: svc.url, retryBaseMs: 10 });
+    const before = await svc.count("payment_sessions");
+    const err: PaysessionError = await reader.paymentSessions.create({ amount: "1.00", currency: "USD" }).catch((e) => e);
+    expect(err).toBeInstanceOf(PaysessionError);
+    expect(err).toMatchObject({ type: "permission_error", code: "api_key_scope_missing", status: 403 });
+    expect(err.message).toContain("sessions:write");
+    expect(await svc.count("payment_sessions")).toBe(before);
+    // What it may do, it does.
+    expect((await reader.paymentSessions.list({ limit: 1 })).data).toEqual([]);
   });
 });
 

@@ -13,12 +13,14 @@ import type { SettlementAddress as ApiSettlement } from "../../api/src/http/sett
 import type { CreateRefundBody, Refund as ApiRefund, RefundBalance as ApiRefundBalance, RefundList } from "../../api/src/http/refunds.schemas.ts";
 import type { AutomaticReturnList, RefundSettings as ApiRefundSettings, RefundSettingsBody } from "../../api/src/http/auto-returns.schemas.ts";
 import type * as Sdk from "./types.ts";
+import type { ErrorCode as ApiErrorCode } from "../../api/src/errors.ts";
 
 /** true only when A and B are the same type (each assignable to the other). */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Api<S extends TSchema> = Static<S>;
 
 const checks = {
+  errorCodes: true satisfies Same<ApiErrorCode, Sdk.ApiErrorCode>,
   details: true satisfies Same<{ [R in Sdk.EventReason]: ApiDetail<R> }, Sdk.EventDetails>,
   // Optional fields too (`Same` alone lets one side lack an optional field): method, payer, ….
   detailFields: true satisfies Same<{ [R in Sdk.EventReason]: Required<ApiDetail<R>> }, { [R in Sdk.EventReason]: Required<Sdk.EventDetails[R]> }>,

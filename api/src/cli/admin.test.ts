@@ -44,6 +44,29 @@ test("an operator bootstraps a merchant, lists, adds and revokes keys", async ()
   expect(stillFine.status).toBe(201);
 }, 30_000);
 
+test("an operator creates a restricted, expiring key: it does what its scopes allow, and bad flags exit 2", async () => {
+  const { merchant } = (await admin("merchant:create", "--name", "Scoped Co")).out;
+  const made = await admin("key:create", "--merchant", merchant.id, "--env", "sandbox", "--name", "reports", "--scopes", "sessions:read,events:read", "--expires-in-days", "30");
+  expect(made.code).toBe(0);
+  expect(made.out.key.scopes).toEqual(["sessions:read", "events:read"]);
+  const days = (new Date(made.out.key.expiresAt).getTime() - Date.now()) / 86_400_000;
+  expect(days).toBeGreaterThan(29.9);
+  expect(days).toBeLessThanOrEqual(30);
+  expect((await svc.call("GET", "/payment-sessions", { auth: made.out.secret })).status).toBe(200);
+  const refused = await svc.call("POST", "/payment-sessions", { auth: made.out.secret, body: { amount: "1.00", currency: "USD" } });
+  expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 403, code: "api_key_scope_missing" });
+  const listed = (await admin("key:list", "--merchant", merchant.id)).out.keys;
+  expect(listed.find((k: { name: string }) => k.name === "reports").scopes).toEqual(["sessions:read", "events:read"]);
+  expect(listed.find((k: { name: string }) => k.name === "first sandbox key").scopes).toBeNull();
+
+  const unknown = await admin("key:create", "--merchant", merchant.id, "--env", "sandbox", "--scopes", "sessions:read,sessions:delete");
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain("sessions:delete");
+  expect((await admin("key:create", "--merchant", merchant.id, "--env", "sandbox", "--scopes", ",")).code).toBe(2);
+  expect((await admin("key:create", "--merchant", merchant.id, "--env", "sandbox", "--expires-in-days", "0")).code).toBe(2);
+  expect((await admin("key:list", "--merchant", merchant.id)).out.keys.length).toBe(3);
+}, 30_000);
+
 test("an operator sets a production settlement address", async () => {
   const created = await admin("merchant:create", "--name", "Settle Co");
   const id = created.out.merchant.id;

@@ -1,7 +1,8 @@
 /**
  * Operator commands. `bun run admin <command> [--flags]`:
  *   merchant:create --name "Acme"                    a merchant with a sandbox and a production key
- *   key:create --merchant acct_… --env sandbox|production [--name ci]
+ *   key:create --merchant acct_… --env sandbox|production [--name ci] [--scopes a,b] [--expires-in-days N]
+ *                                                    --scopes restricts the key (credentials/scopes.ts; left out: full access)
  *   key:list --merchant acct_…
  *   key:revoke --merchant acct_… --key key_…
  *   settlement:set --merchant acct_… --env production --chain 8453 --address 0x…
@@ -39,8 +40,9 @@ import { indexerLease } from "../nodes/lease.ts";
 import { changePassword, createUser, findUserByEmail, UserInputError } from "../dashboard/users.ts";
 import { newSecret } from "../../../shared/ids.ts";
 import { findInChain } from "../../../shared/error-chain.ts";
+import { expiryIn, parseScopes } from "../credentials/scopes.ts";
 
-const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy|migrate|nodes|pg|sandbox:chain> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--chain ID --address 0x…] [--email E --password P] [--port P --data-dir D --max-connections N --host H] [--json]`;
+const USAGE = `usage: bun run admin <merchant:create|key:create|key:list|key:revoke|settlement:set|user:create|user:password|networks|factory:deploy|migrate|nodes|pg|sandbox:chain> [--name N] [--merchant acct_…] [--env sandbox|production] [--key key_…] [--scopes a,b] [--expires-in-days N] [--chain ID --address 0x…] [--email E --password P] [--port P --data-dir D --max-connections N --host H] [--json]`;
 
 function die(message: string): never {
   console.error(message);
@@ -55,6 +57,8 @@ const { positionals, values } = parseArgs({
     merchant: { type: "string" },
     env: { type: "string" },
     key: { type: "string" },
+    scopes: { type: "string" },
+    "expires-in-days": { type: "string" },
     chain: { type: "string" },
     address: { type: "string" },
     email: { type: "string" },
@@ -154,14 +158,21 @@ async function databaseCommand() {
         break;
       }
       case "key:create": {
-        const { secret, key } = await createApiKey(db, await merchantId(), env(), values.name ?? "unnamed");
-        out(`${key.id} (${key.environment}) ${secret}\nShown this once; only its hash is stored.`, { key, secret });
+        const scopes = values.scopes === undefined ? null : parseScopes(values.scopes.split(","));
+        if (scopes && !scopes.ok) die(`--scopes: ${scopes.problem}`);
+        const days = values["expires-in-days"];
+        const expiry = days === undefined ? null : expiryIn(days, new Date());
+        if (expiry && !expiry.ok) die(`--expires-in-days: ${expiry.problem}`);
+        const limits = { scopes: scopes?.scopes ?? null, expiresAt: expiry?.expiresAt ?? null };
+        const { secret, key } = await createApiKey(db, await merchantId(), env(), values.name ?? "unnamed", undefined, limits);
+        const may = `${key.scopes ? `scopes ${key.scopes.join(",")}` : "full access"}, ${key.expiresAt ? `expires ${key.expiresAt.toISOString()}` : "never expires"}`;
+        out(`${key.id} (${key.environment}; ${may}) ${secret}\nShown this once; only its hash is stored.`, { key, secret });
         break;
       }
       case "key:list": {
         const keys = await listApiKeys(db, await merchantId());
         out(
-          keys.map((k) => `${k.id}  ${k.prefix}…  ${k.environment.padEnd(10)}  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? "never"}${k.revokedAt ? `  REVOKED ${k.revokedAt.toISOString()}` : ""}`).join("\n") || "no keys",
+          keys.map((k) => `${k.id}  ${k.prefix}…  ${k.environment.padEnd(10)}  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? "never"}  ${k.scopes ? `scopes ${k.scopes.join(",")}` : "full access"}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ""}${k.revokedAt ? `  REVOKED ${k.revokedAt.toISOString()}` : ""}`).join("\n") || "no keys",
           { keys },
         );
         break;

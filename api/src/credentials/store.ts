@@ -13,6 +13,7 @@ import { col, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts"
 import { newId } from "../../../shared/ids.ts";
 import { displayPrefix, hashSecret, mintCredential, newMerchantPublicId, sameHash } from "./format.ts";
 import { recordSecurityEvent, type ChangedBy } from "./security-history.ts";
+import { isScope, type KeyScopes, type Scope } from "./scopes.ts";
 
 export type Merchant = typeof merchants.$inferSelect;
 
@@ -25,6 +26,16 @@ export interface ApiKeySummary {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** What the key may do (credentials/scopes.ts); null: full access. */
+  scopes: KeyScopes;
+  /** When the key stops working; null: never. */
+  expiresAt: Date | null;
+}
+
+/** A new key's limits: scopes (null or left out: full access) and an expiry (null or left out: never). */
+export interface KeyLimits {
+  scopes?: KeyScopes;
+  expiresAt?: Date | null;
 }
 
 /** On `db` or a transaction (a dashboard sign-up writes the merchant with its first user). */
@@ -57,16 +68,28 @@ export async function createApiKey(
   environment: Environment,
   name: string,
   by?: ChangedBy,
+  limits: KeyLimits = {},
 ): Promise<{ secret: string; key: ApiKeySummary }> {
   const secret = mintCredential("api_key", environment);
   // `by` (a person, from the dashboard): the key and its security-history line commit together.
   return db.transaction(async (tx) => {
     const [row] = await tx
       .insert(apiKeys)
-      .values({ id: newId("apiKey"), merchantId, environment, name, prefix: displayPrefix(secret), keyHash: hashSecret(secret) })
+      .values({
+        id: newId("apiKey"),
+        merchantId,
+        environment,
+        name,
+        prefix: displayPrefix(secret),
+        keyHash: hashSecret(secret),
+        scopes: limits.scopes ? [...limits.scopes] : null,
+        expiresAt: limits.expiresAt ?? null,
+      })
       .returning();
     const key = summarize(row!);
-    if (by) await recordSecurityEvent(tx, by.actor, "api_key_created", { keyId: key.id, name, prefix: key.prefix, ...by.detail }, by.environment);
+    // The history says what the key may do, so a reader of it sees a full-access key being made.
+    const restrictions = { scopes: key.scopes ?? "full access", expiresAt: key.expiresAt?.toISOString() ?? null };
+    if (by) await recordSecurityEvent(tx, by.actor, "api_key_created", { keyId: key.id, name, prefix: key.prefix, ...restrictions, ...by.detail }, by.environment);
     return { secret, key };
   });
 }
@@ -149,7 +172,7 @@ export async function lookupApiKey(db: Db, secret: string): Promise<KeyLookup | 
  */
 export async function lookupApiKeys(sql: Sql, hashes: string[]): Promise<(KeyLookup | undefined)[]> {
   const rows = await sql`
-    select k.id, k.merchant_id, k.environment, k.name, k.prefix, k.key_hash, k.created_at, k.last_used_at, k.revoked_at,
+    select k.id, k.merchant_id, k.environment, k.name, k.prefix, k.key_hash, k.created_at, k.last_used_at, k.revoked_at, k.scopes, k.expires_at,
            m.name as merchant_name, m.sandbox_public_id, m.live_public_id, m.created_at as merchant_created_at, st.settlements
       from unnest(${arrayParam(sql, hashes)}) as h(key_hash)
       cross join lateral (select * from app.api_keys k where k.key_hash = h.key_hash offset 0) k
@@ -200,6 +223,8 @@ const LookupRow = rowShape("API key lookup", {
   created_at: col.time,
   last_used_at: col.nullable(col.time),
   revoked_at: col.nullable(col.time),
+  scopes: col.nullable(Type.Array(Type.String())),
+  expires_at: col.nullable(col.time),
   merchant_name: col.text,
   sandbox_public_id: col.text,
   live_public_id: col.text,
@@ -223,6 +248,8 @@ function keyLookupFromRow(row: RowOf<typeof LookupRow>): KeyLookup {
       createdAt: row.created_at,
       lastUsedAt: row.last_used_at,
       revokedAt: row.revoked_at,
+      scopes: scopesOf(row.scopes),
+      expiresAt: row.expires_at,
     }),
     merchant: Object.freeze({
       id: row.merchant_id,
@@ -257,5 +284,15 @@ function summarize(row: typeof apiKeys.$inferSelect): ApiKeySummary {
     createdAt: row.createdAt,
     lastUsedAt: row.lastUsedAt,
     revokedAt: row.revokedAt,
+    scopes: scopesOf(row.scopes),
+    expiresAt: row.expiresAt,
   };
+}
+
+/**
+ * Stored scopes, frozen. A name the catalogue no longer has is dropped, not kept: the key loses
+ * what that scope gave rather than a request failing on it (null stays full access).
+ */
+function scopesOf(stored: string[] | null): KeyScopes {
+  return stored === null ? null : Object.freeze(stored.filter((s): s is Scope => isScope(s)));
 }

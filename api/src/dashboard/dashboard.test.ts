@@ -331,6 +331,48 @@ describe("pages", () => {
     expect(svc.services.database.sql`update app.security_events set action = 'x'`.then(() => "updated")).rejects.toThrow(/append-only/);
   });
 
+  test("API keys with scopes and an expiry: chosen on the form, listed, held to by the API; a muddled choice is refused and makes nothing", async () => {
+    const count = async () => (await svc.services.database.sql`select count(*)::int as n from app.api_keys where merchant_id = ${a.merchant.id}`)[0]!.n;
+    const form = await (await asA.get("/dashboard/sandbox/settings/api-keys")).text();
+    // Full access is the choice the form starts with; every scope of the catalogue has its box.
+    expect(form).toMatch(/id="access-full" name="access" value="full" checked/);
+    for (const s of ["sessions:read", "sessions:write", "refunds:write", "webhooks:write", "settlement:write", "sandbox:write"]) expect(form).toContain(`name="scope" value="${s}"`);
+    const before = await count();
+    for (const [fields, says] of [
+      [[["name", "muddled"], ["access", "full"], ["scope", "sessions:read"]], "Scopes are ticked"],
+      [[["name", "empty"], ["access", "scoped"]], "Tick at least one scope"],
+      [[["name", "unknown"], ["access", "scoped"], ["scope", "sessions:delete"]], "sessions:delete"],
+      [[["name", "forever"], ["access", "full"], ["expiresInDays", "0"]], "whole number of days"],
+    ] as [[string, string][], string][]) {
+      const r = await asA.post("/dashboard/sandbox/settings/api-keys", fields);
+      expect({ name: fields[0]![1], status: r.status }).toEqual({ name: fields[0]![1], status: 400 });
+      expect(await r.text()).toContain(says);
+    }
+    expect(await count()).toBe(before);
+
+    const created = await asA.post("/dashboard/sandbox/settings/api-keys", [["name", "reports"], ["access", "scoped"], ["scope", "sessions:read"], ["scope", "events:read"], ["expiresInDays", "30"]]);
+    expect(created.status).toBe(303);
+    const page = await (await asA.follow(created)).text();
+    const secret = /id="new-key" class="secret">(sk_test_[A-Za-z0-9]+)</.exec(page)![1]!;
+    const row = page.split("<tr>").find((r) => r.includes("<td>reports</td>"))!;
+    expect(row).toContain("<code>sessions:read</code>, <code>events:read</code>");
+    expect(row).not.toContain("never</td><td><time"); // its expiry is shown, not "never"
+    const [stored] = await svc.services.database.sql`select scopes, expires_at from app.api_keys where name = 'reports' and merchant_id = ${a.merchant.id}`;
+    expect(stored!.scopes).toEqual(["sessions:read", "events:read"]);
+    expect((new Date(stored!.expires_at).getTime() - Date.now()) / 86_400_000).toBeGreaterThan(29.9);
+    expect((await svc.call("GET", "/payment-sessions?limit=1", { auth: secret })).status).toBe(200);
+    const refused = await svc.call("POST", "/payment-sessions", { auth: secret, body: { amount: "1.00", currency: "USD" } });
+    expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 403, code: "api_key_scope_missing" });
+    // A key left as the form starts has full access and no expiry, as every key before scopes.
+    await asA.post("/dashboard/sandbox/settings/api-keys", [["name", "everything"], ["access", "full"], ["expiresInDays", ""]]);
+    const listed = await (await asA.get("/dashboard/sandbox/settings/api-keys")).text();
+    expect(listed.split("<tr>").find((r) => r.includes("<td>everything</td>"))).toContain("<td>full access</td><td>never</td>");
+    // The history says what each key may do.
+    const history = await (await asA.get("/dashboard/sandbox/settings/security")).text();
+    expect(history).toContain("scopes: [&quot;sessions:read&quot;,&quot;events:read&quot;]");
+    expect(history).toContain("scopes: full access");
+  });
+
   test("webhook endpoints: adding and revealing redirect, the secret shown once on the page after; a flash opens for its own session and page only", async () => {
     const added = await asA.post("/dashboard/sandbox/settings/webhooks", { url: "https://93.184.215.14/prg-hooks" });
     expect(added.status).toBe(303);

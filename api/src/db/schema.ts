@@ -52,6 +52,10 @@ export const apiKeys = app.table(
     createdAt: ts("created_at").notNull().defaultNow(),
     lastUsedAt: ts("last_used_at"),
     revokedAt: ts("revoked_at"),
+    /** What the key may do (credentials/scopes.ts); NULL: everything, as every key made before scopes existed. */
+    scopes: text("scopes").array(),
+    /** After this the key is refused like an unknown one; NULL: never. */
+    expiresAt: ts("expires_at"),
   },
   (t) => [
     index("api_keys_merchant_idx").on(t.merchantId, t.environment),

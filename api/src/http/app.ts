@@ -28,7 +28,9 @@ import { CHECKOUT_PAGES, checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PAGES, REFERENCE_PATH } from "./api-reference/routes.ts";
 import { buildOpenApi } from "./api-reference/openapi.ts";
-import { ErrorResponse } from "./schemas.ts";
+import { ErrorResponse, SCOPE_KEY } from "./schemas.ts";
+import { noteRouteScope } from "./auth.ts";
+import { isScope, type Scope } from "../credentials/scopes.ts";
 import { eventComponents } from "./payment-sessions.schemas.ts";
 import { refundComponents } from "./refunds.schemas.ts";
 import { webhookComponents, webhookHeaderComponents, WEBHOOKS } from "./webhooks.schemas.ts";
@@ -143,6 +145,8 @@ export interface Face {
 
 export function buildApp(services: Services, faces: Face[] = []) {
   const routeMatchers: { method: string; re: RegExp }[] = [];
+  /** Each route's scope ("GET /refunds/:id" → "refunds:read"), read off its docs once all routes are mounted. */
+  const routeScopes = new Map<string, Scope>();
   const families: PageFamily[] = [CHECKOUT_PAGES, REFERENCE_PAGES, ...faces.map((f) => f.pages)];
   /**
    * An error in the one shape, with the security headers of the page family the path is in
@@ -169,6 +173,8 @@ export function buildApp(services: Services, faces: Face[] = []) {
       }
     })
     .onTransform({ as: "global" }, ({ params, route, request }) => {
+      // The route's scope, declared in its docs (schemas.ts doc()), for http/auth.ts to hold a restricted key to.
+      noteRouteScope(request, routeScopes.get(`${request.method} ${route}`) ?? null);
       for (const k in params) if (undecodable(params[k])) return rawParamsWhereUndecodable(params, route, pathOf(request));
     })
     .onAfterResponse(({ request, set, responseValue }) => {
@@ -242,6 +248,8 @@ export function buildApp(services: Services, faces: Face[] = []) {
   app.use(apiReferenceRoutes(() => buildOpenApi(app, REFERENCE_META)));
 
   for (const r of app.routes) {
+    const scope = (r.hooks as { detail?: Record<string, unknown> } | undefined)?.detail?.[SCOPE_KEY];
+    if (typeof scope === "string" && isScope(scope)) routeScopes.set(`${r.method} ${r.path}`, scope);
     const re = new RegExp(`^${r.path.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}$`);
     routeMatchers.push({ method: r.method, re });
   }

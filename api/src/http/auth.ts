@@ -5,6 +5,10 @@
  * statement with other requests' lookups: credentials/store.ts apiKeyLookups), so a revocation
  * holds from the next request on. The exceptions, a create and a retrieve, may reuse their
  * key's last lookup because their own statement checks the key again (credentials/key-memo.ts).
+ *
+ * A restricted key (credentials/scopes.ts) is held here, and only here, to the scope its route
+ * declares in its docs (schemas.ts doc()); app.ts notes each request's route scope before the
+ * handler runs (noteRouteScope). An expired key is refused as an unknown one is, 401.
  */
 import { ApiError } from "../errors.ts";
 import type { Environment } from "../../../shared/environment.ts";
@@ -15,6 +19,13 @@ import type { DepositLike, SessionRow } from "../sessions/views.ts";
 import type { Services } from "./services.ts";
 import type { ChangedBy } from "../credentials/security-history.ts";
 import { clientAddress } from "./client-address.ts";
+import { allows, isExpired, type Scope } from "../credentials/scopes.ts";
+
+/** The scope each request's route takes, noted by app.ts from the route's docs (null: the route declares none). */
+const routeScopes = new WeakMap<Request, Scope | null>();
+export function noteRouteScope(request: Request, scope: Scope | null): void {
+  routeScopes.set(request, scope);
+}
 
 export interface ApiKeyAuth {
   environment: Environment;
@@ -131,13 +142,24 @@ async function lookUp(services: Services, keyHash: string): Promise<KeyLookup> {
 async function admitted(services: Services, request: Request, cred: ParsedCredential, found: KeyLookup, beforeRefusal: (() => Promise<unknown>) | undefined): Promise<ApiKeyAuth> {
   const environment = found.key.environment;
   if (environment !== cred.environment) checkHost(services, request, environment);
-  if (beforeRefusal) {
-    try {
-      limit(services, found.key.id);
-    } catch (e) {
-      await beforeRefusal();
-      throw e;
+  // Expiry and scopes never change on a stored key, so a reused lookup judges them as well as a
+  // fresh one; a refusal still looks again first (beforeRefusal), so that a key revoked since is
+  // answered 401 api_key_revoked, not 403.
+  try {
+    if (isExpired(found.key.expiresAt, Date.now())) throw new ApiError("api_key_expired");
+    const needed = routeScopes.get(request) ?? undefined;
+    if (!allows(found.key.scopes, needed)) {
+      throw new ApiError(
+        "api_key_scope_missing",
+        needed
+          ? `This API key lacks the scope ${needed}, which this endpoint takes. Create a key with it in the dashboard (Settings, API keys).`
+          : "This endpoint takes a key with full access.",
+      );
     }
+    if (beforeRefusal) limit(services, found.key.id);
+  } catch (e) {
+    await beforeRefusal?.();
+    throw e;
   }
   const now = Date.now();
   if ((services.keyTouchedAt.get(found.key.id) ?? 0) + TOUCH_EVERY_MS <= now) {

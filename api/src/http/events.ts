@@ -70,6 +70,7 @@ export function eventRoutes(services: Services) {
           description:
             "Every status change of this environment's sessions and of their refunds, newest first, as the same objects the webhooks carry. Filter by `paymentSessionId` or `type`; page with `startingAfter` = the previous page's `nextCursor`. Use it to reconcile after downtime: each event has a per-session `sequence`, which a session's refund events share. Account events (`settlement_address.updated`) are not listed here: they are delivered to your endpoints with the same retries, and `GET /events/{id}` retrieves one by the id its webhook carried (the security history in the dashboard lists every settlement change).",
           auth: "apiKey",
+          scope: "events:read",
           ok: { status: 200, schema: EventList, description: "A page of events." },
           errors: [...AUTH_ERRORS, "parameter_invalid"],
         }),
@@ -89,6 +90,7 @@ export function eventRoutes(services: Services) {
           summary: "Retrieve an event",
           description: "The event (exactly the webhook body) with the state of its deliveries to each endpoint: a session event, a refund event (`refund.*`), or an account event (`settlement_address.updated`).",
           auth: "apiKey",
+          scope: "events:read",
           ok: { status: 200, schema: AnyEventWithDeliveries, description: "The event." },
           errors: [...AUTH_ERRORS, "resource_not_found"],
         }),
@@ -113,6 +115,7 @@ export function eventRoutes(services: Services) {
           summary: "List an event's delivery attempts",
           description: "Newest first, to every endpoint: time, status code, latency, the first 1 KB of the answer, the error.",
           auth: "apiKey",
+          scope: "events:read",
           ok: { status: 200, schema: AttemptList, description: "A page of attempts." },
           errors: [...AUTH_ERRORS, "parameter_invalid", "resource_not_found"],
         }),
@@ -134,6 +137,7 @@ export function eventRoutes(services: Services) {
           description:
             "Sends the event again now, to one endpoint (`webhookEndpointId`) or to every enabled one, retried on the usual schedule. A redelivery stands outside the per-session order: it is sent at once even while earlier events are still being retried. Follow it with GET /events/{id}/attempts.",
           auth: "apiKey",
+          scope: "webhooks:write",
           body: RedeliverBody,
           ok: { status: 202, schema: RedeliverResult, description: "Queued; the worker sends it within moments." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "webhook_endpoint_disabled", "no_webhook_endpoint"],

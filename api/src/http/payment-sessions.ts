@@ -67,6 +67,7 @@ export function paymentSessionRoutes(services: Services) {
           description:
             "Returns the session with a fresh `paymentSessionToken` for `sdk.open`. Send `Idempotency-Key: <unique>` to make retries safe: for 24 h the same key and body replay the first response (header `Idempotent-Replayed: true`); the same key with another body is refused.",
           auth: "apiKey",
+          scope: "sessions:write",
           body: CreateSessionBody,
           ok: { status: 201, schema: CreatedSession, description: "Created." },
           errors: [
@@ -126,6 +127,7 @@ export function paymentSessionRoutes(services: Services) {
           summary: "List payment sessions",
           description: "Newest first, in pages of `limit` (1–100, default 20). Pass the previous page's `nextCursor` as `startingAfter`.",
           auth: "apiKey",
+          scope: "sessions:read",
           ok: { status: 200, schema: SessionList, description: "A page of sessions." },
           errors: [...AUTH_ERRORS, "parameter_invalid"],
         }),
@@ -162,6 +164,7 @@ export function paymentSessionRoutes(services: Services) {
           summary: "Retrieve a payment session",
           description: "The session with its `history`: every status change with its time and reason.",
           auth: "apiKey",
+          scope: "sessions:read",
           ok: { status: 200, schema: MerchantSession, description: "The session." },
           errors: [...AUTH_ERRORS, "resource_not_found"],
         }),
@@ -181,6 +184,7 @@ export function paymentSessionRoutes(services: Services) {
           summary: "Cancel a payment session",
           description: "Only while PENDING. The session becomes CANCELED with reason `canceled_by_merchant`; a webhook follows.",
           auth: "apiKey",
+          scope: "sessions:write",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The canceled session." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "resource_not_found", "session_not_cancelable", "service_unavailable"],

@@ -47,6 +47,7 @@ export function sandboxRoutes(services: Services) {
           summary: "Get test stablecoin",
           description: 'Mints TestUSD (default "100.00") to `address` on a sandbox network with a faucet (default: the local test network).',
           auth: "apiKey",
+          scope: "sandbox:write",
           body: FaucetBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Minted (the transaction is mined)." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "route_not_found", "network_unavailable"],
@@ -66,6 +67,7 @@ export function sandboxRoutes(services: Services) {
           description:
             'Mints test stablecoin (default "100.00" TestUSD; `token` may name TestUSDT) straight to your sandbox refund balance on a network with a faucet (default: the local test network), so that sandbox refunds have money to go out with (docs/refunds.md). The dashboard\'s "Fund from faucet" button does the same.',
           auth: "apiKey",
+          scope: "sandbox:write",
           body: FundRefundBalanceBody,
           ok: { status: 200, schema: FundedRefundBalance, description: "Minted (the transaction is mined)." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid", "amount_invalid", "faucet_unavailable", "parameter_invalid", "route_not_found", "network_unavailable"],
@@ -85,6 +87,7 @@ export function sandboxRoutes(services: Services) {
           description:
             "A real on-chain TestUSD transfer from the faucet to the session's deposit address. `amount` (default: the session amount) lets you over- or under-pay; `chainId` picks the network. The session then moves on by itself: FUNDED, swept, SUCCEEDED.",
           auth: "apiKey",
+          scope: "sandbox:write",
           body: SandboxPayBody,
           ok: { status: 200, schema: SandboxTransfer, description: "Paid (the transaction is mined)." },
           errors: [...sessionErrors, "amount_invalid", "faucet_unavailable"],
@@ -104,6 +107,7 @@ export function sandboxRoutes(services: Services) {
           summary: "Make the session's next sweep fail",
           description: "Its next sweep fails past its retries: a FUNDED session goes to ERROR (`sweep_failed`). Its funds are swept in a later round all the same. Only a PENDING or FUNDED session (otherwise 409 `session_finished`).",
           auth: "apiKey",
+          scope: "sandbox:write",
           body: EmptyBody,
           ok: { status: 200, schema: FailNextSweepResult, description: "Armed." },
           errors: [...sessionErrors, "session_finished"],
@@ -124,6 +128,7 @@ export function sandboxRoutes(services: Services) {
           description:
             "A PENDING session expires now: CANCELED (`expired`), or ERROR (`underpaid`) when a partial payment is confirmed. The expiry is decided once the indexer has stored a block stamped after it (the local network makes one every second); the answer waits up to 10 s for that (less when SERVICE_REQUEST_TIMEOUT_MS is shorter: a second before it), then shows the session as it is. A payment still confirming is waited for; the answer then shows the session still PENDING, and its webhook follows.",
           auth: "apiKey",
+          scope: "sandbox:write",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The session after its expiry." },
           errors: sessionErrors,
@@ -143,6 +148,7 @@ export function sandboxRoutes(services: Services) {
           summary: "Send a PENDING session to ERROR",
           description: "ERROR with reason `simulated`, with its webhook, so a handler's error path can be tried.",
           auth: "apiKey",
+          scope: "sandbox:write",
           body: EmptyBody,
           ok: { status: 200, schema: MerchantSession, description: "The session in ERROR." },
           errors: [...sessionErrors, "session_not_pending"],

@@ -9,6 +9,7 @@ import { t, type DocumentDecoration, type TSchema } from "elysia";
 import { Kind, type TLiteral } from "@sinclair/typebox";
 import { SESSION_STATUSES } from "../../../shared/status.ts";
 import { ERROR_CATALOGUE, ERROR_TYPES, type ErrorCode } from "../errors.ts";
+import type { Scope } from "../credentials/scopes.ts";
 
 /** A union of string literals, typed as that union (Static gives "A" | "B", not string). */
 export const literals = <const T extends readonly string[]>(values: T) => t.Union(values.map((v) => t.Literal(v)) as unknown as TLiteral<T[number]>[]);
@@ -38,16 +39,25 @@ export const ErrorResponse = t.Object(
   { description: "Every error has this shape; `code` is from the error catalogue (docs/merchant-guide.md, Errors)." },
 );
 
-/** An OpenAPI `detail` for a route: summary, auth, body, and each response with the codes it may carry. */
-export function doc(args: {
-  tag: string;
-  summary: string;
-  description?: string;
-  auth?: "apiKey" | "sessionToken";
-  body?: TSchema;
-  ok: { status: number; schema: TSchema; description: string };
-  errors: ErrorCode[];
-}): DocumentDecoration {
+/**
+ * How a route is called: with an API key and the one scope a restricted key needs for it, or
+ * with a session token, or with nothing. The scope is declared here and nowhere else: the
+ * document shows it (`x-scope`, and a line of the description), and http/auth.ts enforces it
+ * from the same `detail` (app.ts reads it off the route table).
+ */
+type RouteAuth = { auth: "apiKey"; scope: Scope } | { auth?: "sessionToken"; scope?: never };
+
+/** An OpenAPI `detail` for a route: summary, auth (and an API key's scope), body, and each response with the codes it may carry. */
+export function doc(
+  args: {
+    tag: string;
+    summary: string;
+    description?: string;
+    body?: TSchema;
+    ok: { status: number; schema: TSchema; description: string };
+    errors: ErrorCode[];
+  } & RouteAuth,
+): DocumentDecoration {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of args.errors) {
     const status = ERROR_CATALOGUE[code].status;
@@ -73,11 +83,14 @@ export function doc(args: {
       },
     };
   }
+  const scopeLine = args.scope ? `Scope: \`${args.scope}\` (a restricted key without it is refused with \`403 api_key_scope_missing\`).` : undefined;
+  const description = [args.description, scopeLine].filter((x) => x !== undefined).join("\n\n");
   return {
     tags: [args.tag],
     summary: args.summary,
-    ...(args.description ? { description: args.description } : {}),
+    ...(description ? { description } : {}),
     ...(args.auth ? { security: [{ [args.auth]: [] }] } : { security: [] }),
+    ...(args.scope ? { [SCOPE_KEY]: args.scope } : {}),
     ...(args.body
       ? { requestBody: { required: false, content: { "application/json": { schema: args.body } } } }
       : {}),
@@ -85,12 +98,17 @@ export function doc(args: {
   } as DocumentDecoration;
 }
 
+/** The OpenAPI extension that names an API-key operation's scope (read back by app.ts for auth.ts). */
+export const SCOPE_KEY = "x-scope";
+
 export const AUTH_ERRORS: ErrorCode[] = [
   "credentials_missing",
   "credentials_malformed",
   "api_key_required",
   "api_key_invalid",
   "api_key_revoked",
+  "api_key_expired",
+  "api_key_scope_missing",
   "environment_mismatch",
   "rate_limited",
 ];

@@ -166,7 +166,8 @@ describe("through the dashboard", () => {
     const byMe = { email: "sec@s.example", user_id: m.user.id, environment: "sandbox" };
     const via = { via: "dashboard" };
     expect(await linesSince(mark)).toEqual([
-      { action: "api_key_created", ...byMe, detail: { keyId: newKey.id, name: "from the dashboard", prefix: newKey.prefix, ...via } },
+      // What the key may do is part of its line: a full-access key made is worth seeing as such.
+      { action: "api_key_created", ...byMe, detail: { keyId: newKey.id, name: "from the dashboard", prefix: newKey.prefix, scopes: "full access", expiresAt: null, ...via } },
       { action: "api_key_revoked", ...byMe, detail: { keyId: newKey.id, name: "from the dashboard", prefix: newKey.prefix, ...via } },
       { action: "webhook_endpoint_created", ...byMe, detail: { endpointId: id, url: "http://localhost:3000/dash", ...via } },
       { action: "webhook_endpoint_updated", ...byMe, detail: { endpointId: id, url: "http://localhost:3000/dash2", enabled: true, ...via } },

@@ -30,6 +30,7 @@ export function settlementAddressRoutes(services: Services) {
           description:
             "Where the funds of new sessions settle, per enabled network of this environment: the address you set, or (sandbox, `isDefault: true`) the server's default sandbox address; `address: null` on a production network without one (sessions are not offered there). Addresses in EIP-55 checksum form.",
           auth: "apiKey",
+          scope: "settlement:read",
           ok: { status: 200, schema: SettlementAddressList, description: "The addresses." },
           errors: AUTH_ERRORS,
         }),
@@ -50,6 +51,7 @@ export function settlementAddressRoutes(services: Services) {
           description:
             "Where swept funds of sessions created from now on go, on this network. Production sessions can be created only once at least one production network has one. Double-check it: funds swept to a wrong address cannot be recalled. Every change is recorded in the security history (dashboard, Settings) and announced to the environment's enabled webhook endpoints as a `settlement_address.updated` event.",
           auth: "apiKey",
+          scope: "settlement:write",
           body: SettlementAddressBody,
           ok: { status: 200, schema: SettlementAddress, description: "Saved." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "address_checksum_invalid"],

@@ -28,4 +28,9 @@ test("a change through an API key names the key; a password change names the per
   expect(pw.subject).toBe("Ada's Shop: your Paysession password was reset");
   expect(pw.text).toContain("https://pay.test/dashboard/forgot-password");
   expect(writeNotice(line({ action: "api_key_created", detail: { name: "server", prefix: "sk_live_x" } }), "u").subject).toBe("Ada's Shop: a production API key was created");
+  // What the key may do, when its line says so (lines from before scopes say nothing of it).
+  const scoped = writeNotice(line({ action: "api_key_created", detail: { name: "r", prefix: "sk_live_y", scopes: ["sessions:read"], expiresAt: "2027-01-02T03:04:00.000Z" } }), "u").text;
+  expect(scoped).toContain("It may only: sessions:read. It expires on 2027-01-02 03:04 UTC.");
+  expect(writeNotice(line({ action: "api_key_created", detail: { name: "f", prefix: "sk_live_z", scopes: "full access", expiresAt: null } }), "u").text).toContain("It has full access. It does not expire.");
+  expect(writeNotice(line({ action: "api_key_created", detail: { name: "old", prefix: "sk_live_w" } }), "u").text).not.toContain("It ");
 });

@@ -27,6 +27,15 @@ function who(line: NoticeLine): string {
   return typeof line.detail.keyPrefix === "string" ? `API key ${line.detail.keyPrefix}…` : "someone";
 }
 
+/** What a created key may do, as its history line says (credentials/store.ts): lines older than scopes say nothing, and get nothing. */
+function keyLimitsText(detail: Record<string, unknown>): string[] {
+  const scopes = detail.scopes;
+  const access = Array.isArray(scopes) ? `It may only: ${scopes.join(", ")}.` : scopes === "full access" ? "It has full access." : undefined;
+  const expiry = typeof detail.expiresAt === "string" ? `It expires on ${utc(new Date(detail.expiresAt))}.` : detail.expiresAt === null ? "It does not expire." : undefined;
+  const said = [access, expiry].filter((x) => x !== undefined);
+  return said.length ? [said.join(" ")] : [];
+}
+
 export function writeNotice(line: NoticeLine, dashboardUrl: string): WrittenMail {
   const from = line.ip ? ` from the address ${line.ip}` : "";
   const at = utc(line.createdAt);
@@ -54,6 +63,7 @@ export function writeNotice(line: NoticeLine, dashboardUrl: string): WrittenMail
         subject: `${line.merchantName}: a production API key was created`,
         text: [
           `On ${at}, ${who(line)} created the production API key "${String(line.detail.name ?? "")}" (${String(line.detail.prefix ?? "")}…)${from}.`,
+          ...keyLimitsText(line.detail),
           ``,
           notYou("sign in and revoke it"),
         ].join("\n"),

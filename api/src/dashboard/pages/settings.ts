@@ -9,6 +9,17 @@ import { timeTag, when } from "../format.ts";
 import { csrfField } from "../layout.ts";
 import { excerpt } from "./events.ts";
 import type { Login } from "../logins.ts";
+import { MAX_EXPIRY_DAYS, SCOPES, SCOPE_NAMES, isExpired } from "../../credentials/scopes.ts";
+
+/** What a key may do, in a word or a list: its scopes, or "full access". */
+function accessOf(k: ApiKeySummary): Html {
+  return k.scopes === null ? html`full access` : html`${k.scopes.map((s, i) => html`${i ? ", " : ""}<code>${s}</code>`)}`;
+}
+
+function expiryOf(k: ApiKeySummary): Html {
+  if (!k.expiresAt) return html`never`;
+  return isExpired(k.expiresAt, Date.now()) ? html`<strong>expired</strong> ${timeTag(k.expiresAt)}` : timeTag(k.expiresAt);
+}
 
 export function apiKeysBody(env: Environment, login: Login, keys: ApiKeySummary[], created?: { secret: string; name: string }): Html {
   const live = keys.filter((k) => !k.revokedAt);
@@ -24,16 +35,29 @@ ${
     : ""
 }
 <section class="card"><h2 class="h3">Create a ${env} key</h2>
-<form method="post" action="/dashboard/${env}/settings/api-keys" class="inline">
+<form method="post" action="/dashboard/${env}/settings/api-keys" class="stack">
   ${csrfField(login)}
   <label for="key-name">Name</label> <input id="key-name" name="name" required maxlength="100" placeholder="e.g. production server">
+  <fieldset class="destination" id="key-access"><legend>What it may do</legend>
+    <div class="choice"><input type="radio" id="access-full" name="access" value="full" checked> <label for="access-full">Full access</label>
+      <p>Every endpoint, as every key made before scopes existed.</p></div>
+    <div class="choice"><input type="radio" id="access-scoped" name="access" value="scoped"> <label for="access-scoped">Only the scopes ticked</label>
+      <p>Any other endpoint answers <code>403 api_key_scope_missing</code> (docs/merchant-guide.md, “API key scopes”).</p></div>
+    <div class="link-options">
+${SCOPE_NAMES.map(
+  (s) => html`    <div class="choice"><input type="checkbox" id="scope-${s.replace(":", "-")}" name="scope" value="${s}"> <label for="scope-${s.replace(":", "-")}"><code>${s}</code></label> <span class="muted">${SCOPES[s]}</span></div>
+`,
+)}    </div>
+  </fieldset>
+  <label for="key-expiry">Expires after (days; empty: never)</label>
+  <input id="key-expiry" name="expiresInDays" type="number" min="1" max="${String(MAX_EXPIRY_DAYS)}" step="1" inputmode="numeric" placeholder="never">
   <button type="submit" class="primary">Create key</button>
 </form></section>
 ${
   live.length
-    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><caption class="visually-hidden">Active keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><caption class="visually-hidden">Active keys</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Access</th><th scope="col">Expires</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
 ${live.map(
-  (k) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${timeTag(k.createdAt)}</td><td>${k.lastUsedAt ? timeTag(k.lastUsedAt) : "never"}</td>
+  (k) => html`<tr><td>${k.name}</td><td><code>${k.prefix}…</code></td><td>${accessOf(k)}</td><td>${expiryOf(k)}</td><td>${timeTag(k.createdAt)}</td><td>${k.lastUsedAt ? timeTag(k.lastUsedAt) : "never"}</td>
 <td><form method="post" action="/dashboard/${env}/settings/api-keys/${k.id}/revoke" data-confirm="${`Revoke the key “${k.name}” (${k.prefix}…)? Requests with it are refused at once.`}">${csrfField(login)}<button type="submit" class="danger">Revoke</button></form></td></tr>`,
 )}</tbody></table></div>`
     : html`<div class="empty"><p>No active ${env} key. Create one above and set it as <code>SERVICE_API_KEY</code> on your server.</p></div>`

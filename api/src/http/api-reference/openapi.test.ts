@@ -38,6 +38,10 @@ describe("the document", () => {
     expect(ops).toContain("GET /api/payment-sessions");
     for (const hidden of ["GET /docs", "GET /docs/json", "GET /metrics", "GET /docs/assets/{name}"]) expect(ops).not.toContain(hidden);
     for (const [, methods] of Object.entries(doc.paths) as [string, any][]) for (const op of Object.values(methods) as any[]) expect(Array.isArray(op.security)).toBe(true);
+    // Every API-key operation names the scope a restricted key needs, in x-scope and in its description.
+    const keyOps = Object.values(doc.paths).flatMap((m: any) => Object.values(m) as any[]).filter((op) => op.security.some((s: object) => "apiKey" in s));
+    expect(keyOps.length).toBeGreaterThan(20);
+    for (const op of keyOps) expect({ op: op.summary, scoped: typeof op["x-scope"] === "string" && op.description.includes(`Scope: \`${op["x-scope"]}\``) }).toEqual({ op: op.summary, scoped: true });
   });
 
   test("statuses and reasons are enums, errors are the one component narrowed to their codes", () => {
