@@ -8,11 +8,11 @@ import { publicMerchantId } from "../credentials/store.ts";
 import { html, type Html } from "./html.ts";
 import type { Login } from "./logins.ts";
 
-export const ASSET_VERSION = "7";
+export const ASSET_VERSION = "8";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 
-export type Section = "home" | "transactions" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security";
+export type Section = "home" | "transactions" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security" | "outbox" | "account";
 
 export interface Notice {
   kind: "ok" | "error";
@@ -72,6 +72,8 @@ ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks 
   ${nav("settlement", "Settlement")}
   ${nav("refunds", "Refunds")}
   ${nav("security", "Security history")}
+  ${nav("outbox", "Outbox")}
+  ${nav("account", "Your account")}
 </nav>
 <main id="main">
 <h1>${title}</h1>

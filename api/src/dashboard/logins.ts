@@ -6,6 +6,7 @@
  * starts or ends unrecorded.
  */
 import { and, desc, eq, gt, ne } from "drizzle-orm";
+import type { TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { dashboardLogins, dashboardUsers, merchants } from "../db/schema.ts";
 import { newSecret } from "../../../shared/ids.ts";
@@ -28,6 +29,17 @@ export interface Login {
   createdAt: Date;
 }
 
+/** A new login's secrets and row (its cookie token is returned once; the row keeps its hash). */
+function newLogin(userId: string, ip: string | null, userAgent: string | null) {
+  const token = `dsh_${newSecret()}`;
+  const csrfToken = newSecret();
+  return {
+    token,
+    csrfToken,
+    row: { tokenHash: hashSecret(token), userId, csrfToken, ip, userAgent: userAgent?.slice(0, 300) ?? null, expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000) },
+  };
+}
+
 /**
  * Starts a login for `user` and writes its "sign_in" line (with `detail`), on `tx`: call it
  * inside the transaction of the change that signs the person in (signIn, or a sign-up's).
@@ -39,17 +51,18 @@ export async function startLogin(
   detail: Record<string, unknown> = {},
   userAgent: string | null = null,
 ): Promise<{ token: string; csrfToken: string }> {
-  const token = `dsh_${newSecret()}`;
-  const csrfToken = newSecret();
-  await tx.insert(dashboardLogins).values({
-    tokenHash: hashSecret(token),
-    userId: user.id,
-    csrfToken,
-    ip,
-    userAgent: userAgent?.slice(0, 300) ?? null,
-    expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000),
-  });
+  const { token, csrfToken, row } = newLogin(user.id, ip, userAgent);
+  await tx.insert(dashboardLogins).values(row);
   await recordSecurityEvent(tx, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in", detail);
+  return { token, csrfToken };
+}
+
+/** The same login on a postgres.js transaction, without a line: the change it belongs to writes its own (a password change). */
+export async function startLoginIn(tx: TransactionSql, userId: string, ip: string | null, userAgent: string | null): Promise<{ token: string; csrfToken: string }> {
+  const { token, csrfToken, row } = newLogin(userId, ip, userAgent);
+  await tx`
+    insert into app.dashboard_logins (token_hash, user_id, csrf_token, ip, user_agent, expires_at)
+    values (${row.tokenHash}, ${row.userId}, ${row.csrfToken}, ${row.ip}, ${row.userAgent}, ${row.expiresAt.toISOString()}::timestamptz)`;
   return { token, csrfToken };
 }
 

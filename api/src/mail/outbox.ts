@@ -8,6 +8,7 @@
 import type { Sql, TransactionSql } from "postgres";
 import { newId } from "../../../shared/ids.ts";
 import { seal, unseal } from "../credentials/seal.ts";
+import { writeNotice } from "./notices.ts";
 
 /** NOTIFY channel the worker listens on (sent at commit, so it never sees an uncommitted mail). */
 export const MAIL_CHANNEL = "paysession_mail";
@@ -55,4 +56,64 @@ export async function enqueueMail(tx: TransactionSql | Sql, key: Buffer, mail: N
     values (${id}, ${mail.merchantId ?? null}, ${mail.to}, ${mail.kind}, ${mail.subject}, ${body})`;
   await tx`select pg_notify(${MAIL_CHANNEL}, '')`;
   return id;
+}
+
+/** A mail as the Outbox shows it. */
+export interface OutboxMail {
+  id: string;
+  to: string;
+  kind: string;
+  subject: string;
+  state: "pending" | "sending" | "sent" | "failed";
+  attempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  sentAt: Date | null;
+  /** The text, only where the service keeps its own mail (the catcher): elsewhere it went to a real inbox. */
+  text?: string;
+}
+
+/**
+ * The merchant's latest mails, newest first. A notice's subject (and text) is written from its
+ * history line as the worker writes it; a written mail's body is opened only when `withBodies`.
+ */
+export async function listOutbox(sql: Sql, args: { merchantId: string; encryptionKey: Buffer; dashboardUrl: string; withBodies: boolean; limit?: number }): Promise<OutboxMail[]> {
+  const rows = await sql`
+    select m.id, m.to_address, m.kind, m.subject, m.body_sealed, m.state, m.attempts, m.last_error, m.created_at, m.sent_at,
+           e.action, e.environment, e.email, e.ip, e.detail, e.created_at as line_at, a.name as merchant_name
+      from app.mail_outbox m
+      left join app.security_events e on e.id = m.security_event_id
+      left join app.merchants a on a.id = m.merchant_id
+     where m.merchant_id = ${args.merchantId}
+     order by m.created_at desc, m.id desc limit ${args.limit ?? 100}`;
+  return rows.map((r) => {
+    let subject = (r.subject as string | null) ?? "";
+    let text: string | undefined;
+    if (r.body_sealed === null) {
+      const w = writeNotice(
+        { action: r.action, environment: r.environment, email: r.email, ip: r.ip, detail: r.detail ?? {}, createdAt: new Date(r.line_at), merchantName: r.merchant_name ?? "Your account" },
+        args.dashboardUrl,
+      );
+      subject = w.subject;
+      text = w.text;
+    } else if (args.withBodies) {
+      try {
+        text = openBody(args.encryptionKey, r.id, r.body_sealed).text;
+      } catch {
+        text = "(sealed under another encryption key)";
+      }
+    }
+    return {
+      id: r.id,
+      to: r.to_address,
+      kind: r.kind,
+      subject,
+      state: r.state,
+      attempts: r.attempts,
+      lastError: r.last_error,
+      createdAt: new Date(r.created_at),
+      sentAt: r.sent_at ? new Date(r.sent_at) : null,
+      ...(args.withBodies && text !== undefined ? { text } : {}),
+    };
+  });
 }

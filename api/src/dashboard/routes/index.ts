@@ -14,6 +14,8 @@ import { exportRoutes } from "./exports.ts";
 import { homeRoutes } from "./home.ts";
 import { dashboardKit } from "./kit.ts";
 import { securityRoutes } from "./security.ts";
+import { outboxRoutes } from "./outbox.ts";
+import { accountRoutes } from "./account.ts";
 import { settlementRoutes } from "./settlement.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { passwordResetRoutes } from "./password-reset.ts";
@@ -43,5 +45,7 @@ export function dashboardRoutes(services: Services) {
     .use(webhookRoutes(kit))
     .use(settlementRoutes(kit))
     .use(refundSettingsRoutes(kit))
-    .use(securityRoutes(kit));
+    .use(securityRoutes(kit))
+    .use(outboxRoutes(kit))
+    .use(accountRoutes(kit));
 }

@@ -37,6 +37,9 @@ const NOTICES: Record<string, Notice> = {
   "refund-balance-funded": { kind: "ok", text: "Test tokens minted to your refund balance. Refunds waiting for money go out by themselves." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
   "signed-out": { kind: "ok", text: SIGNED_OUT },
+  "password-changed": { kind: "ok", text: "Password changed. Every other device is signed out; this one stays signed in." },
+  "signed-out-others": { kind: "ok", text: "Every other device is signed out." },
+  "no-other-devices": { kind: "ok", text: "No other device was signed in." },
 };
 export const noticeOf = (q: Record<string, string | undefined>) => (q.notice ? NOTICES[q.notice] : undefined);
 
