@@ -67,7 +67,8 @@ export async function signIn(svc: TestService, email: string, password = TEST_PA
       return b.get(to);
     },
   };
-  b.csrf = csrfIn(await (await b.get("/dashboard/sandbox/settings/api-keys")).text()) ?? "";
+  // A page every role may open (Your account) carries the session's token.
+  b.csrf = csrfIn(await (await b.get("/dashboard/sandbox/settings/account")).text()) ?? "";
   return b;
 }
 

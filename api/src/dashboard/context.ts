@@ -22,6 +22,7 @@ import { byPerson, type Actor, type ChangedBy } from "../credentials/security-hi
 import { ApiError } from "../errors.ts";
 import { clearFlashCookie, flashCookie, readFlash, type Flash } from "./flash.ts";
 import { secureCookies } from "./logins.ts";
+import { allows, MATRIX, permissionOfRoute, ROLE_NAMES, type Role } from "./permissions.ts";
 
 export interface PageContext {
   services: Services;
@@ -78,6 +79,27 @@ function guard(handler: (request: Request) => Promise<Response>) {
   };
 }
 
+/** What the router hands a dashboard handler: `route` is the matched pattern, which names its permission. */
+interface RouteArgs {
+  request: Request;
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  route: string;
+}
+
+/**
+ * The one check of the permission matrix (permissions.ts): the 403 page when the person's role
+ * may not use this route in this environment, else undefined. A route the table lacks is refused
+ * for everyone (fail closed; permissions.test.ts keeps the table whole).
+ */
+function roleRefusal(login: Login, method: string, route: string, env: Environment): Response | undefined {
+  const permission = permissionOfRoute(method, route);
+  const role = login.user.role as Role;
+  if (permission && allows(role, permission, env)) return undefined;
+  const what = permission ? MATRIX[permission].what : "use this page";
+  return errorPage(403, "Not allowed for your role", `As ${ROLE_NAMES[role] ?? role} you cannot ${what}${permission && MATRIX[permission].sandbox.includes(role) ? " in production" : ""}. Ask an owner or administrator of your account.`);
+}
+
 export function makeContext(services: Services) {
   const secure = secureCookies(services.config.publicUrl);
   const build = (request: Request, login: Login, env: Environment, params: Record<string, string>, query: Record<string, string | undefined>): PageContext => {
@@ -110,7 +132,7 @@ export function makeContext(services: Services) {
 
   /** GET: signed in, or off to the sign-in page (and back here afterwards). */
   function pageRoute(handler: (c: PageContext) => Promise<Response>) {
-    return ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, string | undefined> }) =>
+    return ({ request, params, query, route }: RouteArgs) =>
       guard(async (req) => {
         const login = await currentLogin(services, req);
         if (!login) {
@@ -119,6 +141,8 @@ export function makeContext(services: Services) {
         }
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
+        const refused = roleRefusal(login, "GET", route, env);
+        if (refused) return refused;
         return handler(build(req, login, env, params ?? {}, query ?? {}));
       })(request);
   }
@@ -130,7 +154,7 @@ export function makeContext(services: Services) {
    * button or a script with a stolen cookie should not turn into a flood of them.
    */
   function actionRoute(handler: (c: ActionContext) => Promise<Response>) {
-    return ({ request, params, query }: { request: Request; params: Record<string, string>; query: Record<string, string | undefined> }) =>
+    return ({ request, params, query, route }: RouteArgs) =>
       guard(async (req) => {
         const login = await currentLogin(services, req);
         if (!login) return errorPage(401, "Signed out", "Your session has ended. Sign in again.");
@@ -144,6 +168,9 @@ export function makeContext(services: Services) {
         }
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
+        // After the CSRF check: a forged post learns nothing of the person's role.
+        const refused = roleRefusal(login, "POST", route, env);
+        if (refused) return refused;
         return handler({ ...build(req, login, env, params ?? {}, query ?? {}), form });
       })(request);
   }

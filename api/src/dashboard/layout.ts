@@ -7,12 +7,13 @@ import type { Environment } from "../../../shared/environment.ts";
 import { publicMerchantId } from "../credentials/store.ts";
 import { html, type Html } from "./html.ts";
 import type { Login } from "./logins.ts";
+import { allows, SECTION_PERMISSIONS, type Role } from "./permissions.ts";
 
 export const ASSET_VERSION = "8";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 
-export type Section = "home" | "transactions" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security" | "outbox" | "account";
+export type Section = "home" | "transactions" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security" | "outbox" | "members" | "account";
 
 export interface Notice {
   kind: "ok" | "error";
@@ -34,6 +35,8 @@ export function layout(args: { login: Login; environment: Environment; section: 
   const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" || s === "events" || s === "refund-balance" || s === "refund-approvals" ? `/dashboard/${env}/${s}` : `/dashboard/${env}/settings/${s}`);
   const other = (env: Environment) => pathOf(env, section);
   const nav = (s: Section, label: string) => {
+    const permission = SECTION_PERMISSIONS[s];
+    if (!permission || !allows(login.user.role as Role, permission, environment)) return "";
     const href = pathOf(environment, s);
     return html`<a href="${href}"${s === section ? html` aria-current="page"` : ""}>${label}</a>`;
   };
@@ -71,6 +74,7 @@ ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks 
   ${nav("webhooks", "Webhooks")}
   ${nav("settlement", "Settlement")}
   ${nav("refunds", "Refunds")}
+  ${nav("members", "Members")}
   ${nav("security", "Security history")}
   ${nav("outbox", "Outbox")}
   ${nav("account", "Your account")}

@@ -676,8 +676,39 @@ export const dashboardUsers = app.table(
     passwordHash: text("password_hash").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
     passwordChangedAt: ts("password_changed_at").notNull().defaultNow(),
+    /** What the person may do (dashboard/permissions.ts): owner, admin, developer, finance, support, viewer. Existing people are owners. */
+    role: text("role").notNull().default("owner"),
   },
-  (t) => [index("dashboard_users_merchant_idx").on(t.merchantId)],
+  (t) => [
+    index("dashboard_users_merchant_idx").on(t.merchantId),
+    check("dashboard_users_role_chk", sql`${t.role} in ('owner', 'admin', 'developer', 'finance', 'support', 'viewer')`),
+  ],
+);
+
+/**
+ * Invitations to join a merchant's team (dashboard/members.ts). The emailed link carries a
+ * 238-bit secret whose SHA-256 is kept here; it works once, for 7 days, and only for its email.
+ */
+export const invitations = app.table(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    email: text("email").notNull(),
+    role: text("role").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    invitedBy: text("invited_by"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+    acceptedAt: ts("accepted_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [
+    index("invitations_merchant_idx").on(t.merchantId, t.createdAt),
+    check("invitations_role_chk", sql`${t.role} in ('admin', 'developer', 'finance', 'support', 'viewer')`),
+  ],
 );
 
 /**

@@ -18,7 +18,7 @@ export const MAIL_CHANNEL = "paysession_mail";
  * its security-history action (settlement_address_changed, api_key_created, password_changed,
  * password_reset: the trigger of drizzle/0030_mail_outbox.sql).
  */
-export const MAIL_KINDS = ["password_reset_link", "test"] as const;
+export const MAIL_KINDS = ["password_reset_link", "invitation", "test"] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 export interface NewMail {

@@ -16,6 +16,7 @@ import { dashboardKit } from "./kit.ts";
 import { securityRoutes } from "./security.ts";
 import { outboxRoutes } from "./outbox.ts";
 import { accountRoutes } from "./account.ts";
+import { memberRoutes } from "./members.ts";
 import { settlementRoutes } from "./settlement.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { passwordResetRoutes } from "./password-reset.ts";
@@ -47,5 +48,6 @@ export function dashboardRoutes(services: Services) {
     .use(refundSettingsRoutes(kit))
     .use(securityRoutes(kit))
     .use(outboxRoutes(kit))
-    .use(accountRoutes(kit));
+    .use(accountRoutes(kit))
+    .use(memberRoutes(kit));
 }

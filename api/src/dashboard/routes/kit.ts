@@ -40,6 +40,11 @@ const NOTICES: Record<string, Notice> = {
   "password-changed": { kind: "ok", text: "Password changed. Every other device is signed out; this one stays signed in." },
   "signed-out-others": { kind: "ok", text: "Every other device is signed out." },
   "no-other-devices": { kind: "ok", text: "No other device was signed in." },
+  "invitation-sent": { kind: "ok", text: "Invitation sent. The link works once, for 7 days, for that email only." },
+  "invitation-revoked": { kind: "ok", text: "Invitation revoked: its link no longer works." },
+  "role-changed": { kind: "ok", text: "Role changed. It applies from the member's next request." },
+  "member-removed": { kind: "ok", text: "Member removed. Their sessions have ended." },
+  "ownership-transferred": { kind: "ok", text: "Ownership transferred. You are an administrator now." },
 };
 export const noticeOf = (q: Record<string, string | undefined>) => (q.notice ? NOTICES[q.notice] : undefined);
 
