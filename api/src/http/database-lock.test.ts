@@ -85,9 +85,11 @@ interface Setup extends Service {
 }
 
 const services: Service[] = [];
+// Each close drains requests still out from the last pass and stops every loop: a loaded machine
+// took longer than the 5 s default once (seen with the suite running beside others).
 afterAll(async () => {
-  for (const s of services) await s.svc.close();
-});
+  await Promise.all(services.map((s) => s.svc.close()));
+}, 60_000);
 
 async function startService(env: Record<string, string>): Promise<Service> {
   const svc = await startTestService(
