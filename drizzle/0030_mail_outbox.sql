@@ -48,7 +48,7 @@ BEGIN
     INSERT INTO "app"."mail_outbox" (id, merchant_id, to_address, kind, security_event_id)
     SELECT 'mail_' || left(replace(gen_random_uuid()::text, '-', ''), 24), NEW.merchant_id, u.email, NEW.action, NEW.id
       FROM "app"."dashboard_users" u WHERE u.merchant_id = NEW.merchant_id;
-  ELSIF NEW.action IN ('password_changed', 'password_reset') AND NEW.user_id IS NOT NULL THEN
+  ELSIF NEW.action IN ('password_changed', 'password_reset', 'two_factor_enabled', 'two_factor_disabled') AND NEW.user_id IS NOT NULL THEN
     -- The person whose password it is.
     INSERT INTO "app"."mail_outbox" (id, merchant_id, to_address, kind, security_event_id)
     SELECT 'mail_' || left(replace(gen_random_uuid()::text, '-', ''), 24), NEW.merchant_id, u.email, NEW.action, NEW.id

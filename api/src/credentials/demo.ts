@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { merchants } from "../db/schema.ts";
-import { createApiKey, createMerchant, lookupApiKey } from "./store.ts";
+import { type Merchant, createApiKey, createMerchant, lookupApiKey } from "./store.ts";
 
 export interface DevCredentials {
   apiBaseUrl: string;
@@ -32,10 +32,8 @@ export async function ensureDemoMerchant(
       return { credentials, created: false };
     }
   }
-  let [merchant] = prior.merchantId
-    ? await db.select().from(merchants).where(eq(merchants.sandboxPublicId, prior.merchantId))
-    : [];
-  merchant ??= await createMerchant(db, "Demo merchant");
+  const [found] = prior.merchantId ? await db.select().from(merchants).where(eq(merchants.sandboxPublicId, prior.merchantId)) : [];
+  const merchant: Merchant = found ?? (await createMerchant(db, "Demo merchant"));
   const { secret } = await createApiKey(db, merchant.id, "sandbox", "dev (bun run dev)");
   const credentials = { ...prior, ...urls, apiKey: secret, merchantId: merchant.sandboxPublicId } as DevCredentials;
   write(file, credentials);

@@ -15,7 +15,8 @@ import { displayPrefix, hashSecret, mintCredential, newMerchantPublicId, sameHas
 import { recordSecurityEvent, type ChangedBy } from "./security-history.ts";
 import { isScope, type KeyScopes, type Scope } from "./scopes.ts";
 
-export type Merchant = typeof merchants.$inferSelect;
+/** A merchant as the API and the dashboard carry it (its security settings are read where they apply: dashboard/logins.ts). */
+export type Merchant = Omit<typeof merchants.$inferSelect, "requireTwoFactor">;
 
 export interface ApiKeySummary {
   id: string;

@@ -19,7 +19,7 @@ let catcher: MailCatcher;
 beforeAll(async () => {
   catcher = await startMailCatcher(mkdtempSync(join(tmpdir(), "account-mail-")));
   svc = await startTestService({ SERVICE_SMTP_URL: catcher.url });
-});
+}, 60_000);
 afterAll(async () => {
   await svc?.close();
   await catcher?.stop();
@@ -108,7 +108,7 @@ test("the Outbox lists the account's mail; with the operator's SMTP it shows no 
   } finally {
     await own.close();
   }
-});
+}, 60_000);
 
 test("a device's name is what a person recognises", () => {
   expect(deviceName("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36")).toBe("Chrome on Linux");

@@ -23,6 +23,7 @@ import { ApiError } from "../errors.ts";
 import { clearFlashCookie, flashCookie, readFlash, type Flash } from "./flash.ts";
 import { secureCookies } from "./logins.ts";
 import { allows, MATRIX, permissionOfRoute, ROLE_NAMES, type Role } from "./permissions.ts";
+import { freshSecondFactor } from "./two-factor.ts";
 
 export interface PageContext {
   services: Services;
@@ -40,6 +41,12 @@ export interface PageContext {
   actor(): Actor;
   /** The signed-in person as a change's security-history line names them (`via: dashboard`). */
   by(): ChangedBy;
+  /**
+   * For a sensitive action (a production settlement change or key, a role change, a large
+   * refund): the page that asks for a fresh second factor when the person has one and this
+   * login has not passed it in the last minutes, else undefined. `back`: where to return after.
+   */
+  stepUp(back: string): Response | undefined;
 }
 
 export interface ActionContext extends PageContext {
@@ -100,6 +107,11 @@ function roleRefusal(login: Login, method: string, route: string, env: Environme
   return errorPage(403, "Not allowed for your role", `As ${ROLE_NAMES[role] ?? role} you cannot ${what}${permission && MATRIX[permission].sandbox.includes(role) ? " in production" : ""}. Ask an owner or administrator of your account.`);
 }
 
+/** The account requires a second factor, the person has none, and this route is not their own account's (where they set it up). */
+function mustEnroll(login: Login, method: string, route: string): boolean {
+  return login.requireTwoFactor && !login.twoFactor && permissionOfRoute(method, route) !== "own_account";
+}
+
 export function makeContext(services: Services) {
   const secure = secureCookies(services.config.publicUrl);
   const build = (request: Request, login: Login, env: Environment, params: Record<string, string>, query: Record<string, string | undefined>): PageContext => {
@@ -122,6 +134,16 @@ export function makeContext(services: Services) {
       redirectWith: (location, flash) => redirect(location, { "set-cookie": flashCookie(services.encryptionKey, login.tokenHash, location.split("?")[0]!, flash, secure) }),
       actor: () => actorOf(login, request),
       by: () => byPerson(actorOf(login, request), env),
+      stepUp: (back) =>
+        login.twoFactor && !freshSecondFactor(login.secondFactorAt)
+          ? page(
+              bare(
+                "Confirm it is you",
+                html`<div class="card narrow"><h1>Confirm it is you</h1><p>This change needs your second factor from the last few minutes. Nothing was changed.</p><p><a class="button primary" href="/dashboard/two-factor?next=${encodeURIComponent(back)}">Confirm with your authenticator</a></p><p><a href="${back}">Back</a></p></div>`,
+              ),
+              403,
+            )
+          : undefined,
     };
   };
 
@@ -141,8 +163,11 @@ export function makeContext(services: Services) {
         }
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
+        const url = new URL(req.url);
+        if (login.awaitingSecondFactor) return redirect(`/dashboard/two-factor?next=${encodeURIComponent(url.pathname + url.search)}`);
         const refused = roleRefusal(login, "GET", route, env);
         if (refused) return refused;
+        if (mustEnroll(login, "GET", route)) return redirect(`/dashboard/${env}/settings/account/two-factor?notice=two-factor-required`);
         return handler(build(req, login, env, params ?? {}, query ?? {}));
       })(request);
   }
@@ -169,8 +194,10 @@ export function makeContext(services: Services) {
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
         // After the CSRF check: a forged post learns nothing of the person's role.
+        if (login.awaitingSecondFactor) return errorPage(401, "Finish signing in", "Give your second factor first.");
         const refused = roleRefusal(login, "POST", route, env);
         if (refused) return refused;
+        if (mustEnroll(login, "POST", route)) return errorPage(403, "Two-factor sign-in required", "Your account requires two-factor sign-in: set it up under Your account first.");
         return handler({ ...build(req, login, env, params ?? {}, query ?? {}), form });
       })(request);
   }

@@ -27,7 +27,7 @@ const Count = rowShape("test count", { n: col.int });
 const Id = rowShape("test id", { id: col.text });
 
 /** Dashboard routes anyone may reach (the pages of signing in, the assets). */
-const PUBLIC = new Set(["GET /dashboard", "GET /dashboard/assets/:file", "GET /dashboard/sign-in", "POST /dashboard/sign-in", "GET /dashboard/sign-up", "POST /dashboard/sign-up", "GET /dashboard/forgot-password", "POST /dashboard/forgot-password", "GET /dashboard/reset-password/:token", "POST /dashboard/reset-password/:token"]);
+const PUBLIC = new Set(["GET /dashboard", "GET /dashboard/assets/:file", "GET /dashboard/sign-in", "POST /dashboard/sign-in", "GET /dashboard/sign-up", "POST /dashboard/sign-up", "GET /dashboard/forgot-password", "POST /dashboard/forgot-password", "GET /dashboard/reset-password/:token", "POST /dashboard/reset-password/:token", "GET /dashboard/invitations/:token", "POST /dashboard/invitations/:token"]);
 
 function fill(path: string): string {
   return path

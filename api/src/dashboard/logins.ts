@@ -8,7 +8,7 @@
 import { and, desc, eq, gt, ne } from "drizzle-orm";
 import type { TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
-import { dashboardLogins, dashboardUsers, merchants } from "../db/schema.ts";
+import { dashboardLogins, dashboardUsers, merchants, userTotp } from "../db/schema.ts";
 import { newSecret } from "../../../shared/ids.ts";
 import { hashSecret } from "../credentials/format.ts";
 import type { UserRow } from "./users.ts";
@@ -27,16 +27,24 @@ export interface Login {
   user: UserRow;
   merchant: Merchant;
   createdAt: Date;
+  /** Password given, second factor not yet (dashboard/two-factor.ts): only the two-factor page opens. */
+  awaitingSecondFactor: boolean;
+  /** When this login last passed a second factor. */
+  secondFactorAt: Date | null;
+  /** The person has a second factor (TOTP). */
+  twoFactor: boolean;
+  /** Their account requires one of everyone. */
+  requireTwoFactor: boolean;
 }
 
 /** A new login's secrets and row (its cookie token is returned once; the row keeps its hash). */
-function newLogin(userId: string, ip: string | null, userAgent: string | null) {
+function newLogin(userId: string, ip: string | null, userAgent: string | null, awaitingSecondFactor = false) {
   const token = `dsh_${newSecret()}`;
   const csrfToken = newSecret();
   return {
     token,
     csrfToken,
-    row: { tokenHash: hashSecret(token), userId, csrfToken, ip, userAgent: userAgent?.slice(0, 300) ?? null, expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000) },
+    row: { tokenHash: hashSecret(token), userId, csrfToken, ip, userAgent: userAgent?.slice(0, 300) ?? null, awaitingSecondFactor, expiresAt: new Date(Date.now() + LOGIN_TTL_SECONDS * 1000) },
   };
 }
 
@@ -50,8 +58,9 @@ export async function startLogin(
   ip: string | null,
   detail: Record<string, unknown> = {},
   userAgent: string | null = null,
+  awaitingSecondFactor = false,
 ): Promise<{ token: string; csrfToken: string }> {
-  const { token, csrfToken, row } = newLogin(user.id, ip, userAgent);
+  const { token, csrfToken, row } = newLogin(user.id, ip, userAgent, awaitingSecondFactor);
   await tx.insert(dashboardLogins).values(row);
   await recordSecurityEvent(tx, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in", detail);
   return { token, csrfToken };
@@ -67,8 +76,13 @@ export async function startLoginIn(tx: TransactionSql, userId: string, ip: strin
 }
 
 /** Signs a user whose password was checked in: the login and its line commit together, or neither does. */
-export function signIn(db: Db, user: Pick<UserRow, "id" | "merchantId" | "email">, ip: string | null, userAgent: string | null = null): Promise<{ token: string; csrfToken: string }> {
-  return db.transaction((tx) => startLogin(tx, user, ip, {}, userAgent));
+export function signIn(db: Db, user: Pick<UserRow, "id" | "merchantId" | "email">, ip: string | null, userAgent: string | null = null, awaitingSecondFactor = false): Promise<{ token: string; csrfToken: string }> {
+  return db.transaction((tx) => startLogin(tx, user, ip, awaitingSecondFactor ? { secondFactor: "pending" } : {}, userAgent, awaitingSecondFactor));
+}
+
+/** The login passed its second factor: no longer awaiting it, and fresh for sensitive actions. */
+export async function passedSecondFactor(db: Db, tokenHash: string): Promise<void> {
+  await db.update(dashboardLogins).set({ awaitingSecondFactor: false, secondFactorAt: new Date() }).where(eq(dashboardLogins.tokenHash, tokenHash));
 }
 
 /** A person's signed-in sessions (their devices), newest first. */
@@ -96,16 +110,28 @@ export async function findLogin(db: Db, token: string): Promise<Login | undefine
   if (!/^dsh_[0-9A-Za-z]{40}$/.test(token)) return undefined;
   const now = new Date();
   const [row] = await db
-    .select({ login: dashboardLogins, user: dashboardUsers, merchant: merchants })
+    .select({ login: dashboardLogins, user: dashboardUsers, merchant: merchants, totpConfirmedAt: userTotp.confirmedAt })
     .from(dashboardLogins)
     .innerJoin(dashboardUsers, eq(dashboardUsers.id, dashboardLogins.userId))
     .innerJoin(merchants, eq(merchants.id, dashboardUsers.merchantId))
+    .leftJoin(userTotp, eq(userTotp.userId, dashboardUsers.id))
     .where(and(eq(dashboardLogins.tokenHash, hashSecret(token)), gt(dashboardLogins.expiresAt, now)));
   if (!row) return undefined;
   if (row.login.lastSeenAt.getTime() + TOUCH_EVERY_MS <= now.getTime()) {
     await db.update(dashboardLogins).set({ lastSeenAt: now }).where(eq(dashboardLogins.tokenHash, row.login.tokenHash));
   }
-  return { tokenHash: row.login.tokenHash, csrfToken: row.login.csrfToken, user: row.user, merchant: row.merchant, createdAt: row.login.createdAt };
+  const { requireTwoFactor, ...merchant } = row.merchant;
+  return {
+    tokenHash: row.login.tokenHash,
+    csrfToken: row.login.csrfToken,
+    user: row.user,
+    merchant,
+    createdAt: row.login.createdAt,
+    awaitingSecondFactor: row.login.awaitingSecondFactor,
+    secondFactorAt: row.login.secondFactorAt,
+    twoFactor: row.totpConfirmedAt !== null,
+    requireTwoFactor,
+  };
 }
 
 /** Signs out: the login's row goes and its "sign_out" line is written, together or not at all. */

@@ -20,7 +20,7 @@ let catcher: MailCatcher;
 beforeAll(async () => {
   catcher = await startMailCatcher(mkdtempSync(join(tmpdir(), "members-mail-")));
   svc = await startTestService({ SERVICE_SMTP_URL: catcher.url, SERVICE_PUBLIC_URL: "http://localhost:4000" });
-});
+}, 60_000);
 afterAll(async () => {
   await svc?.close();
   await catcher?.stop();

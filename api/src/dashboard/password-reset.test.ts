@@ -18,7 +18,7 @@ let catcher: MailCatcher;
 beforeAll(async () => {
   catcher = await startMailCatcher(mkdtempSync(join(tmpdir(), "reset-mail-")));
   svc = await startTestService({ SERVICE_SMTP_URL: catcher.url, SERVICE_PUBLIC_URL: "http://localhost:4000" });
-});
+}, 60_000);
 afterAll(async () => {
   await svc?.close();
   await catcher?.stop();
@@ -167,7 +167,7 @@ test("at most three links per email an hour (the same answer after); ten asks pe
     svc = prev;
     await own.close();
   }
-});
+}, 60_000);
 
 test("a service with a production network and no SMTP setting says it cannot send a link, and sends none", async () => {
   const own = await startTestService();
@@ -183,4 +183,4 @@ test("a service with a production network and no SMTP setting says it cannot sen
   } finally {
     await own.close();
   }
-});
+}, 60_000);

@@ -252,7 +252,8 @@ describe("the refund balance page", () => {
     expect((await page(asA, "/dashboard/production/refund-balance")).text).not.toContain(r);
     // Funding: a forged post is refused; production has no faucet; an unreachable network is a 503 shown on the page.
     expect((await asA.post("/dashboard/sandbox/refund-balance/fund", { amount: "10.00" }, { csrf: null })).status).toBe(403);
-    expect((await asA.post("/dashboard/production/refund-balance/fund", { amount: "10.00" })).status).toBe(404);
+    // Production has no faucet: no role may use it there (dashboard/permissions.ts).
+    expect((await asA.post("/dashboard/production/refund-balance/fund", { amount: "10.00" })).status).toBe(403);
     const down = await asA.post("/dashboard/sandbox/refund-balance/fund", { amount: "10.00", chainId: "31337" });
     expect(down.status).toBe(503);
     expect(await down.text()).toContain("did not answer");

@@ -34,6 +34,8 @@ export const merchants = app.table("merchants", {
   sandboxPublicId: text("sandbox_public_id").notNull().unique(),
   livePublicId: text("live_public_id").notNull().unique(),
   createdAt: ts("created_at").notNull().defaultNow(),
+  /** An owner's choice: every member signs in with a second factor (those without one enroll at their next sign-in). */
+  requireTwoFactor: boolean("require_two_factor").notNull().default(false),
 });
 
 export const apiKeys = app.table(
@@ -727,6 +729,10 @@ export const dashboardLogins = app.table(
     ip: text("ip"),
     /** The browser's User-Agent at sign-in (at most 300 characters): how the person's device list names it. */
     userAgent: text("user_agent"),
+    /** Signed in with the password but not yet the second factor: only the two-factor page opens. */
+    awaitingSecondFactor: boolean("awaiting_second_factor").notNull().default(false),
+    /** When this login last passed a second factor (sensitive actions ask for one within minutes). */
+    secondFactorAt: ts("second_factor_at"),
     createdAt: ts("created_at").notNull().defaultNow(),
     lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
     expiresAt: ts("expires_at").notNull(),
@@ -760,6 +766,7 @@ export const securityEvents = app.table(
     index("security_events_ip_failures_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
     // The reset-link throttle's counts (dashboard/password-resets.ts).
     index("security_events_reset_email_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'password_reset_requested'`),
+    index("security_events_second_factor_failures_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'two_factor_failed'`),
     index("security_events_reset_ip_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'password_reset_requested'`),
   ],
 );
@@ -1142,4 +1149,33 @@ export const passwordResets = app.table(
     usedAt: ts("used_at"),
   },
   (t) => [index("password_resets_user_idx").on(t.userId, t.createdAt)],
+);
+
+/**
+ * A person's TOTP authenticator (RFC 6238; dashboard/two-factor.ts). The secret is sealed with the
+ * service's key bound to the user; confirmed_at is null while enrolling (until a first code
+ * matches). last_step is the 30-second step of the last code accepted: a code is never accepted
+ * twice, nor one of an earlier step.
+ */
+export const userTotp = app.table("user_totp", {
+  userId: text("user_id")
+    .primaryKey()
+    .references(() => dashboardUsers.id, { onDelete: "cascade" }),
+  secretSealed: text("secret_sealed").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  confirmedAt: ts("confirmed_at"),
+  lastStep: bigint("last_step", { mode: "number" }).notNull().default(0),
+});
+
+/** Ten single-use recovery codes per person with TOTP, kept as SHA-256 of the normalized code. */
+export const recoveryCodes = app.table(
+  "recovery_codes",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    usedAt: ts("used_at"),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.codeHash] })],
 );

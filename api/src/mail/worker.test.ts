@@ -21,7 +21,7 @@ let catcher: MailCatcher;
 beforeAll(async () => {
   catcher = await startMailCatcher(mkdtempSync(join(tmpdir(), "mail-")));
   svc = await startTestService({ SERVICE_SMTP_URL: catcher.url, SERVICE_MAIL_FROM: "Shop payments <payments@shop.test>" });
-});
+}, 60_000);
 afterAll(async () => {
   await svc?.close();
   await catcher?.stop();

@@ -38,6 +38,9 @@ export function accountBody(env: Environment, login: Login, devices: Device[]): 
   <input id="confirm" name="confirm" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}">
   <button type="submit" class="primary">Change password</button>
 </form></section>
+<section class="card"><h2 class="h3">Two-factor sign-in</h2>
+<p>${login.twoFactor ? "On: you sign in with your password and a code from your authenticator app." : "Off: your password alone signs you in."} <a href="/dashboard/${env}/settings/account/two-factor">${login.twoFactor ? "Manage" : "Set it up"}</a></p>
+</section>
 <section class="card"><h2 class="h3">Signed-in devices</h2>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Device</th><th scope="col">From</th><th scope="col">Signed in</th><th scope="col">Last active</th></tr></thead><tbody>
 ${devices.map(

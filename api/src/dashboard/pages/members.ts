@@ -49,6 +49,13 @@ ${
       )}</ul>`
     : ""
 }
+${
+  me === "owner"
+    ? html`<section class="card"><h2 class="h3">Two-factor sign-in for everyone</h2>
+<p>${login.requireTwoFactor ? "Required: every member signs in with a second factor; those without one set it up at their next page." : "Not required: each member chooses."}</p>
+<form method="post" action="${base}/require-two-factor">${csrfField(login)}<input type="hidden" name="required" value="${login.requireTwoFactor ? "false" : "true"}"><button type="submit"${login.requireTwoFactor ? html` class="danger"` : ""}>${login.requireTwoFactor ? "Stop requiring it" : "Require it of everyone"}</button></form></section>`
+    : ""
+}
 <details class="card help"><summary>What each role may do</summary>${permissionTable()}</details>`;
 }
 

@@ -50,6 +50,11 @@ export function apiKeyRoutes({ db, pageRoute, actionRoute }: DashboardKit) {
     .post(
       "/dashboard/:env/settings/api-keys",
       actionRoute(async (c) => {
+        // A production key moves real money: a fresh second factor first, for a person with one.
+        if (c.env === "production") {
+          const stepUp = c.stepUp(`/dashboard/${c.env}/settings/api-keys`);
+          if (stepUp) return stepUp;
+        }
         const name = (c.form.get("name") ?? "").trim().slice(0, 100);
         if (!name) return c.render("api-keys", "API keys", apiKeysBody(c.env, c.login, await envKeys(c)), { status: 400, notice: { kind: "error", text: "Give the key a name." } });
         const limits = keyLimitsFromForm(c.form, new Date());

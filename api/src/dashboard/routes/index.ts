@@ -17,6 +17,7 @@ import { securityRoutes } from "./security.ts";
 import { outboxRoutes } from "./outbox.ts";
 import { accountRoutes } from "./account.ts";
 import { memberRoutes } from "./members.ts";
+import { twoFactorRoutes } from "./two-factor.ts";
 import { settlementRoutes } from "./settlement.ts";
 import { signInRoutes } from "./sign-in.ts";
 import { passwordResetRoutes } from "./password-reset.ts";
@@ -49,5 +50,6 @@ export function dashboardRoutes(services: Services) {
     .use(securityRoutes(kit))
     .use(outboxRoutes(kit))
     .use(accountRoutes(kit))
-    .use(memberRoutes(kit));
+    .use(memberRoutes(kit))
+    .use(twoFactorRoutes(kit));
 }

@@ -78,6 +78,8 @@ export function memberRoutes({ services, sql, secure, pageRoute, actionRoute, gu
       actionRoute(async (c) => {
         const role = roleOf(c.form.get("role"));
         if (!role) return membersPage(c, { kind: "error", text: "Choose a role." }, 400);
+        const stepUp = c.stepUp(base(c));
+        if (stepUp) return stepUp;
         return change(c, () => changeRole(sql, actorOf(c), member(c), role), "role-changed");
       }),
       HIDE,
@@ -94,7 +96,7 @@ export function memberRoutes({ services, sql, secure, pageRoute, actionRoute, gu
     )
     .post(
       "/dashboard/:env/settings/members/:userId/transfer-ownership",
-      actionRoute(async (c) => change(c, () => transferOwnership(sql, actorOf(c), member(c)), "ownership-transferred")),
+      actionRoute(async (c) => c.stepUp(base(c)) ?? change(c, () => transferOwnership(sql, actorOf(c), member(c)), "ownership-transferred")),
       HIDE,
     )
     .get(

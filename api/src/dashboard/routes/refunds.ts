@@ -140,6 +140,11 @@ export function refundRoutes({ services, sql, pageRoute, actionRoute }: Dashboar
         const values = valuesOf((k) => c.form.get(k));
         const preview = await attempt(async () => previewRefund(sql, owner(c), await newRefund(c, values)));
         if (!preview.ok) return preview.error.code === "resource_not_found" ? errorPage(404, "Not found", NOT_FOUND) : formPage(c, values, preview.error);
+        // Above the threshold in production: a fresh second factor (for a person with one) and the password.
+        if (passwordNeeded(c, preview.value)) {
+          const stepUp = c.stepUp(`/dashboard/${c.env}/transactions/${c.params.id}`);
+          if (stepUp) return stepUp;
+        }
         if (passwordNeeded(c, preview.value) && !(await checkPassword(c.login.user, c.form.get("password") ?? ""))) {
           await recordSecurityEvent(services.database.db, c.actor(), "refund_refused", { paymentSessionId: c.params.id }, c.env);
           return reviewPage(c, values, preview.value, { message: "Wrong password: nothing was refunded.", status: 403 });

@@ -30,7 +30,12 @@ export function settlementRoutes({ services, db, pageRoute, actionRoute }: Dashb
     .post(
       "/dashboard/:env/settings/settlement/:chainId",
       actionRoute(async (c) => {
-        // The most sensitive act in the product: the password again, whoever holds the session.
+        // The most sensitive act in the product: in production a fresh second factor (for a person
+        // with one), and the password again, whoever holds the session.
+        if (c.env === "production") {
+          const stepUp = c.stepUp(`/dashboard/${c.env}/settings/settlement`);
+          if (stepUp) return stepUp;
+        }
         const user = await checkPassword(c.login.user, c.form.get("password") ?? "");
         if (!user) {
           await recordSecurityEvent(db, c.actor(), "settlement_address_change_refused", { chainId: c.params.chainId }, c.env);

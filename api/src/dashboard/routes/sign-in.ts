@@ -15,6 +15,7 @@ import { preSession } from "./pre-session.ts";
 import { signInPage, signUpPage } from "../pages/sign-in.ts";
 import { clientIp, currentLogin, page, readForm, redirect, SECURITY_HEADERS } from "../request.ts";
 import { signUp } from "../sign-up.ts";
+import { twoFactorState } from "../two-factor.ts";
 import { checkPassword, findUserByEmail, normalizeEmail, UserInputError } from "../users.ts";
 import { HIDE, HOME, SIGNED_OUT, type DashboardKit } from "./kit.ts";
 
@@ -65,9 +66,12 @@ export function signInRoutes({ services, db, secure, actionRoute, guard }: Dashb
             await recordSecurityEvent(db, { merchantId: found?.merchantId ?? null, userId: found?.id ?? null, email, ip }, "sign_in_failed");
             return signInForm({ email: rawEmail, next, error: "Wrong email or password." }, 401);
           }
-          // The login and its security-history line commit together (logins.ts).
-          const { token } = await signIn(db, user, ip, r.headers.get("user-agent"));
-          const headers = new Headers({ location: next ?? HOME, ...SECURITY_HEADERS });
+          // The login and its security-history line commit together (logins.ts). With a second
+          // factor, the login waits for it: only the two-factor page opens until it is given.
+          const awaiting = (await twoFactorState(services.database.sql, user.id)).enabled;
+          const { token } = await signIn(db, user, ip, r.headers.get("user-agent"), awaiting);
+          const to = awaiting ? `/dashboard/two-factor${next ? `?next=${encodeURIComponent(next)}` : ""}` : (next ?? HOME);
+          const headers = new Headers({ location: to, ...SECURITY_HEADERS });
           headers.append("set-cookie", loginCookie(token, secure));
           headers.append("set-cookie", preCookie("", 0));
           return new Response(null, { status: 303, headers });

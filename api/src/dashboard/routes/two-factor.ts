@@ -1,0 +1,108 @@
+/**
+ * Two-factor sign-in (dashboard/two-factor.ts): the code page a login waiting for its second factor
+ * opens (and any login before a sensitive action: a "step-up"); enrolling, turning off, and the
+ * owner's "require it of everyone". The code page is not a pageRoute: a waiting login may open
+ * nothing else, so it checks the session and its CSRF token here.
+ */
+import { Elysia } from "elysia";
+import { securityEventStatement } from "../../credentials/security-history.ts";
+import { errorPage, type PageContext } from "../context.ts";
+import type { Notice } from "../layout.ts";
+import { passedSecondFactor } from "../logins.ts";
+import { secondFactorPage, twoFactorBody } from "../pages/two-factor.ts";
+import { clientIp, csrfProblem, currentLogin, page, readForm, redirect } from "../request.ts";
+import { checkPassword } from "../users.ts";
+import { checkSecondFactor, confirmEnrollment, disableTwoFactor, enrollmentSecret, secondFactorWait, twoFactorState } from "../two-factor.ts";
+import { HIDE, HOME, noticeOf, type DashboardKit } from "./kit.ts";
+
+function safeNext(next: string | null | undefined): string | undefined {
+  return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
+}
+
+export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, guard }: DashboardKit) {
+  const key = services.encryptionKey;
+
+  async function enrollPage(c: PageContext, opts: { notice?: Notice; status?: number; recoveryCodes?: string[]; error?: string } = {}) {
+    const state = await twoFactorState(sql, c.login.user.id);
+    const enroll = state.enabled || opts.recoveryCodes ? undefined : await enrollmentSecret(sql, key, c.login.user);
+    return c.render("account", "Two-factor sign-in", twoFactorBody(c.env, c.login, state, enroll, opts.recoveryCodes, opts.error), { notice: opts.notice, status: opts.status });
+  }
+
+  return new Elysia()
+    .get(
+      "/dashboard/two-factor",
+      ({ request, query }) =>
+        guard(async (r) => {
+          const login = await currentLogin(services, r);
+          if (!login) return redirect("/dashboard/sign-in");
+          if (!login.twoFactor) return redirect(safeNext(query.next) ?? HOME);
+          return page(secondFactorPage({ csrf: login.csrfToken, next: safeNext(query.next), stepUp: !login.awaitingSecondFactor }));
+        })(request),
+      HIDE,
+    )
+    .post(
+      "/dashboard/two-factor",
+      ({ request }) =>
+        guard(async (r) => {
+          const login = await currentLogin(services, r);
+          if (!login) return errorPage(401, "Signed out", "Your session has ended. Sign in again.");
+          const form = await readForm(r);
+          const problem = csrfProblem(r, form, login.csrfToken);
+          if (problem) return errorPage(403, "Refused", problem);
+          const next = safeNext(form.get("next"));
+          const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+            page(secondFactorPage({ csrf: login.csrfToken, next, error, stepUp: !login.awaitingSecondFactor }), status, headers);
+          const wait = await secondFactorWait(sql, login.user.email);
+          if (wait > 0) return again(`Too many wrong codes. Try again in ${wait} seconds.`, 429, { "retry-after": String(wait) });
+          const actor = { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(r) };
+          const how = await checkSecondFactor(sql, key, login.user, (form.get("code") ?? "").slice(0, 32), actor, login.awaitingSecondFactor ? "sign_in" : "step_up");
+          if (!how) return again("That code is not right, or it was used already. Wait for the next one.", 401);
+          await passedSecondFactor(db, login.tokenHash);
+          return redirect(next ?? HOME);
+        })(request),
+      HIDE,
+    )
+    .get(
+      "/dashboard/:env/settings/account/two-factor",
+      pageRoute(async (c) => enrollPage(c, { notice: noticeOf(c.query) })),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/settings/account/two-factor",
+      actionRoute(async (c) => {
+        const codes = await confirmEnrollment(sql, key, c.login.user, (c.form.get("code") ?? "").slice(0, 16), c.actor());
+        if (!codes) return enrollPage(c, { error: "That code does not match. Check the app shows Paysession, wait for a new code, and type it.", status: 400 });
+        // The enrolling login counts as having passed it: it just did.
+        await passedSecondFactor(db, c.login.tokenHash);
+        return enrollPage({ ...c, login: { ...c.login, twoFactor: true } }, { recoveryCodes: codes });
+      }),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/settings/account/two-factor/disable",
+      actionRoute(async (c) => {
+        if (c.login.requireTwoFactor) return enrollPage(c, { notice: { kind: "error", text: "Your account requires two-factor sign-in: it stays on." }, status: 409 });
+        if (!(await checkPassword(c.login.user, c.form.get("password") ?? ""))) return enrollPage(c, { notice: { kind: "error", text: "The password is wrong. Nothing changed." }, status: 403 });
+        if (!(await checkSecondFactor(sql, key, c.login.user, (c.form.get("code") ?? "").slice(0, 32), c.actor(), "step_up"))) {
+          return enrollPage(c, { notice: { kind: "error", text: "That code is not right. Nothing changed." }, status: 403 });
+        }
+        await disableTwoFactor(sql, c.login.user.id, c.actor());
+        return redirect(`/dashboard/${c.env}/settings/account?notice=two-factor-off`);
+      }),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/settings/members/require-two-factor",
+      actionRoute(async (c) => {
+        if (c.login.user.role !== "owner") return errorPage(403, "Not allowed for your role", "Only an owner decides whether two-factor sign-in is required.");
+        const on = c.form.get("required") === "true";
+        if (on && !c.login.twoFactor) return redirect(`/dashboard/${c.env}/settings/account/two-factor?notice=two-factor-yourself-first`);
+        await sql.begin(async (tx) => {
+          await tx`update app.merchants set require_two_factor = ${on} where id = ${c.login.merchant.id}`;
+          await securityEventStatement(tx, c.actor(), "two_factor_required_changed", { required: on });
+        });
+        return redirect(`/dashboard/${c.env}/settings/members?notice=${on ? "two-factor-required-on" : "two-factor-required-off"}`);
+      }),
+      HIDE,
+    );
+}
