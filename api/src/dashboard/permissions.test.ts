@@ -9,7 +9,7 @@ import { signIn, TEST_PASSWORD, type Browser } from "../../../testing/dashboard.
 import { buildApp } from "../http/app.ts";
 import { facesFor } from "../server.ts";
 import { createUser } from "./users.ts";
-import { allows, invitableRoles, mayChangeRole, permissionOfRoute, ROLES, ROUTE_PERMISSIONS, type Role } from "./permissions.ts";
+import { allows, invitableRoles, MATRIX, mayChangeRole, PERMISSIONS, permissionOfRoute, ROLES, ROUTE_PERMISSIONS, type Role } from "./permissions.ts";
 
 /** Routes before sign-in (no person, so no role). */
 const PUBLIC = new Set([
@@ -138,3 +138,18 @@ describe("every role, every route, both environments", () => {
   }
 });
 
+
+test("the guide's table is the matrix: every permission, every role, the same marks", async () => {
+  const text = await Bun.file(new URL("../../../docs/team-and-security.md", import.meta.url)).text();
+  const rows = text.split("\n").filter((l) => /^\| (see|download|create, pay|change the refund|mint|cancel|use the sandbox|send a webhook|see, create|manage webhook|change a settlement|read the security|read the Outbox|invite|change one's)/.test(l));
+  expect(rows).toHaveLength(PERMISSIONS.length);
+  const marks = rows.map((l) => l.split("|").slice(2, 8).map((c) => c.trim()));
+  const expected = PERMISSIONS.map((p) =>
+    ROLES.map((r) => {
+      const s = MATRIX[p].sandbox.includes(r);
+      const pr = MATRIX[p].production.includes(r);
+      return s && pr ? "✓" : s ? "sandbox" : pr ? "production" : "—";
+    }),
+  );
+  expect(marks).toEqual(expected);
+});
