@@ -53,6 +53,16 @@ BEGIN
     INSERT INTO "app"."mail_outbox" (id, merchant_id, to_address, kind, security_event_id)
     SELECT 'mail_' || left(replace(gen_random_uuid()::text, '-', ''), 24), NEW.merchant_id, u.email, NEW.action, NEW.id
       FROM "app"."dashboard_users" u WHERE u.id = NEW.user_id;
+  ELSIF NEW.action = 'sign_in' AND NEW.user_id IS NOT NULL
+        AND EXISTS (SELECT 1 FROM "app"."security_events" e WHERE e.user_id = NEW.user_id AND e.action = 'sign_in' AND e.id <> NEW.id)
+        AND NOT EXISTS (SELECT 1 FROM "app"."security_events" e
+                         WHERE e.user_id = NEW.user_id AND e.action = 'sign_in' AND e.id <> NEW.id
+                           AND e.ip IS NOT DISTINCT FROM NEW.ip AND e.detail->>'device' IS NOT DISTINCT FROM NEW.detail->>'device'
+                           AND e.created_at > now() - interval '90 days') THEN
+    -- A sign-in from a device (browser and address) this person has not signed in from in 90 days; not their first ever.
+    INSERT INTO "app"."mail_outbox" (id, merchant_id, to_address, kind, security_event_id)
+    SELECT 'mail_' || left(replace(gen_random_uuid()::text, '-', ''), 24), NEW.merchant_id, u.email, 'new_sign_in', NEW.id
+      FROM "app"."dashboard_users" u WHERE u.id = NEW.user_id;
   ELSE
     RETURN NEW;
   END IF;

@@ -36,5 +36,6 @@ ALTER TABLE "app"."invitations" ADD CONSTRAINT "invitations_merchant_id_merchant
 ALTER TABLE "app"."recovery_codes" ADD CONSTRAINT "recovery_codes_user_id_dashboard_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "app"."dashboard_users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "app"."user_totp" ADD CONSTRAINT "user_totp_user_id_dashboard_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "app"."dashboard_users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "invitations_merchant_idx" ON "app"."invitations" USING btree ("merchant_id","created_at");--> statement-breakpoint
+CREATE INDEX "security_events_user_sign_in_idx" ON "app"."security_events" USING btree ("user_id","created_at" DESC NULLS LAST) WHERE "app"."security_events"."action" = 'sign_in';--> statement-breakpoint
 CREATE INDEX "security_events_second_factor_failures_idx" ON "app"."security_events" USING btree ("email","created_at" DESC NULLS LAST) WHERE "app"."security_events"."action" = 'two_factor_failed';--> statement-breakpoint
 ALTER TABLE "app"."dashboard_users" ADD CONSTRAINT "dashboard_users_role_chk" CHECK ("app"."dashboard_users"."role" in ('owner', 'admin', 'developer', 'finance', 'support', 'viewer'));

@@ -41,6 +41,7 @@ import { describeError } from "../../shared/describe-error.ts";
 import { mailModeLine, mailModeOf, smtpWhere } from "./mail/mode.ts";
 import { startMailCatcher, type MailCatcher } from "./mail/catcher.ts";
 import { MailWorker } from "./mail/worker.ts";
+import { purgeOldMail } from "./mail/outbox.ts";
 
 /** The faces served beside the API by this process (http/app.ts mounts them). */
 export function facesFor(services: Services): Face[] {
@@ -249,10 +250,10 @@ export async function startService(config: Config, log: (line: string) => void =
     // database outage it says so once, not every hour.
     const purgeOutage = new Outage("housekeeping purge", log);
     const housekeeping = setInterval(() => {
-      Promise.all([purgeExpiredIdempotencyKeys(database!.sql), purgeFullBuckets(database!.sql)]).then(
+      Promise.all([purgeExpiredIdempotencyKeys(database!.sql), purgeFullBuckets(database!.sql), purgeOldMail(database!.sql)]).then(
         () => purgeOutage.ok(),
         (e) => {
-          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets) failed: ${describeError(e)}`);
+          if (purgeOutage.failed(e) === undefined) log(`housekeeping purge (idempotency keys, rate buckets, old mail) failed: ${describeError(e)}`);
         },
       );
     }, HOUSEKEEPING_EVERY_MS);

@@ -12,7 +12,7 @@ import { startTestService, type TestService } from "../../../testing/service.ts"
 import { eventually } from "../../../testing/eventually.ts";
 import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { startMailCatcher, type MailCatcher } from "../mail/catcher.ts";
-import { deviceName } from "./pages/account.ts";
+import { deviceName } from "./device-name.ts";
 
 let svc: TestService;
 let catcher: MailCatcher;
@@ -109,6 +109,33 @@ test("the Outbox lists the account's mail; with the operator's SMTP it shows no 
     await own.close();
   }
 }, 60_000);
+
+test("a sign-in from a browser not seen in 90 days mails a notice; the first sign-in ever and a known browser do not", async () => {
+  await merchantWithUser(svc, "ivy@account.test");
+  const as = async (ua: string) => {
+    const form = await fetch(`${svc.url}/dashboard/sign-in`, { headers: { "user-agent": ua } });
+    const pre = form.headers.getSetCookie()[0]!.split(";")[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const res = await fetch(`${svc.url}/dashboard/sign-in`, {
+      method: "POST",
+      headers: { cookie: pre, "content-type": "application/x-www-form-urlencoded", "user-agent": ua },
+      body: new URLSearchParams({ _csrf: csrf, email: "ivy@account.test", password: TEST_PASSWORD }),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(303);
+  };
+  const notices = async () => (await svc.services.database.sql`select count(*)::int as n from app.mail_outbox where to_address = 'ivy@account.test' and kind = 'new_sign_in'`)[0]!.n;
+  const FIREFOX = "Mozilla/5.0 (X11; Linux x86_64; rv:135.0) Gecko/20100101 Firefox/135.0";
+  const CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36";
+  await as(FIREFOX);
+  expect(await notices()).toBe(0);
+  await as(FIREFOX);
+  expect(await notices()).toBe(0);
+  await as(CHROME);
+  expect(await notices()).toBe(1);
+  await as(CHROME);
+  expect(await notices()).toBe(1);
+});
 
 test("a device's name is what a person recognises", () => {
   expect(deviceName("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36")).toBe("Chrome on Linux");

@@ -12,6 +12,7 @@ import { dashboardLogins, dashboardUsers, merchants, userTotp } from "../db/sche
 import { newSecret } from "../../../shared/ids.ts";
 import { hashSecret } from "../credentials/format.ts";
 import type { UserRow } from "./users.ts";
+import { deviceName } from "./device-name.ts";
 import type { Merchant } from "../credentials/store.ts";
 import { recordSecurityEvent, type Actor } from "../credentials/security-history.ts";
 
@@ -62,7 +63,8 @@ export async function startLogin(
 ): Promise<{ token: string; csrfToken: string }> {
   const { token, csrfToken, row } = newLogin(user.id, ip, userAgent, awaitingSecondFactor);
   await tx.insert(dashboardLogins).values(row);
-  await recordSecurityEvent(tx, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in", detail);
+  // The device in words: with the address, what the new-device notice compares (migration 0030's trigger).
+  await recordSecurityEvent(tx, { merchantId: user.merchantId, userId: user.id, email: user.email, ip }, "sign_in", { ...detail, device: deviceName(userAgent) });
   return { token, csrfToken };
 }
 

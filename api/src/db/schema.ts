@@ -764,6 +764,8 @@ export const securityEvents = app.table(
     index("security_events_merchant_idx").on(t.merchantId, t.createdAt.desc(), t.id.desc()),
     index("security_events_failures_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
     index("security_events_ip_failures_idx").on(t.ip, t.createdAt.desc()).where(sql`${t.action} = 'sign_in_failed'`),
+    // A person's earlier sign-ins, for the new-device notice (the trigger of migration 0030).
+    index("security_events_user_sign_in_idx").on(t.userId, t.createdAt.desc()).where(sql`${t.action} = 'sign_in'`),
     // The reset-link throttle's counts (dashboard/password-resets.ts).
     index("security_events_reset_email_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'password_reset_requested'`),
     index("security_events_second_factor_failures_idx").on(t.email, t.createdAt.desc()).where(sql`${t.action} = 'two_factor_failed'`),

@@ -78,6 +78,21 @@ export function writeNotice(line: NoticeLine, dashboardUrl: string): WrittenMail
           `If it was not you, ask for a new password at once (${dashboardUrl}/forgot-password) and tell your account's owner.`,
         ].join("\n"),
       };
+    case "sign_in":
+      return {
+        subject: `${line.merchantName}: a new sign-in to your Paysession account`,
+        text: [
+          `On ${at}, ${line.email ?? "your account"} signed in with ${typeof line.detail.device === "string" ? line.detail.device : "a browser"}${from}: a device not seen in the last 90 days.`,
+          ``,
+          `If it was you, nothing to do. If not, set a new password at once (${dashboardUrl}/forgot-password), then sign out every other device under Your account.`,
+        ].join("\n"),
+      };
+    case "two_factor_enabled":
+    case "two_factor_disabled":
+      return {
+        subject: `${line.merchantName}: two-factor sign-in was turned ${line.action === "two_factor_enabled" ? "on" : "off"}`,
+        text: [`On ${at}, two-factor sign-in of ${line.email ?? "your account"} was turned ${line.action === "two_factor_enabled" ? "on" : "off"}${from}.`, ``, notYou("set a new password at once")].join("\n"),
+      };
     default:
       return { subject: `${line.merchantName}: a security change`, text: `On ${at}, ${who(line)}: ${line.action}${from}.\n\n${history}` };
   }

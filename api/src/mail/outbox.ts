@@ -117,3 +117,11 @@ export async function listOutbox(sql: Sql, args: { merchantId: string; encryptio
     };
   });
 }
+
+/**
+ * Housekeeping (server.ts, hourly, whatever the mail mode): mail older than 30 days goes, sent,
+ * failed or never sent (a service without mail queues notices it cannot send; they are stale by then).
+ */
+export async function purgeOldMail(sql: Sql): Promise<void> {
+  await sql`delete from app.mail_outbox where created_at < now() - interval '30 days' and state <> 'sending'`;
+}

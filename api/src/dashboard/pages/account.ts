@@ -5,6 +5,7 @@ import { timeTag } from "../format.ts";
 import { csrfField } from "../layout.ts";
 import type { Login } from "../logins.ts";
 import { MIN_PASSWORD_LENGTH } from "../users.ts";
+import { deviceName } from "../device-name.ts";
 
 export interface Device {
   current: boolean;
@@ -12,14 +13,6 @@ export interface Device {
   userAgent: string | null;
   createdAt: Date;
   lastSeenAt: Date;
-}
-
-/** A User-Agent in a few words a person recognises ("Chrome on Linux"), else as sent, cut short. */
-export function deviceName(ua: string | null): string {
-  if (!ua) return "Unknown browser";
-  const browser = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrome\/|Chromium\//.test(ua) ? (/HeadlessChrome/.test(ua) ? "Headless Chrome" : "Chrome") : /Safari\//.test(ua) ? "Safari" : undefined;
-  const os = /Windows/.test(ua) ? "Windows" : /iPhone|iPad/.test(ua) ? "iOS" : /Mac OS X/.test(ua) ? "macOS" : /Android/.test(ua) ? "Android" : /Linux/.test(ua) ? "Linux" : undefined;
-  return browser ? `${browser}${os ? ` on ${os}` : ""}` : ua.slice(0, 60);
 }
 
 export function accountBody(env: Environment, login: Login, devices: Device[]): Html {
