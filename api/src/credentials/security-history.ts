@@ -3,7 +3,7 @@
  * address. Also the source of the sign-in throttle's failure counts.
  */
 import { and, desc, eq, lt, or, sql as dsql } from "drizzle-orm";
-import type { PendingQuery, Row, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { securityEvents } from "../db/schema.ts";
 import { newId } from "../../../shared/ids.ts";
@@ -96,7 +96,7 @@ export function changedByName(by: ChangedBy): string {
  * webhooks/endpoints.ts; redeliveries, webhooks/events.ts).
  */
 export function securityEventStatement(
-  tx: TransactionSql,
+  tx: TransactionSql | Sql,
   actor: Actor,
   action: SecurityAction,
   detail: Record<string, unknown> = {},

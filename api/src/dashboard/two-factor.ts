@@ -13,8 +13,7 @@ import { createHash, randomInt } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import { seal, unseal } from "../credentials/seal.ts";
 import { securityEventStatement, type Actor } from "../credentials/security-history.ts";
-import { retryAfterSeconds } from "../credentials/sign-in-throttle.ts";
-import { WINDOW_SECONDS } from "../credentials/sign-in-throttle.ts";
+import { retryAfterSeconds, WINDOW_SECONDS } from "../credentials/sign-in-throttle.ts";
 
 const PERIOD = 30;
 export const RECOVERY_CODE_COUNT = 10;
@@ -104,7 +103,7 @@ export async function checkSecondFactor(sql: Sql, key: Buffer, user: { id: strin
     const used = await sql`update app.recovery_codes set used_at = now() where user_id = ${user.id} and code_hash = ${hashCode(code)} and used_at is null returning user_id`;
     if (used.length) how = "recovery";
   }
-  await securityEventStatement(sql as never, actor, how ? "two_factor_verified" : "two_factor_failed", { purpose, ...(how ? { method: how } : {}) });
+  await securityEventStatement(sql, actor, how ? "two_factor_verified" : "two_factor_failed", { purpose, ...(how ? { method: how } : {}) });
   return how;
 }
 
