@@ -156,7 +156,10 @@ function fill(s: Setup, path: string): string {
     refundId: () => "rf_000000000000000000000000",
     // A link id of the right form, so that its page reaches the database.
     linkId: () => `rl_${"0".repeat(40)}`,
-    token: () => `rst_${"0".repeat(40)}`,
+    token: () => (path.includes("/invitations/") ? `inv_${"0".repeat(40)}` : `rst_${"0".repeat(40)}`),
+    // No such member: under the locks the team's routes must answer 503 all the same.
+    userId: () => `usr_${"0".repeat(24)}`,
+    invitationId: () => `inv_${"0".repeat(24)}`,
     id: () => (/\/events\//.test(path) ? s.eventId : /webhook/.test(path) ? s.endpointId : s.sessionId),
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
@@ -184,7 +187,7 @@ function requestFor(s: Setup, method: string, route: string): { url: string; ini
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (route.startsWith("/dashboard")) {
-    const preSession = ["/dashboard/sign-in", "/dashboard/sign-up", "/dashboard/forgot-password", "/dashboard/reset-password/:token"].includes(route);
+    const preSession = ["/dashboard/sign-in", "/dashboard/sign-up", "/dashboard/forgot-password", "/dashboard/reset-password/:token", "/dashboard/invitations/:token"].includes(route);
     if (method === "POST") {
       headers["content-type"] = "application/x-www-form-urlencoded";
       const fields: Record<string, string> = preSession
