@@ -24,6 +24,7 @@ import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import { payerSandboxRoutes } from "./payer-sandbox.ts";
 import { authorizationRoutes } from "./authorizations.ts";
+import { x402Routes } from "./x402.ts";
 import { CHECKOUT_PAGES, checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PAGES, REFERENCE_PATH } from "./api-reference/routes.ts";
@@ -240,6 +241,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(sandboxRoutes(services))
     .use(payerSandboxRoutes(services))
     .use(authorizationRoutes(services))
+    .use(x402Routes(services))
     .use(checkoutRoutes());
   // The faces (the merchant dashboard: pages hidden from the API reference). Their actions call
   // the same domain functions as the routes above.

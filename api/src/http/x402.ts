@@ -1,0 +1,99 @@
+/**
+ * The x402 facilitator's routes (docs/x402.md): GET /x402/supported, POST /x402/verify, POST
+ * /x402/settle, for a resource server holding a merchant's API key (scope `facilitator:settle`),
+ * which @x402/core's HTTPFacilitatorClient sends with `createAuthHeaders`. A route only adapts
+ * HTTP: the key, the body's shape, the answer; what is checked and done is x402/facilitator.ts.
+ *
+ * A payment that fails a check is answered 200 in x402's own shape (`isValid: false` with its
+ * `invalidReason`, or `success: false` with its `errorReason`), as x402 clients expect; only what
+ * is not a payment request at all (no key, a body of another shape) or a network that did not
+ * answer is an error of the catalogue.
+ */
+import { Elysia } from "elysia";
+import { settlePayment, supported, verifyAnswer, verifyPayment } from "../x402/facilitator.ts";
+import { readJsonBody } from "./body.ts";
+import { apiKeyInHand, requireApiKey } from "./auth.ts";
+import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
+import type { Services } from "./services.ts";
+import { validateBody } from "./validate.ts";
+import { FacilitatorBody, SettleResponse, SupportedResponse, VerifyResponse } from "./x402.schemas.ts";
+
+const TAG = "x402 facilitator (server, API key)";
+
+export function x402Routes(services: Services) {
+  return new Elysia()
+    .get(
+      "/x402/supported",
+      async ({ request }) => {
+        const auth = await requireApiKey(services, request);
+        return supported(services, auth.environment);
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "What this facilitator settles (x402)",
+          description:
+            "x402's SupportedResponse for the key's environment: the `exact` scheme (EIP-3009 `transferWithAuthorization`) on each network paying by authorization, named `eip155:<chainId>`, with its stablecoins, and the relayer that submits them.",
+          auth: "apiKey",
+          scope: "facilitator:settle",
+          ok: { status: 200, schema: SupportedResponse, description: "The kinds." },
+          errors: [...AUTH_ERRORS],
+        }),
+      },
+    )
+    .post(
+      "/x402/verify",
+      async ({ request }) => {
+        const auth = await requireApiKey(services, request);
+        const body = validateBody(FacilitatorBody, await readJsonBody(request));
+        return verifyAnswer(await verifyPayment(services, auth, body));
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Verify an x402 payment",
+          description: [
+            "Checks an x402 payment (`exact` scheme, protocol version 2) against its requirements without writing anything or sending anything on-chain: the network, the asset and its EIP-712 `name` and `version` in `extra`, `payTo` this account's settlement address on that network in the key's environment, the authorization paying exactly there, `validBefore` at least 10 s away, `validAfter` passed, the value the amount (a whole number of cents), the signature the payer's, the nonce unused here and on the token, the balance, and the relayer's call in a simulation.",
+            "",
+            "A payment that fails is answered 200 `{ isValid: false, invalidReason, invalidMessage, payer }`, with x402's reasons (docs/x402.md lists them).",
+          ].join("\n"),
+          auth: "apiKey",
+          scope: "facilitator:settle",
+          body: FacilitatorBody,
+          ok: { status: 200, schema: VerifyResponse, description: "Valid, or not with its reason." },
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "network_unavailable"],
+        }),
+      },
+    )
+    .post(
+      "/x402/settle",
+      async ({ request }) => {
+        // The key as last looked up: the create's own statement checks it (sessions/create/create.ts).
+        const caller = await apiKeyInHand(services, request);
+        let body;
+        try {
+          body = validateBody(FacilitatorBody, await readJsonBody(request));
+        } catch (e) {
+          if (caller.reused) await caller.lookAgain();
+          throw e;
+        }
+        return settlePayment(services, { key: caller.auth, reused: caller.reused, lookAgain: caller.lookAgain }, body);
+      },
+      {
+        detail: doc({
+          tag: TAG,
+          summary: "Settle an x402 payment",
+          description: [
+            "Verifies the payment again, then records it as a payment session of this account (amount at par in USD from the token amount, `referenceId` the resource's URL, `metadata` `x402_*` from the requirements) whose authorization the relayer submits, and waits for its receipt (up to 60 s). Answers x402's SettleResponse: `success`, the `transaction`, the `payer`, and `extra.paymentSessionId`. The session moves PENDING → FUNDED → SUCCEEDED like any other, with its webhooks.",
+            "",
+            "An authorization settles once: settled again (a replay), it is refused `invalid_exact_evm_nonce_already_used`. A payment that fails is answered 200 `{ success: false, errorReason, errorMessage }`; `settlement_pending` when the relayer has not carried it out within the wait (the session shows it when it lands).",
+          ].join("\n"),
+          auth: "apiKey",
+          scope: "facilitator:settle",
+          body: FacilitatorBody,
+          ok: { status: 200, schema: SettleResponse, description: "Settled, or not with its reason." },
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "settlement_address_missing", "network_unavailable", "service_unavailable"],
+        }),
+      },
+    );
+}
