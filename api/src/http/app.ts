@@ -25,6 +25,7 @@ import { eventRoutes } from "./events.ts";
 import { payerSandboxRoutes } from "./payer-sandbox.ts";
 import { authorizationRoutes } from "./authorizations.ts";
 import { x402Routes } from "./x402.ts";
+import { x402Components } from "./x402.schemas.ts";
 import { CHECKOUT_PAGES, checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PAGES, REFERENCE_PATH } from "./api-reference/routes.ts";
@@ -125,7 +126,7 @@ const REFERENCE_META = {
   },
   webhooks: WEBHOOKS,
   components: {
-    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...autoReturnComponents, ...webhookComponents },
+    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...autoReturnComponents, ...webhookComponents, ...x402Components },
     parameters: webhookHeaderComponents,
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },

@@ -6,10 +6,11 @@
  * extensions), since a newer client may send more.
  */
 import { t } from "elysia";
+import type { Static } from "@sinclair/typebox";
 import { JsonInteger, literals } from "./schemas.ts";
 import { INVALID } from "../x402/exact.ts";
 
-const Requirements = t.Object(
+const RequirementsObject = t.Object(
   {
     scheme: t.String({ maxLength: 64, examples: ["exact"] }),
     network: t.String({ maxLength: 64, description: "CAIP-2: `eip155:<chainId>`.", examples: ["eip155:31337"] }),
@@ -21,6 +22,10 @@ const Requirements = t.Object(
   },
   { description: "x402 PaymentRequirements: what the resource server asks for." },
 );
+/** Components of the document (app.ts): the requirements appear twice in every request, the reasons in both answers. */
+const REQUIREMENTS = "X402PaymentRequirements";
+const REASON = "X402Reason";
+const Requirements = t.Unsafe<Static<typeof RequirementsObject>>({ $ref: `#/components/schemas/${REQUIREMENTS}` });
 
 const Resource = t.Object({
   url: t.String({ maxLength: 4096 }),
@@ -28,7 +33,7 @@ const Resource = t.Object({
   mimeType: t.Optional(t.String({ maxLength: 256 })),
 });
 
-export const FacilitatorBody = t.Object(
+const FacilitatorObject = t.Object(
   {
     x402Version: JsonInteger({ examples: [2] }),
     paymentPayload: t.Object(
@@ -46,7 +51,20 @@ export const FacilitatorBody = t.Object(
   { description: "x402 VerifyRequest / SettleRequest, as @x402/core's HTTPFacilitatorClient sends it." },
 );
 
-const Reason = literals(Object.values(INVALID));
+/** What the route checks a body against: the components written out (a $ref has no check of its own). */
+export const FacilitatorBody = t.Object(
+  {
+    x402Version: FacilitatorObject.properties.x402Version,
+    paymentPayload: t.Object({ ...FacilitatorObject.properties.paymentPayload.properties, accepted: RequirementsObject }),
+    paymentRequirements: RequirementsObject,
+  },
+);
+const REQUEST = "X402Request";
+/** The body as the document shows it (the one component, for verify and settle). */
+export const FacilitatorBodyDoc = t.Unsafe<Static<typeof FacilitatorBody>>({ $ref: `#/components/schemas/${REQUEST}` });
+
+const ReasonLiterals = literals(Object.values(INVALID));
+const Reason = t.Unsafe<Static<typeof ReasonLiterals>>({ $ref: `#/components/schemas/${REASON}` });
 
 export const VerifyResponse = t.Object(
   {
@@ -94,3 +112,9 @@ export const SupportedResponse = t.Object(
   },
   { description: "x402 SupportedResponse: the networks of the key's environment." },
 );
+
+export const x402Components = {
+  [REQUIREMENTS]: RequirementsObject,
+  [REQUEST]: FacilitatorObject,
+  [REASON]: ReasonLiterals,
+};

@@ -16,7 +16,7 @@ import { apiKeyInHand, requireApiKey } from "./auth.ts";
 import { AUTH_ERRORS, BODY_ERRORS, doc } from "./schemas.ts";
 import type { Services } from "./services.ts";
 import { validateBody } from "./validate.ts";
-import { FacilitatorBody, SettleResponse, SupportedResponse, VerifyResponse } from "./x402.schemas.ts";
+import { FacilitatorBody, FacilitatorBodyDoc, SettleResponse, SupportedResponse, VerifyResponse } from "./x402.schemas.ts";
 
 const TAG = "x402 facilitator (server, API key)";
 
@@ -53,13 +53,11 @@ export function x402Routes(services: Services) {
           tag: TAG,
           summary: "Verify an x402 payment",
           description: [
-            "Checks an x402 payment (`exact` scheme, protocol version 2) against its requirements without writing anything or sending anything on-chain: the network, the asset and its EIP-712 `name` and `version` in `extra`, `payTo` this account's settlement address on that network in the key's environment, the authorization paying exactly there, `validBefore` at least 10 s away, `validAfter` passed, the value the amount (a whole number of cents), the signature the payer's, the nonce unused here and on the token, the balance, and the relayer's call in a simulation.",
-            "",
-            "A payment that fails is answered 200 `{ isValid: false, invalidReason, invalidMessage, payer }`, with x402's reasons (docs/x402.md lists them).",
+            "Checks an x402 payment (`exact`, version 2) against its requirements, writing and sending nothing: network, asset and its EIP-712 `name`/`version` in `extra`, `payTo` this account's settlement address there, window, amount (whole cents), signature, nonce unused, balance, and the relayer's call simulated. A failing payment is 200 `{ isValid: false, invalidReason, invalidMessage }` (reasons: docs/x402.md).",
           ].join("\n"),
           auth: "apiKey",
           scope: "facilitator:settle",
-          body: FacilitatorBody,
+          body: FacilitatorBodyDoc,
           ok: { status: 200, schema: VerifyResponse, description: "Valid, or not with its reason." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "network_unavailable"],
         }),
@@ -84,13 +82,11 @@ export function x402Routes(services: Services) {
           tag: TAG,
           summary: "Settle an x402 payment",
           description: [
-            "Verifies the payment again, then records it as a payment session of this account (amount at par in USD from the token amount, `referenceId` the resource's URL, `metadata` `x402_*` from the requirements) whose authorization the relayer submits, and waits for its receipt (up to 60 s). Answers x402's SettleResponse: `success`, the `transaction`, the `payer`, and `extra.paymentSessionId`. The session moves PENDING → FUNDED → SUCCEEDED like any other, with its webhooks.",
-            "",
-            "An authorization settles once: settled again (a replay), it is refused `invalid_exact_evm_nonce_already_used`. A payment that fails is answered 200 `{ success: false, errorReason, errorMessage }`; `settlement_pending` when the relayer has not carried it out within the wait (the session shows it when it lands).",
+            "Verifies again, records the payment as a payment session (amount at par in USD, `referenceId` the resource URL, `metadata` `x402_*`) whose authorization the relayer submits, and waits for the receipt (up to 60 s): `success`, `transaction`, `payer`, `extra.paymentSessionId`. The session runs to SUCCEEDED with its webhooks. A replay is `invalid_exact_evm_nonce_already_used`; a failure 200 `{ success: false, errorReason }` (`settlement_pending`: not mined within the wait; the session shows it when it lands).",
           ].join("\n"),
           auth: "apiKey",
           scope: "facilitator:settle",
-          body: FacilitatorBody,
+          body: FacilitatorBodyDoc,
           ok: { status: 200, schema: SettleResponse, description: "Settled, or not with its reason." },
           errors: [...AUTH_ERRORS, ...BODY_ERRORS, "settlement_address_missing", "network_unavailable", "service_unavailable"],
         }),
