@@ -87,7 +87,7 @@ async function onChain<T>(net: NetworkConfig, work: () => Promise<T>): Promise<T
  * window, amount), the signature, the nonce unused here and on the chain, the balance, and the
  * relayer's exact call simulated.
  */
-export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey, "environment" | "settlements">, body: FacilitatorRequest): Promise<Verified | (Invalid & { payer?: Address })> {
+export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey, "environment" | "settlements">, body: FacilitatorRequest, simulation: "estimate" | "call" = "call"): Promise<Verified | (Invalid & { payer?: Address })> {
   const nets = offered(deps, key.environment);
   const request = checkRequest(body.x402Version, body.paymentPayload, body.paymentRequirements, (id) => nets.some((n) => n.chainId === id));
   if ("reason" in request) return request;
@@ -114,15 +114,21 @@ export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey
   });
   if ("reason" in checked) return { ...checked, payer };
   const { terms, submitted, cents } = checked;
-  // A plain wallet's signature is checked here; a contract wallet's (EIP-1271) only the token can check, in the simulation.
-  if (!(await signedByFrom(domain!, terms, submitted)) && !(await onChain(net, () => hasCode(token!, payer)))) {
+  // The signature, our nonces and the chain's checks at once (reads only; verify is on the
+  // resource server's request path), then told in a fixed order. A plain wallet's signature is
+  // checked here; a contract wallet's (EIP-1271) only the token can check, in the simulation.
+  const relayer = relayerAddressOn(net, deps.config.sweeps.relayerPrivateKey?.reveal());
+  const [signed, taken, verdict] = await Promise.all([
+    signedByFrom(domain!, terms, submitted),
+    nonceTaken(deps.database.db, terms.nonce),
+    onChain(net, () => chainChecks(token!, terms, submitted, relayer, simulation)),
+  ]);
+  if (!signed && !(await onChain(net, () => hasCode(token!, payer)))) {
     return { reason: INVALID.signature, message: "The signature is not the payer's over this authorization.", payer };
   }
-  if (await nonceTaken(deps.database.db, terms.nonce)) {
+  if (taken) {
     return { reason: INVALID.nonceUsed, message: "This authorization's nonce was already settled here (or is a payment session's own).", payer };
   }
-  const relayer = relayerAddressOn(net, deps.config.sweeps.relayerPrivateKey?.reveal());
-  const verdict = await onChain(net, () => chainChecks(token!, terms, submitted, relayer));
   if (!verdict.ok) {
     const reason: Record<typeof verdict.reason, InvalidReason> = {
       nonce_used: INVALID.nonceUsed,
@@ -171,7 +177,8 @@ export async function settlePayment(deps: FacilitatorDeps, caller: KeyInHand, bo
     ...(payer ? { payer } : {}),
     ...(extra ? { extra } : {}),
   });
-  const v = await verifyPayment(deps, caller.key, body);
+  // Settle holds the payment to what a record is held to: the relayer's estimate within its budget.
+  const v = await verifyPayment(deps, caller.key, body, "estimate");
   if ("reason" in v) return failed(v.reason, v.message, v.payer);
   // What the payer view withholds is not taken either: the relayer could not submit it now.
   const can = v.relayer ? await relayerCapacity(v.net, v.relayer) : ({ ok: false, reason: "relayer_unfunded" } as const);
