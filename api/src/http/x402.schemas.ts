@@ -103,7 +103,11 @@ export const SupportedResponse = t.Object(
         scheme: t.Literal("exact"),
         network: t.String({ examples: ["eip155:31337"] }),
         extra: t.Object({
-          assets: t.Array(t.Object({ asset: t.String(), symbol: t.String(), decimals: JsonInteger() }), { description: "The network's accepted stablecoins; those with EIP-3009 can be paid by x402." }),
+          payTo: t.Optional(t.String({ description: "This account's settlement address there: what `payTo` must be." })),
+          assets: t.Array(
+            t.Object({ asset: t.String(), symbol: t.String(), decimals: JsonInteger(), name: t.Optional(t.String()), version: t.Optional(t.String()), eip3009: t.Boolean() }),
+            { description: "The network's stablecoins; those with `eip3009` can be paid, `name` and `version` going into the requirements' `extra`." },
+          ),
         }),
       }),
     ),

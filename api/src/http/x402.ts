@@ -26,14 +26,14 @@ export function x402Routes(services: Services) {
       "/x402/supported",
       async ({ request }) => {
         const auth = await requireApiKey(services, request);
-        return supported(services, auth.environment);
+        return supported(services, auth);
       },
       {
         detail: doc({
           tag: TAG,
           summary: "What this facilitator settles (x402)",
           description:
-            "x402's SupportedResponse for the key's environment: the `exact` scheme (EIP-3009 `transferWithAuthorization`) on each network paying by authorization, named `eip155:<chainId>`, with its stablecoins, and the relayer that submits them.",
+            "x402's SupportedResponse for the key's environment: `exact` (EIP-3009) on each network paying by authorization (`eip155:<chainId>`), with this account's `payTo` there and the stablecoins with their EIP-712 `name` and `version`; the relayer under `signers`.",
           auth: "apiKey",
           scope: "facilitator:settle",
           ok: { status: 200, schema: SupportedResponse, description: "The kinds." },

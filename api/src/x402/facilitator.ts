@@ -42,24 +42,35 @@ function offered(deps: FacilitatorDeps, environment: Environment): NetworkConfig
   return deps.networks.filter((n) => n.environment === environment && n.gasless === true);
 }
 
-/** GET /x402/supported: `exact` on each network of the key's environment, its stablecoins and the relayer that submits. */
-export function supported(deps: FacilitatorDeps, environment: Environment) {
-  const nets = offered(deps, environment);
+/**
+ * GET /x402/supported: `exact` on each network of the key's environment, with where this
+ * merchant is paid there (`payTo`, what its requirements must name) and its stablecoins with
+ * their EIP-712 domain where they have EIP-3009 (read from the token, cached: gasless/chain.ts),
+ * so that a resource server needs nothing but its key to write its requirements; and the relayer
+ * that submits.
+ */
+export async function supported(deps: FacilitatorDeps, key: Pick<CreatingKey, "environment" | "settlements">) {
+  const nets = offered(deps, key.environment);
   const signers: string[] = [];
+  const kinds = [];
   for (const n of nets) {
     const relayer = relayerAddressOn(n, deps.config.sweeps.relayerPrivateKey?.reveal());
     if (relayer && !signers.includes(relayer)) signers.push(relayer);
+    const settlement = settlementOf(deps, key, n.chainId);
+    const assets = await Promise.all(
+      n.stablecoins.map(async (c) => {
+        const read = await tokenDomain({ chainId: n.chainId, rpcUrl: n.rpcUrl, token: getAddress(c.address) });
+        return { asset: getAddress(c.address), symbol: c.symbol, decimals: c.decimals, ...(read.ok ? { name: read.domain.name, version: read.domain.version } : {}), eip3009: read.ok };
+      }),
+    );
+    kinds.push({ x402Version: X402_VERSION, scheme: SCHEME, network: networkOf(n.chainId), extra: { ...(settlement ? { payTo: getAddress(settlement) } : {}), assets } });
   }
-  return {
-    kinds: nets.map((n) => ({
-      x402Version: X402_VERSION,
-      scheme: SCHEME,
-      network: networkOf(n.chainId),
-      extra: { assets: n.stablecoins.map((c) => ({ asset: getAddress(c.address), symbol: c.symbol, decimals: c.decimals })) },
-    })),
-    extensions: [] as string[],
-    signers: signers.length ? { "eip155:*": signers } : {},
-  };
+  return { kinds, extensions: [] as string[], signers: signers.length ? { "eip155:*": signers } : {} };
+}
+
+/** Where this merchant is paid on a network (the sandbox's default address when it set none there). */
+function settlementOf(deps: FacilitatorDeps, key: Pick<CreatingKey, "environment" | "settlements">, chainId: number): string | undefined {
+  return key.settlements.get(chainId) ?? (key.environment === "sandbox" ? deps.config.sandboxSettlementAddress : undefined);
 }
 
 export interface Verified {
@@ -103,7 +114,7 @@ export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey
     if (!read.ok && read.reason === "unreachable") throw new ApiError("network_unavailable", `${net.name} did not answer; retry shortly.`, undefined, { "retry-after": "5" });
     domain = read.ok ? read.domain : undefined;
   }
-  const settlement = key.settlements.get(chainId) ?? (key.environment === "sandbox" ? deps.config.sandboxSettlementAddress : undefined);
+  const settlement = settlementOf(deps, key, chainId);
   const checked = checkTerms(body.paymentPayload, body.paymentRequirements, a, {
     token: coin && { address: getAddress(coin.address), decimals: coin.decimals },
     domain,

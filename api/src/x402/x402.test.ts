@@ -10,10 +10,7 @@
  * merchant's key cannot route the money to itself.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Hono } from "hono";
-import { paymentMiddleware, x402ResourceServer } from "@x402/hono";
-import { HTTPFacilitatorClient } from "@x402/core/server";
-import { ExactEvmScheme as ExactEvmServerScheme } from "@x402/evm/exact/server";
+import { startX402Api } from "../../../examples/x402-api/server.ts";
 import { ExactEvmScheme as ExactEvmClientScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { erc20Abi, getAddress, parseEventLogs, toHex, type Address, type Hex } from "viem";
@@ -31,15 +28,10 @@ const PRICE = 10_000n; // $0.01 in TestUSD's 6 decimals
 
 let stack: LifecycleStack;
 let hooks: Receiver;
-let resource: ReturnType<typeof Bun.serve>;
+let resource: Awaited<ReturnType<typeof startX402Api>>;
 let token: Address;
 let domain: { name: string; version: string };
 
-const facilitatorUrl = () => `${stack.svc.url}/x402`;
-const authHeaders = (key: string) => async () => {
-  const h = { Authorization: `Bearer ${key}` };
-  return { verify: h, settle: h, supported: h };
-};
 
 beforeAll(async () => {
   stack = await startLifecycleStack({ env: { ...FAST_WEBHOOK_ENV } });
@@ -52,28 +44,14 @@ beforeAll(async () => {
   const read = (fn: "name" | "version") => chain.publicClient.readContract({ address: token, abi: [{ type: "function", name: fn, stateMutability: "view", inputs: [], outputs: [{ type: "string" }] }] as const, functionName: fn });
   domain = { name: await read("name"), version: await read("version") };
 
-  // The resource server: @x402/hono as published, its facilitator Paysession with the merchant's key.
-  const facilitator = new HTTPFacilitatorClient({ url: facilitatorUrl(), createAuthHeaders: authHeaders(stack.key) });
-  const server = new x402ResourceServer(facilitator).register(NETWORK, new ExactEvmServerScheme());
-  const app = new Hono();
-  app.use(
-    paymentMiddleware(
-      {
-        "GET /weather": {
-          accepts: { scheme: "exact", network: NETWORK, payTo: SETTLEMENT, price: { amount: PRICE.toString(), asset: token, extra: domain }, maxTimeoutSeconds: 120 },
-          description: "Today's weather",
-          mimeType: "application/json",
-        },
-      },
-      server,
-    ),
-  );
-  app.get("/weather", (c) => c.json({ weather: "sunny", temperature: 21 }));
-  resource = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });
+  // The resource server: the example (examples/x402-api/), @x402/hono as published, its
+  // facilitator Paysession with the merchant's key; its requirements from GET /x402/supported.
+  resource = await startX402Api({ apiHost: stack.svc.url, apiKey: stack.key, priceUsd: "0.01", network: NETWORK });
+  expect({ payTo: resource.payTo, asset: getAddress(resource.asset), amount: resource.amount }).toEqual({ payTo: SETTLEMENT, asset: getAddress(token), amount: PRICE.toString() });
 }, 120_000);
 
 afterAll(async () => {
-  resource?.stop(true);
+  resource?.stop();
   await hooks?.stop();
   await stack?.close();
 });
@@ -89,7 +67,7 @@ const balanceOf = (a: Address) => stack.chains[0]!.publicClient.readContract({ a
 describe("an x402 client pays a resource server through Paysession", () => {
   test("402, then the paid response; a session SUCCEEDED with its webhooks; the Transfer in the receipt", async () => {
     const account = await payer(PRICE * 3n);
-    const url = `http://127.0.0.1:${resource.port}/weather`;
+    const url = `${resource.url}/weather`;
     const unpaid = await fetch(url);
     expect(unpaid.status).toBe(402);
 
@@ -175,7 +153,12 @@ describe("the facilitator refuses bad payments with x402's reasons, writing noth
   test("supported names the sandbox chain's exact scheme and TestUSD", async () => {
     const r = await stack.svc.call("GET", "/x402/supported", { auth: stack.key });
     expect(r.status).toBe(200);
-    expect(r.body.kinds).toContainEqual({ x402Version: 2, scheme: "exact", network: NETWORK, extra: { assets: expect.arrayContaining([expect.objectContaining({ asset: getAddress(token), decimals: 6 })]) } });
+    expect(r.body.kinds).toContainEqual({
+      x402Version: 2,
+      scheme: "exact",
+      network: NETWORK,
+      extra: { payTo: SETTLEMENT, assets: expect.arrayContaining([{ asset: getAddress(token), symbol: "TUSD", decimals: 6, name: domain.name, version: domain.version, eip3009: true }]) },
+    });
   });
 
   test("each bad payload has its reason, on verify and on settle", async () => {
