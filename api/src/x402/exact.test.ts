@@ -95,7 +95,7 @@ describe("the terms, in a fixed order", () => {
     expect(terms(payment({ validBefore: String(NOW + 9n) }), requirements())).toBe(INVALID.validBefore);
     expect(terms(payment({ validAfter: String(NOW + 1n) }), requirements())).toBe(INVALID.validAfter);
     expect(terms(payment({ value: "9999" }), requirements())).toBe(INVALID.valueMismatch);
-    expect(terms(payment({ value: "12345" }), requirements({ amount: "12345" }))).toBe(INVALID.value);
+    expect(terms(payment({ value: "12345" }, requirements({ amount: "12345" })), requirements({ amount: "12345" }))).toBe(INVALID.value);
     expect(terms(payment(), requirements(), ctx({ minCents: 2n }))).toBe(INVALID.value);
   });
   test("the first failing check is the one told: a wrong recipient before an expired window", () => {
