@@ -19,6 +19,9 @@ import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifec
 import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 import { eventually } from "../../../testing/eventually.ts";
 import { createApiKey } from "../credentials/store.ts";
+import { createUser } from "../dashboard/users.ts";
+import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
+import { csvRecords } from "../../../testing/csv.ts";
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../shared/contracts/eip3009.ts";
 
 const SETTLEMENT = getAddress("0x5e77e7000000000000000000000000000000c0de");
@@ -111,6 +114,15 @@ describe("an x402 client pays a resource server through Paysession", () => {
     expect(full.referenceId).toBe(url);
     expect(full.metadata).toMatchObject({ x402_scheme: "exact", x402_network: NETWORK, x402_asset: getAddress(token), x402_pay_to: SETTLEMENT, x402_payer: account.address, x402_resource: url });
     expect(s.history.map((h) => h.status)).toEqual(["PENDING", "FUNDED", "SUCCEEDED"]);
+
+    // The dashboard's page and the CSV: paid by authorization, by the agent, the relayer's transaction.
+    const [owner] = await stack.svc.services.database.sql`select merchant_id from app.payment_sessions where id = ${sessionId!}`;
+    await createUser(stack.svc.services.database.db, owner!.merchant_id as string, "x402@shop.example", TEST_PASSWORD);
+    const me = await signIn(stack.svc, "x402@shop.example");
+    const page = await (await me.get(`/dashboard/sandbox/transactions/${sessionId}`)).text();
+    expect(page).toContain("Payment by authorization");
+    const [cells] = csvRecords(await (await me.get(`/dashboard/sandbox/transactions.csv?q=${sessionId}`)).text());
+    expect(cells).toMatchObject({ amount: "0.01", payer_address: account.address, payment_method: "authorization", payment_tx_hash: settled.transaction });
 
     // Its webhooks, as for any payment.
     const seen = await eventually(() => {
