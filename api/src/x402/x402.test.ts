@@ -15,6 +15,7 @@ import { ExactEvmScheme as ExactEvmClientScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { erc20Abi, getAddress, parseEventLogs, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { resolve } from "node:path";
 import { startLifecycleStack, type LifecycleStack } from "../../../testing/lifecycle.ts";
 import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing/webhook-receiver.ts";
 import { eventually } from "../../../testing/eventually.ts";
@@ -138,6 +139,22 @@ describe("an x402 client pays a resource server through Paysession", () => {
     expect(await stack.svc.count("payment_authorizations")).toBe(1);
   }, 90_000);
 });
+
+test("the example's agent (examples/x402-api/pay.ts) pays the example's API", async () => {
+  const key = generatePrivateKey();
+  const account = privateKeyToAccount(key);
+  await stack.chains[0]!.mint(account.address, PRICE * 2n);
+  const proc = Bun.spawn(["bun", resolve(import.meta.dir, "../../../examples/x402-api/pay.ts")], {
+    env: { ...process.env, PAYER_PRIVATE_KEY: key, X402_API_URL: resource.url },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect({ code, err }).toEqual({ code: 0, err: "" });
+  expect(out).toContain('200 {"weather":"sunny","temperature":21}');
+  expect(out).toContain("success: true");
+  expect((await balanceOf(account.address))).toBe(PRICE);
+}, 60_000);
 
 /** A signed exact payment and its requirements, as an x402 client would send them (`change` alters what is signed; `req` the requirements). */
 async function payment(account: PrivateKeyAccount, change: Partial<{ value: bigint; validAfter: bigint; validBefore: bigint; to: Address; nonce: Hex }> = {}, req: Record<string, unknown> = {}) {
