@@ -21,6 +21,7 @@ import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from "../../../testing
 import { eventually } from "../../../testing/eventually.ts";
 import { createApiKey } from "../credentials/store.ts";
 import { createUser } from "../dashboard/users.ts";
+import { DEV_RELAYER_ADDRESS } from "../credentials/relayer.ts";
 import { signIn, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { csvRecords } from "../../../testing/csv.ts";
 import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../../shared/contracts/eip3009.ts";
@@ -236,8 +237,12 @@ describe("the facilitator refuses bad payments with x402's reasons, writing noth
   test("a good payment verifies (fast, nothing written), settles once, and is refused as used after", async () => {
     const account = await payer(PRICE * 2n);
     const body = await payment(account);
+    const [sessions, relayerNonce] = [await stack.svc.count("payment_sessions"), await stack.chains[0]!.publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS })];
     const v = await verify(body);
     expect(v.body).toEqual({ isValid: true, payer: account.address });
+    // Nothing written, nothing sent.
+    expect(await stack.svc.count("payment_sessions")).toBe(sessions);
+    expect(await stack.chains[0]!.publicClient.getTransactionCount({ address: DEV_RELAYER_ADDRESS })).toBe(relayerNonce);
     const s = await settle(body);
     expect(s.body.success).toBe(true);
     expect(s.body.transaction).toMatch(/^0x[0-9a-f]{64}$/);
