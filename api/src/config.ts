@@ -42,6 +42,8 @@ export interface Config {
   sessionTokenGraceSeconds: number;
   minAmountMinor: bigint;
   maxAmountMinor: bigint;
+  /** The smallest x402 payment (docs/x402.md): a session of its own, usually a few cents, so below minAmountMinor. */
+  x402MinAmountMinor: bigint;
   logRequests: boolean;
   /** Where sandbox funds go for merchants that set no settlement address (lowercase hex). */
   sandboxSettlementAddress: string;
@@ -304,6 +306,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTokenGraceSeconds: int("SERVICE_SESSION_TOKEN_GRACE_SECONDS", 3600, 0, 604800),
     minAmountMinor: amount("SERVICE_MIN_AMOUNT", "0.50"),
     maxAmountMinor: amount("SERVICE_MAX_AMOUNT", "1000000.00"),
+    x402MinAmountMinor: amount("SERVICE_X402_MIN_AMOUNT", "0.01"),
     logRequests: bool("SERVICE_LOG_REQUESTS", false),
     sandboxSettlementAddress: address("SERVICE_SANDBOX_SETTLEMENT_ADDRESS", DEFAULT_SANDBOX_SETTLEMENT),
     devChainPort: int("SERVICE_DEV_CHAIN_PORT", 8545, 1, 65535),

@@ -18,6 +18,7 @@ export const SCOPES = {
   "settlement:read": "List settlement addresses.",
   "settlement:write": "Set settlement addresses.",
   "sandbox:write": "Use the sandbox tools (faucet, pay, expire, fail a sweep, simulate an error).",
+  "facilitator:settle": "Verify and settle x402 payments as their facilitator (a resource server's key: docs/x402.md); a settle creates a payment session.",
 } as const satisfies Record<string, string>;
 
 export type Scope = keyof typeof SCOPES;

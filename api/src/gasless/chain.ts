@@ -111,15 +111,30 @@ export type ChainVerdict =
  * The chain's checks of an authorization whose terms already match the session's, in the
  * order a refusal is most useful to the payer. `relayer`: the account the simulation sends
  * from (the one that will submit it; anyone may). Throws when the RPC does not answer.
+ *
+ * `simulation`: "estimate" (what a record is held to: the relayer's gas estimate, within one
+ * submission's budget) or "call" (a plain eth_call of the same transaction, sent beside the two
+ * reads rather than after them — an x402 verify, on a resource server's request path, where the
+ * estimate's repeated executions cost milliseconds; its settle asks for the estimate).
  */
 export async function chainChecks(
   net: TokenOnNetwork,
   terms: AuthorizationTerms,
   sub: SubmittedAuthorization,
   relayer: Address | undefined,
+  simulation: "estimate" | "call" = "estimate",
 ): Promise<ChainVerdict> {
   const client = clientFor(net);
   const token = net.token;
+  const call = {
+    account: relayer ?? zeroAddress,
+    address: token,
+    abi: eip3009Abi,
+    functionName: "transferWithAuthorization",
+    args: [sub.from, terms.to, terms.value, terms.validAfter, terms.validBefore, terms.nonce, sub.signature],
+  } as const;
+  // A plain call's outcome, caught, so that the reads' refusals still come first.
+  const early = simulation === "call" ? client.simulateContract(call).then(() => undefined, (err: unknown) => err ?? new Error("simulation failed")) : undefined;
   const [used, balance] = await Promise.all([
     client.readContract({ address: token, abi: eip3009Abi, functionName: "authorizationState", args: [sub.from, terms.nonce] }),
     client.readContract({ address: token, abi: eip3009Abi, functionName: "balanceOf", args: [sub.from] }),
@@ -129,14 +144,13 @@ export async function chainChecks(
     return { ok: false, reason: "insufficient_balance", detail: `The payer holds ${balance} base units of the token; the session needs ${terms.value}.` };
   }
   try {
+    if (early) {
+      const err = await early;
+      if (err) throw err;
+      return { ok: true };
+    }
     // An estimate rather than a bare eth_call: the same simulation, and what it would cost the relayer.
-    const gas = await client.estimateContractGas({
-      account: relayer ?? zeroAddress,
-      address: token,
-      abi: eip3009Abi,
-      functionName: "transferWithAuthorization",
-      args: [sub.from, terms.to, terms.value, terms.validAfter, terms.validBefore, terms.nonce, sub.signature],
-    });
+    const gas = await client.estimateContractGas(call);
     const tooDear = gasRefusal(gas);
     return tooDear ? { ok: false, reason: "rejected", detail: tooDear.detail } : { ok: true };
   } catch (err) {

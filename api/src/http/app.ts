@@ -24,6 +24,8 @@ import { webhookEndpointRoutes } from "./webhook-endpoints.ts";
 import { eventRoutes } from "./events.ts";
 import { payerSandboxRoutes } from "./payer-sandbox.ts";
 import { authorizationRoutes } from "./authorizations.ts";
+import { x402Routes } from "./x402.ts";
+import { x402Components } from "./x402.schemas.ts";
 import { CHECKOUT_PAGES, checkoutRoutes } from "../checkout/routes.ts";
 import type { Services } from "./services.ts";
 import { apiReferenceRoutes, REFERENCE_PAGES, REFERENCE_PATH } from "./api-reference/routes.ts";
@@ -124,7 +126,7 @@ const REFERENCE_META = {
   },
   webhooks: WEBHOOKS,
   components: {
-    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...autoReturnComponents, ...webhookComponents },
+    schemas: { Error: ErrorResponse, ...eventComponents, ...refundComponents, ...autoReturnComponents, ...webhookComponents, ...x402Components },
     parameters: webhookHeaderComponents,
     securitySchemes: {
       apiKey: { type: "http", scheme: "bearer", bearerFormat: "sk_test_… / sk_live_…", description: "Secret API key (server side only)." },
@@ -240,6 +242,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(sandboxRoutes(services))
     .use(payerSandboxRoutes(services))
     .use(authorizationRoutes(services))
+    .use(x402Routes(services))
     .use(checkoutRoutes());
   // The faces (the merchant dashboard: pages hidden from the API reference). Their actions call
   // the same domain functions as the routes above.

@@ -103,16 +103,17 @@ function sessionTransfersSql(label: string, columns: string): string {
 }
 
 /**
- * The session's ($1) payments by authorization (its EIP-3009 nonce: $2) in its accepted
- * stablecoins on its networks, as the column `label` = 'auth', with `columns` of the transfer `t`
- * and its head `h`. Whatever their recipient: movements.ts keeps those to the session's
- * settlement address.
+ * The session's ($1) payments by authorization (its EIP-3009 nonce: $2, or the nonce of the
+ * authorization recorded for it — an x402 payment's is the client's own, claimed for the session
+ * in app.session_nonces: x402/records.ts) in its accepted stablecoins on its networks, as the
+ * column `label` = 'auth', with `columns` of the transfer `t` and its head `h`. Whatever their
+ * recipient: movements.ts keeps those to the session's settlement address.
  */
 function sessionAuthorizedSql(label: string, columns: string): string {
   return `select 'auth' as ${label}, ${columns}
          from app.session_deposits d
          ${ACCEPTED_TOKENS}
-         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce = $2 and t.chain_id = d.chain_id and t.token = k.address
+         join ${INDEXER_SCHEMA}.authorized_transfers t on t.nonce in ($2, (select p.nonce from app.payment_authorizations p where p.session_id = $1)) and t.chain_id = d.chain_id and t.token = k.address
          left join ${INDEXER_SCHEMA}.chain_heads h on h.chain_id = t.chain_id
         where d.session_id = $1 and t.value > 0`;
 }

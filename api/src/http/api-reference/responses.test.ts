@@ -55,6 +55,15 @@ test("every documented operation answers as documented, successes and errors", a
   await call("GET", "/api/payment-sessions", { auth: token });
   await call("GET", "/api/payment-sessions", { auth: key });
 
+  // The x402 facilitator: what it settles, a payment it refuses (x402's shape), a body that is no payment request.
+  expect((await call("GET", "/x402/supported", auth)).body.kinds.length).toBeGreaterThan(0);
+  const requirements = { scheme: "exact", network: "eip155:31337", asset: "0x00000000000000000000000000000000000000a1", amount: "10000", payTo: "0x00000000000000000000000000000000000000b2", maxTimeoutSeconds: 60, extra: {} };
+  const x402 = { x402Version: 2, paymentPayload: { x402Version: 2, accepted: requirements, payload: {} }, paymentRequirements: requirements };
+  expect((await call("POST", "/x402/verify", { ...auth, body: x402 })).body.invalidReason).toBe("invalid_exact_evm_payload");
+  expect((await call("POST", "/x402/settle", { ...auth, body: x402 })).body.errorReason).toBe("invalid_exact_evm_payload");
+  await call("POST", "/x402/verify", { ...auth, body: { x402Version: 2 } });
+  await call("POST", "/x402/settle", { body: x402 });
+
   // Sandbox tools on a real chain: faucet, pay (to SUCCEEDED), expire, fail-next-sweep, simulate-error.
   await call("POST", "/sandbox/faucet", { ...auth, body: { address: "0x00000000000000000000000000000000000000a1", amount: "5.00" } });
   await call("POST", "/sandbox/faucet", { ...auth, body: { address: "nope" } });
