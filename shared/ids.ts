@@ -24,6 +24,7 @@ export const ID_PREFIX = {
   refund: "rf_",
   autoReturn: "ar_",
   mail: "mail_",
+  paymentLink: "plink_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -158,6 +158,8 @@ export interface PaymentSession {
   merchantId: string;
   referenceId: string | null;
   metadata: Record<string, string>;
+  /** The payment link whose page started the session; null when it was created with the API. */
+  paymentLinkId: string | null;
   expiresAt: string;
   createdAt: string;
   updatedAt: string;
@@ -435,6 +437,7 @@ export type ApiErrorCode =
   | "idempotency_key_invalid"
   | "address_checksum_invalid"
   | "url_invalid"
+  | "redirect_url_invalid"
   | "url_https_required"
   | "url_address_forbidden"
   | "url_unresolvable"
@@ -479,6 +482,9 @@ export type ApiErrorCode =
   | "refund_not_approvable"
   | "refund_wallet_payment_invalid"
   | "refund_not_payable_from_wallet"
+  | "payment_link_inactive"
+  | "payment_link_expired"
+  | "payment_link_used_up"
   | "idempotency_key_reused"
   | "rate_limited"
   | "internal_error"

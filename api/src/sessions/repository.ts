@@ -332,6 +332,8 @@ const SessionSql = rowShape("payment session", {
   force_sweep_failure: col.bool,
   created_at: col.time,
   updated_at: col.time,
+  // A snapshot written before the column (0033_payment_links) has none: webhooks/events.ts fromSnapshot reads it as null.
+  payment_link_id: col.nullable(col.text),
 });
 
 /**
@@ -360,6 +362,7 @@ export function sessionFromSql(row: unknown): SessionRow {
     forceSweepFailure: r.force_sweep_failure,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    paymentLinkId: r.payment_link_id,
   };
 }
 
