@@ -95,7 +95,7 @@ test("an event's detail narrows by its reason", () => {
   const base = { id: "evt_1", type: "payment_session.funded", createdAt: "2026-01-01T00:00:00.000Z" } as const;
   const session: Omit<Sdk.PaymentSessionEventData, "reason" | "detail"> = {
     paymentSessionId: "ps_1", status: "FUNDED", statusReason: "overpaid", amount: "1.00", currency: "USD", environment: "sandbox", merchantId: "mch_test_1",
-    referenceId: null, metadata: {}, expiresAt: "", createdAt: "", updatedAt: "", networks: [], previousStatus: "PENDING", sequence: 2,
+    referenceId: null, metadata: {}, paymentLinkId: null, expiresAt: "", createdAt: "", updatedAt: "", networks: [], previousStatus: "PENDING", sequence: 2,
   };
   const detail = { chainId: 1, amount: "1500000", overpaid: "500000", txHashes: ["0xa"] };
   expect(overpaidSurplus({ ...base, data: { ...session, reason: "overpaid", detail } })).toBe("500000");
