@@ -91,10 +91,7 @@ export const sessionFields = {
   merchantId: t.String({ examples: ["mch_test_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
   referenceId: t.Union([t.String(), t.Null()]),
   metadata: t.Record(t.String(), t.String()),
-  paymentLinkId: t.Union([t.String(), t.Null()], {
-    description: "The payment link whose page started the session (docs/payment-links.md); null for a session created with POST /payment-sessions.",
-    examples: [null],
-  }),
+  paymentLinkId: t.Union([t.String(), t.Null()], { description: "The payment link that started it; else null." }),
   expiresAt: t.String({ format: "date-time" }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
