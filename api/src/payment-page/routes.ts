@@ -42,6 +42,7 @@ function headersFor(config: Pick<Config, "publicUrl" | "sandboxPublicUrl">): Rec
     "referrer-policy": "no-referrer",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
+    "permissions-policy": "camera=(), microphone=(), geolocation=(), payment=()",
     "cache-control": "no-store",
   };
 }
