@@ -310,6 +310,43 @@ export interface RefundPart {
   destination: string | null;
 }
 
+/** A page of ours that takes a payment for you (the service's docs/payment-links.md). */
+export interface PaymentLink {
+  paymentLinkId: string;
+  /** The page: send it to the payer, or print it as a QR code. */
+  url: string;
+  status: "active" | "inactive" | "expired" | "used_up";
+  /** The fixed price; null when the payer chooses within minAmount..maxAmount. */
+  amount: string | null;
+  minAmount: string | null;
+  maxAmount: string | null;
+  currency: string;
+  description: string;
+  maxUses: number | null;
+  /** Sessions the link started that did not end CANCELED. */
+  uses: number;
+  expiresAt: string | null;
+  redirectUrl: string | null;
+  metadata: Record<string, string>;
+  environment: Environment;
+  createdAt: string;
+  deactivatedAt: string | null;
+}
+
+export interface CreatePaymentLinkParams {
+  /** A fixed price, e.g. "25.00"; or send minAmount and maxAmount instead. */
+  amount?: string;
+  minAmount?: string;
+  maxAmount?: string;
+  currency?: string;
+  description: string;
+  maxUses?: number;
+  /** RFC 3339 date-time. */
+  expiresAt?: string;
+  redirectUrl?: string;
+  metadata?: Record<string, string>;
+}
+
 /** Money back to the payer, from your refund balance (the service's docs/refunds.md). */
 export interface Refund {
   refundId: string;
