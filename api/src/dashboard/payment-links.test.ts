@@ -60,6 +60,8 @@ test("create from the form, see it listed and on its page with its payments, dea
   expect(detail).toContain(sid);
   expect(detail).toContain(api.body.url);
   expect(detail).toContain("1 of 2");
+  // The payment's own page links back to the link.
+  expect(await (await as.get(`/dashboard/sandbox/transactions/${sid}`)).text()).toContain(`/dashboard/sandbox/payment-links/${id}`);
 
   const off = await as.post(`/dashboard/sandbox/payment-links/${id}/deactivate`);
   expect(off.status).toBe(303);

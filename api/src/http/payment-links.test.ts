@@ -283,3 +283,15 @@ test("visits are counted per client address in a shared bucket: past SERVICE_PAY
     await small.close();
   }
 });
+
+test("a production link of a merchant without a settlement address: the page says payments are not available, and starts nothing", async () => {
+  const m = await svc.merchant("Unsettled");
+  const id = (await create(m.liveKey, { amount: "5.00", description: "Live" })).body.paymentLinkId;
+  await svc.services.database.sql`delete from app.merchant_settlements where merchant_id = ${m.merchant.id} and environment = 'production'`;
+  const { visit } = await openPage(id);
+  const r = await submit(id, { visit: visit! });
+  expect(r.status).toBe(503);
+  expect(await r.text()).toContain("cannot take payments here right now");
+  const rows = await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where payment_link_id = ${id}`;
+  expect(rows[0]!.n).toBe(0);
+});
