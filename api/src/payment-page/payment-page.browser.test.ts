@@ -109,3 +109,37 @@ test("without script the page's form still starts the payment: a payer-chosen am
   const session = await stack.svc.call("GET", `/payment-sessions/${started.get("paymentSessionId")}`, { auth: stack.key });
   expect(session.body).toMatchObject({ amount: "20.00", paymentLinkId: id, status: "PENDING" });
 }, 60_000);
+
+test("the dashboard's Payment links: create a payer-chosen link from the form, open it, deactivate it (no serious accessibility violation)", async () => {
+  const { merchantWithUser, TEST_PASSWORD } = await import("../../../testing/dashboard.ts");
+  await merchantWithUser(stack.svc, "links@pay.example");
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${stack.svc.url}/dashboard/sign-in`);
+  await page.fill("#email", "links@pay.example");
+  await page.fill("#password", TEST_PASSWORD);
+  await page.click("button[type=submit]");
+  await page.waitForURL(/\/dashboard\/sandbox$/);
+  await page.click("nav.side >> text=Payment links");
+  await page.waitForURL(/\/dashboard\/sandbox\/payment-links$/);
+  expect(await page.textContent(".empty")).toContain("No payment link yet");
+  expect(await seriousViolations(page)).toEqual([]);
+  await screenshot(page, "07-dashboard-empty", SHOTS);
+  await page.getByLabel("What is it for").fill("Membership 2027");
+  await page.getByLabel("The payer chooses, within").check();
+  await page.getByLabel("From").fill("10.00");
+  await page.getByLabel("To", { exact: true }).fill("100.00");
+  await page.click("text=Create link");
+  await page.waitForURL(/\/payment-links\/plink_/);
+  expect(await page.locator("main").innerText()).toContain("10.00–100.00 USD");
+  expect(await seriousViolations(page)).toEqual([]);
+  await screenshot(page, "08-dashboard-link", SHOTS);
+  const address = (await page.textContent("#pl-url"))!;
+  expect(address).toContain("/pay/plink_");
+  page.once("dialog", (d) => void d.accept());
+  await page.click("button:has-text('Deactivate')");
+  await page.waitForURL(/notice=payment-link-deactivated/);
+  expect(await page.locator("main").innerText()).toContain("Deactivated");
+  await screenshot(page, "09-dashboard-deactivated", SHOTS);
+}, 60_000);

@@ -55,13 +55,13 @@ export function linkBody(env: Environment, login: Login, l: PaymentLinkView, ses
 <p><a href="/dashboard/${env}/payment-links">← All payment links</a></p>
 <section class="card"><h2 class="h3">${l.description}</h2>
 <dl class="facts">
-  <dt>Address</dt><dd><code id="pl-url">${l.url}</code> <button type="button" class="copy" data-copy="#pl-url">Copy</button></dd>
-  <dt>Amount</dt><dd>${priceOf(l)}</dd>
-  <dt>State</dt><dd>${STATUS_TEXT[l.status]}</dd>
-  <dt>Payments</dt><dd>${usesOf(l)} <span class="muted">(sessions not canceled or expired)</span></dd>
-  <dt>Usable until</dt><dd>${l.expiresAt ? timeTag(l.expiresAt) : "no end"}</dd>
-  <dt>After payment</dt><dd>${l.redirectUrl ?? "our receipt page"}</dd>
-  <dt>Id</dt><dd><code>${l.paymentLinkId}</code></dd>
+  <div><dt>Address</dt><dd><code id="pl-url">${l.url}</code> <button type="button" class="copy" data-copy="#pl-url">Copy</button></dd></div>
+  <div><dt>Amount</dt><dd>${priceOf(l)}</dd></div>
+  <div><dt>State</dt><dd>${STATUS_TEXT[l.status]}</dd></div>
+  <div><dt>Payments</dt><dd>${usesOf(l)} <span class="muted">(sessions not canceled or expired)</span></dd></div>
+  <div><dt>Usable until</dt><dd>${l.expiresAt ? timeTag(l.expiresAt) : "no end"}</dd></div>
+  <div><dt>After payment</dt><dd>${l.redirectUrl ?? "our receipt page"}</dd></div>
+  <div><dt>Id</dt><dd><code>${l.paymentLinkId}</code></dd></div>
 </dl>
 ${
   l.deactivatedAt
