@@ -198,6 +198,7 @@ describe("retries", () => {
     for await (const l of client.paymentLinks.list({ limit: 1 })) seen.push(l.description);
     expect(seen).toEqual(["Second", "Client link"]); // one "Client link" although its create was sent twice
     expect((await client.paymentLinks.retrieve(link.paymentLinkId)).url).toBe(link.url);
+    expect((await client.paymentSessions.list({ paymentLinkId: link.paymentLinkId })).data).toEqual([]);
     expect((await client.paymentLinks.deactivate(link.paymentLinkId)).status).toBe("inactive");
     const bad = await client.paymentLinks.create({ amount: "25.00", description: "x", redirectUrl: "ftp://nope" }).catch((e) => e);
     expect(bad).toBeInstanceOf(PaysessionError);

@@ -121,7 +121,7 @@ export class Paysession {
     create: (params: CreatePaymentSessionParams, opts: RequestOptions = {}) =>
       this.request<CreatedPaymentSession>("POST", "/payment-sessions", params, opts.idempotencyKey ?? crypto.randomUUID()),
     retrieve: (id: string) => this.request<PaymentSession>("GET", `/payment-sessions/${enc(id)}`),
-    list: (params: ListParams & { status?: PaymentSession["status"] } = {}) =>
+    list: (params: ListParams & { status?: PaymentSession["status"]; paymentLinkId?: string } = {}) =>
       new PageList<PaymentSession>((after) => this.request("GET", `/payment-sessions${query({ ...params, startingAfter: after })}`), params.startingAfter),
     cancel: (id: string) => this.request<PaymentSession>("POST", `/payment-sessions/${enc(id)}/cancel`, {}),
   };

@@ -159,6 +159,10 @@ test("the page works without script: the HTML shows the link, its form starts a 
   const twice = await submit(id, { visit: visit! });
   expect(new URLSearchParams(twice.headers.get("location")!.split("#")[1]).get("paymentSessionId")).toBe(f.get("paymentSessionId"));
   expect((await svc.call("GET", `/payment-links/${id}`, { auth: m.sandboxKey })).body.uses).toBe(1);
+  // The API lists a link's sessions.
+  const listed = await svc.call("GET", `/payment-sessions?paymentLinkId=${id}`, { auth: m.sandboxKey });
+  expect(listed.body.data.map((x: { paymentSessionId: string }) => x.paymentSessionId)).toEqual([f.get("paymentSessionId")]);
+  expect((await svc.call("GET", "/payment-sessions?paymentLinkId=nope", { auth: m.sandboxKey })).body.error.param).toBe("paymentLinkId");
   // Its webhook event carries the link too.
   const events = await svc.call("GET", `/events?paymentSessionId=${f.get("paymentSessionId")}`, { auth: m.sandboxKey });
   expect(events.body.data[0]?.data?.paymentLinkId).toBe(id);

@@ -137,6 +137,7 @@ export const ListQuery = t.Object({
   limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", description: "1 to 100, default 20." })),
   startingAfter: t.Optional(t.String({ description: "A paymentSessionId: the page after it." })),
   status: t.Optional(Status),
+  paymentLinkId: t.Optional(t.String({ description: "Only the sessions this payment link started." })),
 });
 
 export const PublicQuery = t.Object({

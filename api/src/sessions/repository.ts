@@ -176,6 +176,8 @@ export interface ListArgs {
   environment: Environment;
   limit: number;
   status?: SessionStatus;
+  /** Only the sessions this payment link started (docs/payment-links.md). */
+  paymentLinkId?: string;
   /** Keyset cursor: the id of the last session of the previous page. */
   startingAfter?: SessionRow;
 }
@@ -184,6 +186,7 @@ export interface ListArgs {
 export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: SessionRow[]; hasMore: boolean }> {
   const conditions: SQL[] = [eq(paymentSessions.merchantId, args.merchantId), eq(paymentSessions.environment, args.environment)];
   if (args.status) conditions.push(eq(paymentSessions.status, args.status));
+  if (args.paymentLinkId) conditions.push(eq(paymentSessions.paymentLinkId, args.paymentLinkId));
   if (args.startingAfter) conditions.push(after(paymentSessions, args.startingAfter.id));
   const rows = await db
     .select()
