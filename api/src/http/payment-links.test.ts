@@ -299,3 +299,25 @@ test("a production link of a merchant without a settlement address: the page say
   const rows = await svc.services.database.sql`select count(*)::int as n from app.payment_sessions where payment_link_id = ${id}`;
   expect(rows[0]!.n).toBe(0);
 });
+
+test("two base addresses: a sandbox link's page opened on the production host sends the payer to the sandbox base's checkout, which its CSP allows", async () => {
+  const two = await startTestService({ SERVICE_PUBLIC_URL: "http://live.example", SERVICE_SANDBOX_PUBLIC_URL: "http://sandbox.example" });
+  try {
+    const m = await two.merchant();
+    const made = await two.call("POST", "/payment-links", { auth: m.sandboxKey, body: { amount: "5.00", description: "Two hosts" }, headers: { host: "sandbox.example" } });
+    expect(made.body.url).toBe(`http://sandbox.example/pay/${made.body.paymentLinkId}`);
+    const page = await fetch(`${two.url}/pay/${made.body.paymentLinkId}`, { headers: { host: "live.example" } });
+    expect(page.headers.get("content-security-policy")).toContain("form-action 'self' http://live.example http://sandbox.example");
+    const post = (host: string) =>
+      fetch(`${two.url}/pay/${made.body.paymentLinkId}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { host, "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" },
+        body: "",
+      });
+    expect((await post("live.example")).headers.get("location")).toStartWith("http://sandbox.example/checkout/v1/#");
+    expect((await post("sandbox.example")).headers.get("location")).toStartWith("/checkout/v1/#");
+  } finally {
+    await two.close();
+  }
+});
