@@ -25,6 +25,7 @@ export const ID_PREFIX = {
   autoReturn: "ar_",
   mail: "mail_",
   invitation: "inv_",
+  paymentLink: "plink_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

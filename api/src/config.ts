@@ -61,6 +61,11 @@ export interface Config {
   sweeps: SweepConfig;
   /** Refunds' spend guards (docs/refunds.md, "Spend guards"), in minor units. */
   refunds: RefundSettings;
+  /** Payment links' public page (docs/payment-links.md). */
+  paymentLinks: {
+    /** Payments one client address may start from payment-link pages per hour (SERVICE_PAYMENT_LINK_STARTS_PER_HOUR), in a shared bucket; past it the page answers 429. */
+    startsPerHour: number;
+  };
   /** How often each network's readiness (factory, token, relayer balance) is re-checked. */
   networkCheckMs: number;
   /**
@@ -339,6 +344,9 @@ export function loadConfig(env: Env = process.env): Config {
       maxPerRefundMinor: amount("SERVICE_REFUND_MAX_PER_REFUND", "10000.00"),
       maxPerDayMinor: amount("SERVICE_REFUND_MAX_PER_DAY", "50000.00"),
       claimsPerHour: int("SERVICE_REFUND_CLAIMS_PER_HOUR", 20, 1, 100_000),
+    },
+    paymentLinks: {
+      startsPerHour: int("SERVICE_PAYMENT_LINK_STARTS_PER_HOUR", 30, 1, 100_000),
     },
     sweeps: {
       enabled: bool("SERVICE_SWEEPER", true),

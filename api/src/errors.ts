@@ -61,6 +61,11 @@ export const ERROR_CATALOGUE = {
     type: "invalid_request_error",
     message: "url must be an absolute https:// URL (http:// only in sandbox) without user name, password or fragment.",
   },
+  redirect_url_invalid: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "redirectUrl must be an absolute https:// URL (in sandbox also http://localhost or http://127.0.0.1) without user name or password.",
+  },
   url_https_required: { status: 400, type: "invalid_request_error", message: "Production webhook URLs must use https://." },
   url_address_forbidden: {
     status: 400,
@@ -198,6 +203,14 @@ export const ERROR_CATALOGUE = {
     status: 409,
     type: "conflict_error",
     message: "This refund does not wait for the merchant's wallet: it is paid from the refund balance, was paid already, or is no longer PENDING.",
+  },
+  // Payment links (docs/payment-links.md): why a link's page starts no session
+  payment_link_inactive: { status: 409, type: "conflict_error", message: "The payment link was deactivated: it starts no more payments." },
+  payment_link_expired: { status: 409, type: "conflict_error", message: "The payment link has expired: it starts no more payments." },
+  payment_link_used_up: {
+    status: 409,
+    type: "conflict_error",
+    message: "The payment link has been used as many times as it allows (maxUses): it starts no more payments.",
   },
   idempotency_key_reused: {
     status: 422,

@@ -12,6 +12,7 @@ import { buildApp, type Face } from "./http/app.ts";
 import { dashboardRoutes } from "./dashboard/routes/index.ts";
 import { DASHBOARD_PAGES } from "./dashboard/request.ts";
 import { REFUND_PAGES, refundPageRoutes } from "./refund-page/routes.ts";
+import { payPages, paymentPageRoutes } from "./payment-page/routes.ts";
 import { REFERENCE_PATH } from "./http/api-reference/routes.ts";
 import { purgeExpiredIdempotencyKeys } from "./credentials/idempotency-keys.ts";
 import type { Services } from "./http/services.ts";
@@ -48,6 +49,7 @@ export function facesFor(services: Services): Face[] {
   return [
     { routes: () => dashboardRoutes(services), pages: DASHBOARD_PAGES },
     { routes: () => refundPageRoutes(services), pages: REFUND_PAGES },
+    { routes: () => paymentPageRoutes(services), pages: payPages(services.config) },
   ];
 }
 

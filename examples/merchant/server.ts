@@ -9,6 +9,9 @@
  *   POST /orders           creates an order and its payment session (API key) → id and token for sdk.open
  *   GET  /orders/:id       the order as the webhooks left it
  *   POST /webhooks         Paysession's webhooks: signature verified, all five statuses handled
+ *   GET  /pay-by-link      the same product as a payment link (docs/payment-links.md): no script, no order
+ *                          of ours; made once (its Idempotency-Key), then the payer is sent to its page
+ *   GET  /thanks           where the link sends the payer once paid (?paymentSessionId=…)
  *
  * The webhook secret is SERVICE_WEBHOOK_SECRET when set; otherwise the server registers its own
  * /webhooks URL with the service at start (or finds it registered) and reads the secret there.
@@ -68,6 +71,7 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
     .replaceAll("__PRICE__", price);
   const csp = `default-src 'self'; script-src 'self' ${apiHost}; frame-src ${apiHost}; connect-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'`;
 
+  const shopUrl = () => `http://${server.hostname}:${server.port}`;
   const server = Bun.serve({
     port: opts.port ?? 0,
     hostname: opts.hostname ?? "127.0.0.1",
@@ -88,6 +92,21 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
           const s = await api("POST", "/payment-sessions", { amount: price, currency: "USD", referenceId: orderId }, { "idempotency-key": orderId });
           orders.attachSession(orderId, s.paymentSessionId);
           return Response.json({ orderId, paymentSessionId: s.paymentSessionId, paymentSessionToken: s.paymentSessionToken });
+        }
+        if (req.method === "GET" && url.pathname === "/pay-by-link") {
+          // The link needs no server at payment time: the service's page starts each session. Its
+          // redirect comes back here (http only to this machine, and only in the sandbox).
+          const back = `${(opts.publicUrl ?? shopUrl()).replace(/\/$/, "")}/thanks`;
+          const redirect = back.startsWith("https://") || /^http:\/\/(localhost|127\.0\.0\.1)[:/]/.test(back) ? { redirectUrl: back } : {};
+          const link = await api("POST", "/payment-links", { amount: price, description: "A very good mug", ...redirect }, { "idempotency-key": `example-shop-link-${price}` });
+          return new Response(null, { status: 303, headers: { location: link.url } });
+        }
+        if (req.method === "GET" && url.pathname === "/thanks") {
+          // A courtesy page, not proof of payment: the webhooks say what was paid.
+          const id = (url.searchParams.get("paymentSessionId") ?? "").replace(/[^0-9A-Za-z_]/g, "");
+          return new Response(`<!doctype html><meta charset="utf-8"><title>Thanks</title><link rel="stylesheet" href="/shop.css"><main><h1>Thank you</h1><p>Payment <code>${id}</code> received.</p></main>`, {
+            headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": csp },
+          });
         }
         const m = /^\/orders\/(order_[a-z0-9-]+)$/.exec(url.pathname);
         if (req.method === "GET" && m) {
@@ -115,7 +134,7 @@ export async function startMerchantExample(opts: MerchantExampleOptions): Promis
       }
     },
   });
-  const url = `http://${server.hostname}:${server.port}`;
+  const url = shopUrl();
   const webhookUrl = `${(opts.publicUrl ?? url).replace(/\/$/, "")}/webhooks`;
 
   if (!webhookSecret) {

@@ -180,6 +180,31 @@ describe("retries", () => {
     expect(balances[0]!.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
   });
 
+  test("payment links: a create whose answer is lost makes one link; retrieve, list every page, deactivate; bad input is a typed error", async () => {
+    const p = proxy(async (n, _req, upstream) => {
+      const res = await upstream();
+      return n === 1 ? new Response("bad gateway", { status: 502 }) : res;
+    });
+    let link;
+    try {
+      link = await new Paysession({ apiKey: key, host: p.url, retryBaseMs: 5 }).paymentLinks.create({ amount: "25.00", description: "Client link", maxUses: 1 });
+      expect(p.count()).toBe(2);
+    } finally {
+      p.stop();
+    }
+    expect(link).toMatchObject({ amount: "25.00", description: "Client link", status: "active", uses: 0 });
+    await client.paymentLinks.create({ minAmount: "1.00", maxAmount: "9.00", description: "Second" });
+    const seen: string[] = [];
+    for await (const l of client.paymentLinks.list({ limit: 1 })) seen.push(l.description);
+    expect(seen).toEqual(["Second", "Client link"]); // one "Client link" although its create was sent twice
+    expect((await client.paymentLinks.retrieve(link.paymentLinkId)).url).toBe(link.url);
+    expect((await client.paymentSessions.list({ paymentLinkId: link.paymentLinkId })).data).toEqual([]);
+    expect((await client.paymentLinks.deactivate(link.paymentLinkId)).status).toBe("inactive");
+    const bad = await client.paymentLinks.create({ amount: "25.00", description: "x", redirectUrl: "ftp://nope" }).catch((e) => e);
+    expect(bad).toBeInstanceOf(PaysessionError);
+    expect(bad).toMatchObject({ status: 400, code: "redirect_url_invalid", param: "redirectUrl" });
+  });
+
   test("refunds to a link: create with destination link and requireApproval, the payer claims at claimUrl, approve sends it", async () => {
     const s = await client.paymentSessions.create({ amount: "5.00", currency: "USD" });
     await svc.services.database.sql`

@@ -17,6 +17,8 @@ import type {
   CreatedPaymentSession,
   CreatedWebhookEndpoint,
   CreatePaymentSessionParams,
+  CreatePaymentLinkParams,
+  PaymentLink,
   Delivery,
   EventType,
   ListParams,
@@ -119,9 +121,20 @@ export class Paysession {
     create: (params: CreatePaymentSessionParams, opts: RequestOptions = {}) =>
       this.request<CreatedPaymentSession>("POST", "/payment-sessions", params, opts.idempotencyKey ?? crypto.randomUUID()),
     retrieve: (id: string) => this.request<PaymentSession>("GET", `/payment-sessions/${enc(id)}`),
-    list: (params: ListParams & { status?: PaymentSession["status"] } = {}) =>
+    list: (params: ListParams & { status?: PaymentSession["status"]; paymentLinkId?: string } = {}) =>
       new PageList<PaymentSession>((after) => this.request("GET", `/payment-sessions${query({ ...params, startingAfter: after })}`), params.startingAfter),
     cancel: (id: string) => this.request<PaymentSession>("POST", `/payment-sessions/${enc(id)}/cancel`, {}),
+  };
+
+  /** Payment links: a page of ours that takes a payment for you (the service's docs/payment-links.md). */
+  readonly paymentLinks = {
+    /** Retried safely (one Idempotency-Key for every attempt). */
+    create: (params: CreatePaymentLinkParams, opts: RequestOptions = {}) =>
+      this.request<PaymentLink>("POST", "/payment-links", params, opts.idempotencyKey ?? crypto.randomUUID()),
+    retrieve: (id: string) => this.request<PaymentLink>("GET", `/payment-links/${enc(id)}`),
+    list: (params: ListParams = {}) => new PageList<PaymentLink>((after) => this.request("GET", `/payment-links${query({ ...params, startingAfter: after })}`), params.startingAfter),
+    /** Its page takes no more payments; the sessions it started are untouched. */
+    deactivate: (id: string) => this.request<PaymentLink>("POST", `/payment-links/${enc(id)}/deactivate`, {}),
   };
 
   readonly refunds = {

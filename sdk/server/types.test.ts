@@ -11,6 +11,7 @@ import type { CreatedWebhookEndpoint as ApiCreatedEndpoint, WebhookEndpoint as A
 import type { AnyEventWithDeliveries, RefundEvent as ApiRefundEvent, SessionEvent, SessionEventWithDeliveries, SettlementAddressUpdatedEvent, WebhookAttempt as ApiAttempt, EventList } from "../../api/src/http/events.schemas.ts";
 import type { SettlementAddress as ApiSettlement } from "../../api/src/http/settlement-addresses.schemas.ts";
 import type { CreateRefundBody, Refund as ApiRefund, RefundBalance as ApiRefundBalance, RefundList } from "../../api/src/http/refunds.schemas.ts";
+import type { CreateLinkBody, LinkList, PaymentLink as ApiPaymentLink } from "../../api/src/http/payment-links.schemas.ts";
 import type { AutomaticReturnList, RefundSettings as ApiRefundSettings, RefundSettingsBody } from "../../api/src/http/auto-returns.schemas.ts";
 import type * as Sdk from "./types.ts";
 import type { ErrorCode as ApiErrorCode } from "../../api/src/errors.ts";
@@ -51,6 +52,9 @@ const checks = {
   refundBalance: true satisfies Same<Api<typeof ApiRefundBalance>, Sdk.RefundBalance>,
   refundSettings: true satisfies Same<Api<typeof ApiRefundSettings>, Sdk.RefundSettings>,
   refundSettingsBody: true satisfies Same<Api<typeof RefundSettingsBody>, Sdk.UpdateRefundSettingsParams>,
+  paymentLink: true satisfies Same<Api<typeof ApiPaymentLink>, Sdk.PaymentLink>,
+  paymentLinkPage: true satisfies Same<Api<typeof LinkList>, Sdk.Page<Sdk.PaymentLink>>,
+  createPaymentLink: true satisfies Same<Required<Api<typeof CreateLinkBody>>, Required<Sdk.CreatePaymentLinkParams>>,
   automaticReturn: true satisfies Same<Api<typeof AutomaticReturnList>["data"][number], Sdk.AutomaticReturn>,
 };
 
@@ -95,7 +99,7 @@ test("an event's detail narrows by its reason", () => {
   const base = { id: "evt_1", type: "payment_session.funded", createdAt: "2026-01-01T00:00:00.000Z" } as const;
   const session: Omit<Sdk.PaymentSessionEventData, "reason" | "detail"> = {
     paymentSessionId: "ps_1", status: "FUNDED", statusReason: "overpaid", amount: "1.00", currency: "USD", environment: "sandbox", merchantId: "mch_test_1",
-    referenceId: null, metadata: {}, expiresAt: "", createdAt: "", updatedAt: "", networks: [], previousStatus: "PENDING", sequence: 2,
+    referenceId: null, metadata: {}, paymentLinkId: null, expiresAt: "", createdAt: "", updatedAt: "", networks: [], previousStatus: "PENDING", sequence: 2,
   };
   const detail = { chainId: 1, amount: "1500000", overpaid: "500000", txHashes: ["0xa"] };
   expect(overpaidSurplus({ ...base, data: { ...session, reason: "overpaid", detail } })).toBe("500000");

@@ -158,6 +158,8 @@ export interface PaymentSession {
   merchantId: string;
   referenceId: string | null;
   metadata: Record<string, string>;
+  /** The payment link whose page started the session; null when it was created with the API. */
+  paymentLinkId: string | null;
   expiresAt: string;
   createdAt: string;
   updatedAt: string;
@@ -308,6 +310,43 @@ export interface RefundPart {
   destination: string | null;
 }
 
+/** A page of ours that takes a payment for you (the service's docs/payment-links.md). */
+export interface PaymentLink {
+  paymentLinkId: string;
+  /** The page: send it to the payer, or print it as a QR code. */
+  url: string;
+  status: "active" | "inactive" | "expired" | "used_up";
+  /** The fixed price; null when the payer chooses within minAmount..maxAmount. */
+  amount: string | null;
+  minAmount: string | null;
+  maxAmount: string | null;
+  currency: string;
+  description: string;
+  maxUses: number | null;
+  /** Sessions the link started that did not end CANCELED. */
+  uses: number;
+  expiresAt: string | null;
+  redirectUrl: string | null;
+  metadata: Record<string, string>;
+  environment: Environment;
+  createdAt: string;
+  deactivatedAt: string | null;
+}
+
+export interface CreatePaymentLinkParams {
+  /** A fixed price, e.g. "25.00"; or send minAmount and maxAmount instead. */
+  amount?: string;
+  minAmount?: string;
+  maxAmount?: string;
+  currency?: string;
+  description: string;
+  maxUses?: number;
+  /** RFC 3339 date-time. */
+  expiresAt?: string;
+  redirectUrl?: string;
+  metadata?: Record<string, string>;
+}
+
 /** Money back to the payer, from your refund balance (the service's docs/refunds.md). */
 export interface Refund {
   refundId: string;
@@ -435,6 +474,7 @@ export type ApiErrorCode =
   | "idempotency_key_invalid"
   | "address_checksum_invalid"
   | "url_invalid"
+  | "redirect_url_invalid"
   | "url_https_required"
   | "url_address_forbidden"
   | "url_unresolvable"
@@ -479,6 +519,9 @@ export type ApiErrorCode =
   | "refund_not_approvable"
   | "refund_wallet_payment_invalid"
   | "refund_not_payable_from_wallet"
+  | "payment_link_inactive"
+  | "payment_link_expired"
+  | "payment_link_used_up"
   | "idempotency_key_reused"
   | "rate_limited"
   | "internal_error"

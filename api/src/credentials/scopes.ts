@@ -17,6 +17,8 @@ export const SCOPES = {
   "events:read": "List and retrieve events and their delivery attempts.",
   "settlement:read": "List settlement addresses.",
   "settlement:write": "Set settlement addresses.",
+  "payment_links:read": "List and retrieve payment links.",
+  "payment_links:write": "Create and deactivate payment links.",
   "sandbox:write": "Use the sandbox tools (faucet, pay, expire, fail a sweep, simulate an error).",
   "facilitator:settle": "Verify and settle x402 payments as their facilitator (a resource server's key: docs/x402.md); a settle creates a payment session.",
 } as const satisfies Record<string, string>;

@@ -9,7 +9,7 @@ import { Group } from "../db/group.ts";
 import { apiKeys, merchants } from "../db/schema.ts";
 import { ENVIRONMENTS, type Environment } from "../../../shared/environment.ts";
 import { Type } from "@sinclair/typebox";
-import { col, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
+import { col, decodeFirst, decodeRow, decodeRows, rowShape, type RowOf } from "../db/rows.ts";
 import { newId } from "../../../shared/ids.ts";
 import { displayPrefix, hashSecret, mintCredential, newMerchantPublicId, sameHash } from "./format.ts";
 import { recordSecurityEvent, type ChangedBy } from "./security-history.ts";
@@ -297,3 +297,47 @@ function summarize(row: typeof apiKeys.$inferSelect): ApiKeySummary {
 function scopesOf(stored: string[] | null): KeyScopes {
   return stored === null ? null : Object.freeze(stored.filter((s): s is Scope => isScope(s)));
 }
+
+/**
+ * A merchant and its settlement addresses in one environment, read as a key lookup reads them —
+ * for a create no API key makes (a payment link's page: payment-links/start.ts), which checks
+ * the settlements text again in its own transaction, as a keyed create's statement does.
+ */
+export async function merchantForCreate(
+  sql: Sql | TransactionSql,
+  merchantId: string,
+  environment: Environment,
+): Promise<{ merchant: Merchant; settlements: ReadonlyMap<number, string>; settlementsText: string | null } | undefined> {
+  const rows = await sql`
+    select m.id, m.name, m.sandbox_public_id, m.live_public_id, m.created_at, st.settlements
+      from app.merchants m
+      cross join lateral (select m.id as merchant_id, ${environment}::text as environment) k
+      cross join lateral ${settlementsOfKey(sql, "k")} st
+     where m.id = ${merchantId}`;
+  const r = decodeFirst(MerchantForCreate, rows);
+  if (!r) return undefined;
+  const settlements = r.settlements === null ? {} : decodeRow(SettlementsText, { settlements: r.settlements }).settlements;
+  return {
+    merchant: { id: r.id, name: r.name, sandboxPublicId: r.sandbox_public_id, livePublicId: r.live_public_id, createdAt: r.created_at },
+    settlements: new Map(Object.entries(settlements).map(([k, v]) => [Number(k), v])),
+    settlementsText: r.settlements,
+  };
+}
+
+/** The settlements text settlementsOfKey makes for a merchant and environment, read inside a create's transaction. */
+export async function settlementsTextOf(sql: Sql | TransactionSql, merchantId: string, environment: Environment): Promise<string | null> {
+  const rows = await sql`
+    select st.settlements from (select ${merchantId}::text as merchant_id, ${environment}::text as environment) k
+      cross join lateral ${settlementsOfKey(sql, "k")} st`;
+  return decodeFirst(SettlementsOnly, rows)?.settlements ?? null;
+}
+
+const MerchantForCreate = rowShape("merchant for a create", {
+  id: col.text,
+  name: col.text,
+  sandbox_public_id: col.text,
+  live_public_id: col.text,
+  created_at: col.time,
+  settlements: col.nullable(col.text),
+});
+const SettlementsOnly = rowShape("settlements", { settlements: col.nullable(col.text) });

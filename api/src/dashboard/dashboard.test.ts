@@ -21,7 +21,7 @@ let svc: TestService;
 let a: Awaited<ReturnType<typeof merchantWithUser>>;
 let b: Awaited<ReturnType<typeof merchantWithUser>>;
 let asA: Browser;
-const bOwn: { sessionId: string; endpointId: string; keyId: string; eventId: string; refundId: string } = {} as never;
+const bOwn: { sessionId: string; endpointId: string; keyId: string; eventId: string; refundId: string; linkId: string } = {} as never;
 
 const Count = rowShape("test count", { n: col.int });
 const Id = rowShape("test id", { id: col.text });
@@ -38,6 +38,7 @@ function fill(path: string): string {
     .replace(":tool", "pay")
     .replace(":keyId", bOwn.keyId)
     .replace(/\/webhooks\/:id/, `/webhooks/${bOwn.endpointId}`)
+    .replace(/\/payment-links\/:id/, `/payment-links/${bOwn.linkId}`)
     .replace(":op", "delete")
     .replace(":chainId", "31337")
     .replace(":file", "dashboard.css");
@@ -58,6 +59,7 @@ beforeAll(async () => {
     insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
     select ${bOwn.sessionId}, chain_id, 'in', ${`0x${"cd".repeat(32)}`}, 0, 3000000, now() from app.session_deposits where session_id = ${bOwn.sessionId} order by chain_id limit 1`;
   bOwn.refundId = (await svc.call("POST", `/payment-sessions/${bOwn.sessionId}/refunds`, { auth: b.sandboxKey, body: { amount: "1.00", reason: "other" } })).body.refundId;
+  bOwn.linkId = (await svc.call("POST", "/payment-links", { auth: b.sandboxKey, body: { amount: "4.00", description: "Bob-only link" } })).body.paymentLinkId;
 }, 60_000);
 afterAll(() => svc.close());
 
@@ -187,7 +189,7 @@ describe("every dashboard route", () => {
       // Funding the refund balance mints on a network, and this service's networks never answer: the page says 503.
       const reachesChain = key === "POST /dashboard/:env/refund-balance/fund" && res.status === 503;
       expect({ key, server: res.status < 500 || reachesChain }).toEqual({ key, server: true });
-      for (const id of [bOwn.sessionId, bOwn.endpointId, bOwn.keyId, bOwn.eventId, bOwn.refundId, "bob-order", b.merchant.sandboxPublicId]) {
+      for (const id of [bOwn.sessionId, bOwn.endpointId, bOwn.keyId, bOwn.eventId, bOwn.refundId, bOwn.linkId, "bob-order", "Bob-only link", b.merchant.sandboxPublicId]) {
         expect({ key, leaked: text.includes(id) && !path.includes(id) ? id : null }).toEqual({ key, leaked: null });
       }
       if (/:id|:keyId|:eventId|:refundId/.test(r.path)) expect({ key, status: res.status }).toEqual({ key, status: 404 });
@@ -196,6 +198,7 @@ describe("every dashboard route", () => {
     expect((await svc.call("GET", `/payment-sessions/${bOwn.sessionId}`, { auth: b.sandboxKey })).body.status).toBe("PENDING");
     expect((await svc.call("GET", `/payment-sessions/${bOwn.sessionId}/refunds`, { auth: b.sandboxKey })).body.data.map((r: { refundId: string; status: string }) => [r.refundId, r.status])).toEqual([[bOwn.refundId, "PENDING"]]);
     expect((await svc.call("GET", `/webhook-endpoints/${bOwn.endpointId}`, { auth: b.sandboxKey })).status).toBe(200);
+    expect((await svc.call("GET", `/payment-links/${bOwn.linkId}`, { auth: b.sandboxKey })).body.status).toBe("active");
     expect((await svc.call("GET", "/payment-sessions?limit=1", { auth: b.sandboxKey })).status).toBe(200);
     const [bs] = await svc.services.database.sql`select count(*)::int as n from app.merchant_settlements where merchant_id = ${b.merchant.id} and chain_id = 31337`;
     expect(bs!.n).toBe(0);

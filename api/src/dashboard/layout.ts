@@ -13,7 +13,7 @@ export const ASSET_VERSION = "8";
 const css = `/dashboard/assets/dashboard.css?v=${ASSET_VERSION}`;
 const js = `/dashboard/assets/dashboard.js?v=${ASSET_VERSION}`;
 
-export type Section = "home" | "transactions" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security" | "outbox" | "members" | "account";
+export type Section = "home" | "transactions" | "payment-links" | "events" | "refund-balance" | "refund-approvals" | "api-keys" | "webhooks" | "settlement" | "refunds" | "security" | "outbox" | "members" | "account";
 
 export interface Notice {
   kind: "ok" | "error";
@@ -32,7 +32,7 @@ export function layout(args: { login: Login; environment: Environment; section: 
   const sandbox = environment === "sandbox";
   const mid = publicMerchantId(login.merchant, environment);
   // The switch keeps the page: the same section in the other environment.
-  const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" || s === "events" || s === "refund-balance" || s === "refund-approvals" ? `/dashboard/${env}/${s}` : `/dashboard/${env}/settings/${s}`);
+  const pathOf = (env: Environment, s: Section) => (s === "home" ? `/dashboard/${env}` : s === "transactions" || s === "payment-links" || s === "events" || s === "refund-balance" || s === "refund-approvals" ? `/dashboard/${env}/${s}` : `/dashboard/${env}/settings/${s}`);
   const other = (env: Environment) => pathOf(env, section);
   const nav = (s: Section, label: string) => {
     const permission = SECTION_PERMISSIONS[s];
@@ -66,6 +66,7 @@ ${sandbox ? html`<div class="sandbox-banner" role="note">Sandbox: test networks 
 <nav class="side" aria-label="Sections">
   ${nav("home", "Home")}
   ${nav("transactions", "Transactions")}
+  ${nav("payment-links", "Payment links")}
   ${nav("events", "Events")}
   ${nav("refund-balance", "Refund balance")}
   ${nav("refund-approvals", "Refund approvals")}

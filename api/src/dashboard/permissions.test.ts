@@ -141,7 +141,7 @@ describe("every role, every route, both environments", () => {
 
 test("the guide's table is the matrix: every permission, every role, the same marks", async () => {
   const text = await Bun.file(new URL("../../../docs/team-and-security.md", import.meta.url)).text();
-  const rows = text.split("\n").filter((l) => /^\| (see|download|create, pay|change the refund|mint|cancel|use the sandbox|send a webhook|see, create|manage webhook|change a settlement|read the security|read the Outbox|invite|change one's)/.test(l));
+  const rows = text.split("\n").filter((l) => /^\| (see|download|create, pay|change the refund|mint|cancel|create and deactivate|use the sandbox|send a webhook|see, create|manage webhook|change a settlement|read the security|read the Outbox|invite|change one's)/.test(l));
   expect(rows).toHaveLength(PERMISSIONS.length);
   const marks = rows.map((l) => l.split("|").slice(2, 8).map((c) => c.trim()));
   const expected = PERMISSIONS.map((p) =>

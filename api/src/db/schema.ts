@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import type { Environment } from "../../../shared/environment.ts";
 import type { EventReason, SessionStatus, TransitionReason } from "../../../shared/status.ts";
 import {
+  type AnyPgColumn,
   bigint,
   boolean,
   check,
@@ -98,8 +99,12 @@ export const paymentSessions = app.table(
     forceSweepFailure: boolean("force_sweep_failure").notNull().default(false),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
+    /** The payment link whose page started it (docs/payment-links.md); null for a session created by the API. */
+    paymentLinkId: text("payment_link_id").references((): AnyPgColumn => paymentLinks.id),
   },
   (t) => [
+    // A link's sessions, newest first (its dashboard page), and its live uses (payment-links/store.ts).
+    index("payment_sessions_link_idx").on(t.paymentLinkId, t.createdAt.desc(), t.id.desc()).where(sql`${t.paymentLinkId} is not null`),
     index("payment_sessions_wake_idx").on(t.wakeAt).where(sql`${t.wakeAt} is not null`),
     index("payment_sessions_funded_idx").on(t.fundingChainId).where(sql`${t.status} = 'FUNDED'`),
     // No index on created_at alone: every read by creation time is a merchant's (the two below);
@@ -1180,4 +1185,46 @@ export const recoveryCodes = app.table(
     usedAt: ts("used_at"),
   },
   (t) => [primaryKey({ columns: [t.userId, t.codeHash] })],
+);
+
+/**
+ * A payment link (docs/payment-links.md): a page, /pay/{id}, that starts a payment session for
+ * whoever opens it — a fixed amount, or one the payer types within [min, max]. Its id is public
+ * (it is printed on invoices), unlike a refund link's. `max_uses` counts the sessions it started
+ * that did not end CANCELED (expired or canceled unpaid): payment-links/store.ts counts them
+ * under the row's lock, so concurrent visits of a link with one use left start one session.
+ */
+export const paymentLinks = app.table(
+  "payment_links",
+  {
+    id: text("id").primaryKey(),
+    merchantId: text("merchant_id")
+      .notNull()
+      .references(() => merchants.id),
+    environment: text("environment").$type<Environment>().notNull(),
+    /** A fixed amount (minor units), or null when the payer chooses one within min..max. */
+    amountMinor: bigint("amount_minor", { mode: "bigint" }),
+    minAmountMinor: bigint("min_amount_minor", { mode: "bigint" }),
+    maxAmountMinor: bigint("max_amount_minor", { mode: "bigint" }),
+    currency: text("currency").notNull(),
+    /** Shown to the payer. */
+    description: text("description").notNull(),
+    maxUses: integer("max_uses"),
+    expiresAt: ts("expires_at"),
+    /** Where the payer goes once the session is paid (with ?paymentSessionId=…); null: a receipt page. */
+    redirectUrl: text("redirect_url"),
+    /** Copied into each session it starts, beside paymentLinkId. */
+    metadata: jsonb("metadata").$type<Record<string, string>>().notNull().default({}),
+    deactivatedAt: ts("deactivated_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("payment_links_list_idx").on(t.merchantId, t.environment, t.createdAt.desc(), t.id.desc()),
+    check("payment_links_environment_chk", sql`${t.environment} in ('sandbox', 'production')`),
+    check(
+      "payment_links_amount_chk",
+      sql`(${t.amountMinor} is not null and ${t.amountMinor} > 0 and ${t.minAmountMinor} is null and ${t.maxAmountMinor} is null) or (${t.amountMinor} is null and ${t.minAmountMinor} > 0 and ${t.maxAmountMinor} >= ${t.minAmountMinor})`,
+    ),
+    check("payment_links_max_uses_chk", sql`${t.maxUses} is null or ${t.maxUses} > 0`),
+  ],
 );

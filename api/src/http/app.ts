@@ -14,6 +14,7 @@ import { findInChain } from "../../../shared/error-chain.ts";
 import { describeError } from "../../../shared/describe-error.ts";
 import { familyOf, type PageFamily } from "./page-families.ts";
 import { paymentSessionRoutes } from "./payment-sessions.ts";
+import { paymentLinkRoutes } from "./payment-links.ts";
 import { refundRoutes } from "./refunds.ts";
 import { maskLinkIds } from "../refunds/links.ts";
 import { autoReturnRoutes } from "./auto-returns.ts";
@@ -234,6 +235,7 @@ export function buildApp(services: Services, faces: Face[] = []) {
     .use(metricsRoutes(services))
     .use(paymentSessionRoutes(services))
     .use(refundRoutes(services))
+    .use(paymentLinkRoutes(services))
     .use(autoReturnRoutes(services))
     .use(publicSessionRoutes(services))
     .use(webhookEndpointRoutes(services))

@@ -36,6 +36,7 @@ const WITHOUT_DATABASE = new Map([
   ["GET /checkout/v1/checkout.css", "a static asset"],
   ["GET /dashboard/assets/:file", "a static asset"],
   ["GET /refund/assets/:file", "a static asset"],
+  ["GET /pay/assets/:file", "a static asset"],
   ["GET /dashboard/sign-up", "a form; its post reads the database"],
   ["GET /dashboard/forgot-password", "a form; its post reads the database"],
   ["GET /docs", "a static page"],
@@ -55,7 +56,7 @@ const SECURITY_HEADER_NAMES = [
 ];
 
 /** The page whose headers stand for each family of pages. */
-const FAMILY_PAGES: Record<string, string> = { "/dashboard": "/dashboard/sign-in", "/checkout/v1": "/checkout/v1/", "/docs": "/docs" };
+const FAMILY_PAGES: Record<string, string> = { "/dashboard": "/dashboard/sign-in", "/checkout/v1": "/checkout/v1/", "/docs": "/docs", "/pay": "/pay/assets/pay.css" };
 const familyOf = (path: string) => Object.keys(FAMILY_PAGES).find((p) => path === p || path.startsWith(`${p}/`));
 
 interface Service {
@@ -150,17 +151,18 @@ function fill(s: Setup, path: string): string {
     keyId: () => s.keyId,
     tool: () => "expire",
     op: () => "rotate",
-    file: () => (path.startsWith("/refund/") ? "refund.css" : "dashboard.css"),
+    file: () => (path.startsWith("/refund/") ? "refund.css" : path.startsWith("/pay/") ? "pay.css" : "dashboard.css"),
     name: () => "init.js",
     // No refund exists here: under the locks its routes must answer 503 all the same.
     refundId: () => "rf_000000000000000000000000",
     // A link id of the right form, so that its page reaches the database.
-    linkId: () => `rl_${"0".repeat(40)}`,
+    linkId: () => (path.startsWith("/pay/") ? `plink_${"0".repeat(24)}` : `rl_${"0".repeat(40)}`),
+    sessionId: () => s.sessionId,
     token: () => (path.includes("/invitations/") ? `inv_${"0".repeat(40)}` : `rst_${"0".repeat(40)}`),
     // No such member: under the locks the team's routes must answer 503 all the same.
     userId: () => `usr_${"0".repeat(24)}`,
     invitationId: () => `inv_${"0".repeat(24)}`,
-    id: () => (/\/events\//.test(path) ? s.eventId : /webhook/.test(path) ? s.endpointId : s.sessionId),
+    id: () => (/\/events\//.test(path) ? s.eventId : /webhook/.test(path) ? s.endpointId : /payment-links\//.test(path) ? `plink_${"0".repeat(24)}` : s.sessionId),
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {
     const value = byName[name];

@@ -27,7 +27,7 @@ interface Operation {
 let svc: TestService;
 let ops: Operation[];
 let m: Awaited<ReturnType<TestService["merchant"]>>;
-const own: { sessionId: string; endpointId: string; eventId: string; refundId: string } = {} as never;
+const own: { sessionId: string; endpointId: string; eventId: string; refundId: string; linkId: string } = {} as never;
 
 /** A key of merchant m in sandbox with these scopes (null: full access). */
 async function keyWith(scopes: Scope[] | null, expiresAt: Date | null = null): Promise<string> {
@@ -44,6 +44,7 @@ function fill(path: string): string | undefined {
       if (path.startsWith("/webhook-endpoints/")) return own.endpointId;
       if (path.startsWith("/events/")) return own.eventId;
       if (path.startsWith("/refunds/")) return own.refundId;
+      if (path.startsWith("/payment-links/")) return own.linkId;
     }
     unknown = true;
     return "?";
@@ -57,6 +58,7 @@ function bodyFor(method: string, path: string): unknown {
   if (path.startsWith("/settlement-addresses/")) return { address: "0x00000000000000000000000000000000000000b2" };
   if (path === "/payment-sessions") return { amount: "1.00", currency: "USD" };
   if (path.endsWith("/refunds")) return { amount: "0.10", reason: "other" };
+  if (path === "/payment-links") return { amount: "1.00", description: "A link" };
   if (path === "/webhook-endpoints") return { url: "http://127.0.0.1:9/hook" };
   if (path === "/sandbox/refund-balances/fund") return { token: "0x00000000000000000000000000000000000000a1" };
   return {};
@@ -100,6 +102,7 @@ beforeAll(async () => {
     insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
     select ${own.sessionId}, chain_id, 'in', ${`0x${"cd".repeat(32)}`}, 0, 1000000, now() from app.session_deposits where session_id = ${own.sessionId} order by chain_id limit 1`;
   own.refundId = (await svc.call("POST", `/payment-sessions/${own.sessionId}/refunds`, { auth: key, body: { amount: "0.50", reason: "other" } })).body.refundId;
+  own.linkId = (await svc.call("POST", "/payment-links", { auth: key, body: { amount: "1.00", description: "Scoped link" } })).body.paymentLinkId;
   for (const v of Object.values(own)) expect(v).toBeTruthy();
   // The full-access key's last_used_at is written without being awaited: let it land first.
   await Bun.sleep(200);
@@ -118,7 +121,7 @@ describe("every API-key route", () => {
   test("the merchant guide's scopes table lists exactly each scope's operations", () => {
     const guide = readFileSync(resolve(import.meta.dir, "../../../docs/merchant-guide.md"), "utf8");
     const section = guide.split("\n### API key scopes\n")[1]?.split("\n### ")[0] ?? "";
-    const documented = [...section.matchAll(/^\| `([a-z]+:[a-z]+)` \| (.+) \|$/gm)].flatMap((row) => [...row[2]!.matchAll(/`([A-Z]+ [^`]+)`/g)].map((op) => `${row[1]} ${op[1]}`));
+    const documented = [...section.matchAll(/^\| `([a-z_]+:[a-z]+)` \| (.+) \|$/gm)].flatMap((row) => [...row[2]!.matchAll(/`([A-Z]+ [^`]+)`/g)].map((op) => `${row[1]} ${op[1]}`));
     const served = ops.map((o) => `${String(o.scope)} ${o.method} ${o.path.replace(/:([A-Za-z]+)/g, "{$1}")}`);
     expect(documented.sort()).toEqual(served.sort());
   });

@@ -91,6 +91,7 @@ export const sessionFields = {
   merchantId: t.String({ examples: ["mch_test_4f9KpQ2xYz81LmNoPq7RsTuV"] }),
   referenceId: t.Union([t.String(), t.Null()]),
   metadata: t.Record(t.String(), t.String()),
+  paymentLinkId: t.Union([t.String(), t.Null()], { description: "The payment link that started it; else null." }),
   expiresAt: t.String({ format: "date-time" }),
   createdAt: t.String({ format: "date-time" }),
   updatedAt: t.String({ format: "date-time" }),
@@ -136,6 +137,7 @@ export const ListQuery = t.Object({
   limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", description: "1 to 100, default 20." })),
   startingAfter: t.Optional(t.String({ description: "A paymentSessionId: the page after it." })),
   status: t.Optional(Status),
+  paymentLinkId: t.Optional(t.String({ description: "Only the sessions this payment link started." })),
 });
 
 export const PublicQuery = t.Object({

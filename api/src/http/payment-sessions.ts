@@ -97,6 +97,9 @@ export function paymentSessionRoutes(services: Services) {
         if (query.status !== undefined && !isSessionStatus(query.status)) {
           throw new ApiError("parameter_invalid", "status must be one of PENDING, FUNDED, SUCCEEDED, CANCELED, ERROR.", "status");
         }
+        if (query.paymentLinkId !== undefined && !isId("paymentLink", query.paymentLinkId)) {
+          throw new ApiError("parameter_invalid", "paymentLinkId is not a payment link id (plink_…).", "paymentLinkId");
+        }
         let startingAfter;
         if (query.startingAfter !== undefined) {
           startingAfter = isId("paymentSession", query.startingAfter)
@@ -109,6 +112,7 @@ export function paymentSessionRoutes(services: Services) {
           environment: auth.environment,
           limit,
           status: query.status,
+          ...(query.paymentLinkId !== undefined ? { paymentLinkId: query.paymentLinkId } : {}),
           startingAfter,
         });
         const mid = publicMerchantId(auth.merchant, auth.environment);
@@ -125,7 +129,7 @@ export function paymentSessionRoutes(services: Services) {
         detail: doc({
           tag: TAG,
           summary: "List payment sessions",
-          description: "Newest first, in pages of `limit` (1–100, default 20). Pass the previous page's `nextCursor` as `startingAfter`.",
+          description: "Newest first, in pages of `limit` (1–100, default 20). Pass the previous page's `nextCursor` as `startingAfter`. `status` and `paymentLinkId` narrow the list.",
           auth: "apiKey",
           scope: "sessions:read",
           ok: { status: 200, schema: SessionList, description: "A page of sessions." },

@@ -40,7 +40,7 @@ const PUBLIC_ROUTES = new Set([
   "GET /checkout/v1/checkout.css",
 ]);
 
-type Scheme = "public" | "apiKey" | "sessionToken" | "dashboard" | "refundLink";
+type Scheme = "public" | "apiKey" | "sessionToken" | "dashboard" | "refundLink" | "paymentLink";
 interface Route {
   method: string;
   path: string;
@@ -54,7 +54,7 @@ let routes: Route[];
 let a: Awaited<ReturnType<TestService["merchant"]>>;
 let b: Awaited<ReturnType<TestService["merchant"]>>;
 let revokedKey: string;
-const own: { sessionId: string; token: string; endpointId: string; endpointSecret: string; eventId: string; refundId: string } = {} as never;
+const own: { sessionId: string; token: string; endpointId: string; endpointSecret: string; eventId: string; refundId: string; linkId: string } = {} as never;
 let otherToken: string;
 let expiredToken: string;
 
@@ -71,6 +71,11 @@ function classify(method: string, path: string, security: unknown): Route {
   // guessed one is 404, a claim is origin-checked and rate-limited); refund-links.test.ts covers it.
   if (path === "/refund" || path.startsWith("/refund/")) {
     return declared.length === 0 ? { method, path, scheme: "refundLink", why: "refund-link page (refund-links.test.ts)" } : { method, path, scheme: undefined, why: `refund-link page documents ${declared}` };
+  }
+  // The payer's payment-link page: public by design (the link id is printed on invoices); a visit is
+  // origin-checked and rate-limited per client address; payment-links.test.ts covers it.
+  if (path === "/pay" || path.startsWith("/pay/")) {
+    return declared.length === 0 ? { method, path, scheme: "paymentLink", why: "payment-link page (payment-links.test.ts)" } : { method, path, scheme: undefined, why: `payment-link page documents ${declared}` };
   }
   if (PUBLIC_ROUTES.has(key)) {
     return declared.length === 0 ? { method, path, scheme: "public", why: "listed public" } : { method, path, scheme: undefined, why: `listed public but documents ${declared}` };
@@ -95,6 +100,7 @@ function fill(path: string): string | undefined {
       if (path.startsWith("/webhook-endpoints/")) return own.endpointId;
       if (path.startsWith("/events/")) return own.eventId;
       if (path.startsWith("/refunds/")) return own.refundId;
+      if (path.startsWith("/payment-links/")) return own.linkId;
     }
     unknown = true;
     return "?";
@@ -107,6 +113,7 @@ function bodyFor(method: string, path: string): unknown {
   if (method === "GET" || method === "DELETE") return undefined;
   if (path.startsWith("/settlement-addresses/")) return { address: "0x00000000000000000000000000000000000000b2" };
   if (path.endsWith("/refunds")) return { amount: "0.10", reason: "other" };
+  if (path === "/payment-links") return { amount: "1.00", description: "A link" };
   // A token not ours to mint: refused before any network is asked (this service's never answer).
   if (path === "/sandbox/refund-balances/fund") return { token: "0x00000000000000000000000000000000000000a1" };
   return {};
@@ -151,6 +158,7 @@ beforeAll(async () => {
     insert into app.session_funds (session_id, chain_id, direction, tx_hash, log_index, amount, block_timestamp)
     select ${own.sessionId}, chain_id, 'in', ${`0x${"ab".repeat(32)}`}, 0, 1000000, now() from app.session_deposits where session_id = ${own.sessionId} order by chain_id limit 1`;
   own.refundId = (await svc.call("POST", `/payment-sessions/${own.sessionId}/refunds`, { auth: a.sandboxKey, body: { amount: "0.50", reason: "other" } })).body.refundId;
+  own.linkId = (await svc.call("POST", "/payment-links", { auth: a.sandboxKey, body: { amount: "1.00", description: "Owner's link" } })).body.paymentLinkId;
   otherToken = (await svc.call("POST", "/payment-sessions", { auth: b.sandboxKey, body: { amount: "1.00", currency: "USD" } })).body.paymentSessionToken;
   const e = await svc.call("POST", "/payment-sessions", { auth: a.sandboxKey, body: { amount: "1.00", currency: "USD" } });
   expiredToken = e.body.paymentSessionToken;
@@ -164,7 +172,7 @@ describe("route table", () => {
     expect(routes.length).toBeGreaterThan(20);
     const undecided = routes.filter((r) => r.scheme === undefined).map((r) => `${r.method} ${r.path}: ${r.why}`);
     expect(undecided).toEqual([]);
-    const unfillable = routes.filter((r) => r.scheme !== "dashboard" && r.scheme !== "refundLink" && fill(r.path) === undefined).map((r) => `${r.method} ${r.path}`);
+    const unfillable = routes.filter((r) => r.scheme !== "dashboard" && r.scheme !== "refundLink" && r.scheme !== "paymentLink" && fill(r.path) === undefined).map((r) => `${r.method} ${r.path}`);
     expect(unfillable).toEqual([]);
   });
 

@@ -176,6 +176,8 @@ export interface ListArgs {
   environment: Environment;
   limit: number;
   status?: SessionStatus;
+  /** Only the sessions this payment link started (docs/payment-links.md). */
+  paymentLinkId?: string;
   /** Keyset cursor: the id of the last session of the previous page. */
   startingAfter?: SessionRow;
 }
@@ -184,6 +186,7 @@ export interface ListArgs {
 export async function listSessions(db: Db, args: ListArgs): Promise<{ rows: SessionRow[]; hasMore: boolean }> {
   const conditions: SQL[] = [eq(paymentSessions.merchantId, args.merchantId), eq(paymentSessions.environment, args.environment)];
   if (args.status) conditions.push(eq(paymentSessions.status, args.status));
+  if (args.paymentLinkId) conditions.push(eq(paymentSessions.paymentLinkId, args.paymentLinkId));
   if (args.startingAfter) conditions.push(after(paymentSessions, args.startingAfter.id));
   const rows = await db
     .select()
@@ -332,6 +335,8 @@ const SessionSql = rowShape("payment session", {
   force_sweep_failure: col.bool,
   created_at: col.time,
   updated_at: col.time,
+  // A snapshot written before the column (0033_payment_links) has none: webhooks/events.ts fromSnapshot reads it as null.
+  payment_link_id: col.nullable(col.text),
 });
 
 /**
@@ -360,6 +365,7 @@ export function sessionFromSql(row: unknown): SessionRow {
     forceSweepFailure: r.force_sweep_failure,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    paymentLinkId: r.payment_link_id,
   };
 }
 

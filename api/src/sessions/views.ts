@@ -129,6 +129,8 @@ export interface MerchantSessionView {
   merchantId: string;
   referenceId: string | null;
   metadata: Record<string, string>;
+  /** The payment link whose page started it (docs/payment-links.md); null when the API created it. */
+  paymentLinkId: string | null;
   expiresAt: string;
   createdAt: string;
   updatedAt: string;
@@ -161,6 +163,7 @@ export function merchantView(row: SessionRow, publicMerchantId: string, deposits
     merchantId: publicMerchantId,
     referenceId: row.referenceId,
     metadata: row.metadata,
+    paymentLinkId: row.paymentLinkId,
     expiresAt: row.expiresAt.toISOString(),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

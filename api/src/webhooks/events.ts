@@ -49,7 +49,7 @@ export function eventObject(e: EventWithSession): WebhookEvent {
  * has none: GET /events then shows the session as it stands, as it always did.
  */
 export function fromSnapshot(snapshot: { session: Record<string, unknown>; deposits: readonly unknown[] }): { session: SessionRow; deposits: DepositLike[] } {
-  return { session: sessionFromSql({ ...snapshot.session, token_hash: "" }), deposits: snapshot.deposits.map(depositFromJson) };
+  return { session: sessionFromSql({ payment_link_id: null, ...snapshot.session, token_hash: "" }), deposits: snapshot.deposits.map(depositFromJson) };
 }
 
 const eventSelect = {

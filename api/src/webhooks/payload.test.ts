@@ -23,6 +23,7 @@ const session: SessionRow = {
   forceSweepFailure: false,
   createdAt: new Date("2026-01-01T00:00:00Z"),
   updatedAt: new Date("2026-01-01T00:20:00Z"),
+  paymentLinkId: "plink_V1StGXR8Z5jdHi6BmyT2kq4e",
 };
 
 test("an event carries the session as of that event, with previousStatus, reason and sequence", () => {
@@ -59,6 +60,7 @@ test("an event carries the session as of that event, with previousStatus, reason
       merchantId: "mch_test_abc",
       referenceId: "order_1",
       metadata: { orderId: "1" },
+      paymentLinkId: "plink_V1StGXR8Z5jdHi6BmyT2kq4e",
       expiresAt: "2026-01-01T00:30:00.000Z",
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:10:00.000Z",

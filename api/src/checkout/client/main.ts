@@ -7,6 +7,7 @@
  */
 import { PROTOCOL, readToCheckout, type FromCheckout, type ToCheckout } from "../../../../sdk/src/protocol.ts";
 import { ApiFailure, SessionApi, type PayerNetwork, type PayerSession } from "./api.ts";
+import { returnUrlOf } from "./return-url.ts";
 import { qrSvg } from "./qr.ts";
 import {
   afterUsedElsewhere,
@@ -42,6 +43,8 @@ const POLL_DONE_MS = 3000;
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 let parentOrigin: string | undefined;
+/** Opened on its own by a payment link's page: where Done and ✕ take the payer (return-url.ts). */
+let returnTo: string | undefined;
 let init: ToCheckout | undefined;
 let api: SessionApi | undefined;
 let view: PayerSession | undefined;
@@ -101,6 +104,10 @@ function fail(code: string, message: string) {
  * it assumes itself until told otherwise: PENDING, as created.
  */
 function close() {
+  if (returnTo) {
+    location.assign(returnTo);
+    return;
+  }
   post({ type: "close", status: view?.status ?? "PENDING", reason: view?.statusReason ?? "created" });
 }
 
@@ -751,6 +758,7 @@ function boot() {
     // then removed from the address bar and history.
     const params = new URLSearchParams(location.hash.slice(1));
     history.replaceState(null, "", location.pathname);
+    returnTo = returnUrlOf(params.get("returnUrl"), location.origin);
     const msg = readToCheckout({
       paysession: PROTOCOL,
       type: "init",

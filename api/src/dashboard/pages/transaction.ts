@@ -97,6 +97,7 @@ export function transactionBody(env: Environment, login: Login, d: TransactionDe
     <div><dt>Status</dt><dd>${statusBadge(v.status)} <span class="muted">(${v.statusReason})</span></dd></div>
     <div><dt>Amount</dt><dd>${v.amount} ${v.currency}</dd></div>
     <div><dt>Reference</dt><dd class="ref">${v.referenceId ?? "—"}</dd></div>
+    ${v.paymentLinkId ? html`<div><dt>Payment link</dt><dd><a href="/dashboard/${env}/payment-links/${v.paymentLinkId}"><code>${v.paymentLinkId}</code></a></dd></div>` : ""}
     <div><dt>Created</dt><dd>${timeTag(v.createdAt)}</dd></div>
     <div><dt>Expires</dt><dd>${timeTag(v.expiresAt)}</dd></div>
     <div><dt>Session id</dt><dd><code id="sid">${v.paymentSessionId}</code> <button type="button" class="copy" data-copy="#sid">Copy</button></dd></div>

@@ -28,6 +28,7 @@ import { refundSettingsRoutes } from "./refund-settings.ts";
 import { transactionRoutes } from "./transaction.ts";
 import { transactionsRoutes } from "./transactions.ts";
 import { webhookRoutes } from "./webhooks.ts";
+import { paymentLinkRoutes } from "./payment-links.ts";
 
 export function dashboardRoutes(services: Services) {
   const kit = dashboardKit(services);
@@ -39,6 +40,7 @@ export function dashboardRoutes(services: Services) {
     .use(transactionsRoutes(kit))
     .use(exportRoutes(kit))
     .use(transactionRoutes(kit))
+    .use(paymentLinkRoutes(kit))
     .use(refundRoutes(kit))
     .use(refundBalanceRoutes(kit))
     .use(refundApprovalRoutes(kit))

@@ -35,6 +35,8 @@ const NOTICES: Record<string, Notice> = {
   "refund-wallet-signed": { kind: "ok", text: "Your wallet's payment is recorded. This page shows the refund until it has arrived." },
   "refund-canceled": { kind: "ok", text: "The refund is canceled; its amount can be refunded again." },
   "refund-balance-funded": { kind: "ok", text: "Test tokens minted to your refund balance. Refunds waiting for money go out by themselves." },
+  "payment-link-created": { kind: "ok", text: "Payment link created. Copy its address below and send it, or print its page's QR code." },
+  "payment-link-deactivated": { kind: "ok", text: "Payment link deactivated. Its page takes no more payments; the payments it started are as they were." },
   "tool-done": { kind: "ok", text: "Done. The session moves on by itself; this page shows where it is now." },
   "signed-out": { kind: "ok", text: SIGNED_OUT },
   "password-changed": { kind: "ok", text: "Password changed. Every other device is signed out; this one stays signed in." },

@@ -155,6 +155,20 @@ test("every documented operation answers as documented, successes and errors", a
   await call("POST", `/payment-sessions/${id}/automatic-returns/keep`, { ...auth, body: {} });
   await call("POST", "/payment-sessions/ps_000000000000000000000000/automatic-returns/keep", { ...auth, body: {} });
 
+  // Payment links: create (and its replay, bad input, a reused key), list, retrieve, deactivate.
+  const link = await call("POST", "/payment-links", { ...auth, body: { amount: "5.00", description: "Conformance link", maxUses: 2 }, headers: { "idempotency-key": "link-conf-1" } });
+  expect(link.status).toBe(201);
+  await call("POST", "/payment-links", { ...auth, body: { amount: "5.00", description: "Conformance link", maxUses: 2 }, headers: { "idempotency-key": "link-conf-1" } });
+  await call("POST", "/payment-links", { ...auth, body: { amount: "6.00", description: "Conformance link" }, headers: { "idempotency-key": "link-conf-1" } });
+  await call("POST", "/payment-links", { ...auth, body: { minAmount: "1.00", maxAmount: "9.00", description: "Chosen", redirectUrl: "ftp://x" } });
+  await call("POST", "/payment-links", { ...auth, body: { minAmount: "1.00", maxAmount: "9.00", description: "Chosen", expiresAt: "2099-01-01T00:00:00Z" } });
+  await call("GET", "/payment-links?limit=1", auth);
+  await call("GET", "/payment-links?limit=0", auth);
+  await call("GET", `/payment-links/${link.body.paymentLinkId}`, auth);
+  await call("GET", "/payment-links/plink_000000000000000000000000", auth);
+  expect((await call("POST", `/payment-links/${link.body.paymentLinkId}/deactivate`, { ...auth, body: {} })).body.status).toBe("inactive");
+  await call("POST", "/payment-links/plink_000000000000000000000000/deactivate", { ...auth, body: {} });
+
   // Settlement addresses.
   await call("GET", "/settlement-addresses", auth);
   await call("PUT", "/settlement-addresses/31337", { ...auth, body: { address: "0x00000000000000000000000000000000000000b2" } });

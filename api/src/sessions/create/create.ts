@@ -73,7 +73,8 @@ export interface CreateDeps {
   networks: NetworkConfig[];
   /** Which networks are ready for payments (deposit factory deployed): onchain/network-status.ts. */
   readiness: { partition(environment: Environment): Promise<{ ready: NetworkConfig[]; notReady: NetworkConfig[] }> };
-  creates: CreateGroup;
+  /** Where the create is written: the group (group.ts), or a payment link's transaction (payment-links/start.ts). */
+  creates: Pick<CreateGroup, "submit">;
   database: { sql: Sql; db: Db };
   /** The service's secret, which Idempotency-Key records are derived and sealed with. */
   encryptionKey: Buffer;

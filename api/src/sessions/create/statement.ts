@@ -52,6 +52,8 @@ export interface NewSession {
   keyCheck?: KeyCheck;
   /** The Idempotency-Key's record (credentials/idempotency-keys.ts createClaim): written only if the key is free. */
   claim?: ClaimColumns;
+  /** The payment link whose page starts it (payment-links/start.ts); absent for the API's creates. */
+  paymentLinkId?: string;
 }
 
 /** Written: the session as stored. Not written: why. */
@@ -114,9 +116,10 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
           ${arr("int", each((a) => a.input.expiresInSeconds))}, ${arr("int", each((a) => a.input.expiresInSeconds + a.tokenGraceSeconds))},
           ${arr("text", each((a) => a.token.hash))}, ${arr("text", each(() => newId("event")))}, ${arr("int", checkNo)},
           ${arr("text", claim((c) => c.keyHash))}, ${arr("text", claim((c) => c.legacyHash))}, ${arr("text", claim((c) => c.endpoint))},
-          ${arr("text", claim((c) => c.requestMac))}, ${arr("text", claim((c) => c.sealed))}, ${arr("text", each((a) => authorizationNonce(a.id)))}
+          ${arr("text", claim((c) => c.requestMac))}, ${arr("text", claim((c) => c.sealed))}, ${arr("text", each((a) => authorizationNonce(a.id)))},
+          ${arr("text", each((a) => a.paymentLinkId ?? null))}
         ) as a(id, merchant_id, environment, amount_minor, currency, reference_id, metadata, expires_in, token_expires_in, token_hash, event_id, check_no,
-               key_hash, legacy_hash, endpoint, request_mac, sealed, nonce)
+               key_hash, legacy_hash, endpoint, request_mac, sealed, nonce, payment_link_id)
     ), k as (
       -- 2. Each Idempotency-Key of a create whose check held, unless a record of it (or of its v1 form) lives.
       insert into app.idempotency_keys (merchant_id, environment, key_hash, endpoint, request_hash, response_status, response_sealed)
@@ -138,10 +141,10 @@ export async function insertSessions(q: Sql | TransactionSql, asked: NewSession[
     ), s as (
       insert into app.payment_sessions
         (id, merchant_id, environment, status, status_reason, amount_minor, currency, reference_id, metadata,
-         expires_at, token_hash, token_expires_at, sequence, wake_at)
+         expires_at, token_hash, token_expires_at, sequence, wake_at, payment_link_id)
       select id, merchant_id, environment, 'PENDING', 'created', amount_minor, currency, reference_id, metadata,
              now() + make_interval(secs => expires_in), token_hash, now() + make_interval(secs => token_expires_in), 1,
-             now() + make_interval(secs => expires_in)
+             now() + make_interval(secs => expires_in), payment_link_id
         from x
       returning *
     ), d as (
@@ -211,6 +214,7 @@ function createdRow(a: NewSession, createdAt: Date, metadata: Record<string, str
     forceSweepFailure: false,
     createdAt,
     updatedAt: createdAt,
+    paymentLinkId: a.paymentLinkId ?? null,
   };
 }
 
