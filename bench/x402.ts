@@ -7,8 +7,10 @@
  * (the session made, the authorization recorded, the relayer's transaction mined — the settle's
  * answer — then the indexer and the runner: FUNDED, SUCCEEDED). A real service with its
  * indexer, runner and sweeper on anvil mining a block a second as `bun run dev`'s does.
+ * Then the verifies again while the service takes 500 session creates a second (paced, from
+ * this process): p50/p99 under load, with the floor under the same load.
  * Prints one JSON object. Goal: verify p50 ≤ 5 ms idle.
- *   BENCH_VERIFIES (default 2,000), BENCH_SETTLES (default 10).
+ *   BENCH_VERIFIES (default 2,000), BENCH_SETTLES (default 10), BENCH_LOAD_CREATES_PER_SECOND (default 500).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +26,7 @@ import { percentile, round } from "./lib.ts";
 
 const VERIFIES = Number(process.env.BENCH_VERIFIES ?? 2000);
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
+const LOAD_CREATES_PER_SECOND = Number(process.env.BENCH_LOAD_CREATES_PER_SECOND ?? 500);
 const CHAIN = 31337;
 const PRICE = 10_000n;
 const PAY_TO = getAddress(DEFAULT_SANDBOX_SETTLEMENT);
@@ -97,6 +100,42 @@ try {
   await measureAll(400); // warm-up: JIT, prepared statements, the token's domain read once
   const idle = await measureAll(VERIFIES);
 
+  // The same verifies while the service takes LOAD_CREATES_PER_SECOND session creates (paced, open
+  // loop, from this process, at most 200 in flight): what a resource server sees on a busy service.
+  const createBody = JSON.stringify({ amount: "1.00", currency: "USD" });
+  let creates = 0;
+  let createFailures = 0;
+  let inFlight = 0;
+  let loading = true;
+  const loadStarted = performance.now();
+  const load = (async () => {
+    let sent = 0;
+    while (loading) {
+      const due = Math.floor(((performance.now() - loadStarted) / 1000) * LOAD_CREATES_PER_SECOND);
+      while (sent < due && inFlight < 200) {
+        sent++;
+        inFlight++;
+        fetch(`${stack.svc.url}/payment-sessions`, { method: "POST", headers, body: createBody })
+          .then(async (r) => {
+            await r.arrayBuffer();
+            if (r.status === 201) creates++;
+            else createFailures++;
+          }, () => createFailures++)
+          .finally(() => inFlight--);
+      }
+      await Bun.sleep(2);
+    }
+  })();
+  await Bun.sleep(1000); // the load settles
+  const creates0 = creates;
+  const t0Load = performance.now();
+  const loaded = await measureAll(Math.min(VERIFIES, 1000));
+  const loadSeconds = (performance.now() - t0Load) / 1000;
+  const achievedCreatesPerSecond = Math.round((creates - creates0) / loadSeconds);
+  loading = false;
+  await load;
+  while (inFlight > 0) await Bun.sleep(10);
+
   const settleToSucceededMs: number[] = [];
   const settleAnswerMs: number[] = [];
   for (let i = 0; i <= SETTLES; i++) {
@@ -121,6 +160,13 @@ try {
       bench: "x402",
       verify: { ...idle.verify, p50xFloor: round(idle.verify!.p50Ms / floor, 1), p99xFloor: round(idle.verify!.p99Ms / idle.healthz!.p99Ms, 1) },
       floor: idle.healthz,
+      underLoad: {
+        createsPerSecondAsked: LOAD_CREATES_PER_SECOND,
+        createsPerSecondAchieved: achievedCreatesPerSecond,
+        createFailures,
+        verify: { ...loaded.verify, p50xFloor: round(loaded.verify!.p50Ms / loaded.healthz!.p50Ms, 1) },
+        floor: loaded.healthz,
+      },
       settle: {
         payments: settleToSucceededMs.length,
         answerMs: { p50: Math.round(percentile(settleAnswerMs, 50)), p95: Math.round(percentile(settleAnswerMs, 95)) },
