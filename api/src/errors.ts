@@ -108,6 +108,11 @@ export const ERROR_CATALOGUE = {
     type: "permission_error",
     message: "This credential belongs to the other environment's base address.",
   },
+  pay_to_other_account: {
+    status: 403,
+    type: "permission_error",
+    message: "payTo is another account's settlement address: this key pays only its own account's.",
+  },
   api_key_scope_missing: {
     status: 403,
     type: "permission_error",

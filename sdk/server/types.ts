@@ -491,6 +491,7 @@ export type ApiErrorCode =
   | "session_token_expired"
   | "metrics_token_invalid"
   | "environment_mismatch"
+  | "pay_to_other_account"
   | "api_key_scope_missing"
   | "session_token_mismatch"
   | "resource_not_found"

@@ -59,7 +59,7 @@ export function x402Routes(services: Services) {
           scope: "facilitator:settle",
           body: FacilitatorBodyDoc,
           ok: { status: 200, schema: VerifyResponse, description: "Valid, or not with its reason." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "network_unavailable"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "pay_to_other_account", "network_unavailable"],
         }),
       },
     )
@@ -88,7 +88,7 @@ export function x402Routes(services: Services) {
           scope: "facilitator:settle",
           body: FacilitatorBodyDoc,
           ok: { status: 200, schema: SettleResponse, description: "Settled, or not with its reason." },
-          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "settlement_address_missing", "network_unavailable", "service_unavailable"],
+          errors: [...AUTH_ERRORS, ...BODY_ERRORS, "settlement_address_missing", "pay_to_other_account", "network_unavailable", "service_unavailable"],
         }),
       },
     );

@@ -12,7 +12,7 @@
  * The settle waits for the relayer's receipt and answers its transaction; the session turns
  * FUNDED and SUCCEEDED from what the indexer sees, with the usual webhooks, dashboard and CSV.
  */
-import { getAddress, isAddressEqual, type Address } from "viem";
+import { getAddress, isAddress, isAddressEqual, type Address } from "viem";
 import type { Environment } from "../../../shared/environment.ts";
 import type { NetworkConfig } from "../../../shared/chains/config.ts";
 import { formatAmount } from "../../../shared/money.ts";
@@ -98,7 +98,7 @@ async function onChain<T>(net: NetworkConfig, work: () => Promise<T>): Promise<T
  * window, amount), the signature, the nonce unused here and on the chain, the balance, and the
  * relayer's exact call simulated.
  */
-export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey, "environment" | "settlements">, body: FacilitatorRequest, simulation: "estimate" | "call" = "call"): Promise<Verified | (Invalid & { payer?: Address })> {
+export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey, "environment" | "settlements" | "merchant">, body: FacilitatorRequest, simulation: "estimate" | "call" = "call"): Promise<Verified | (Invalid & { payer?: Address })> {
   const nets = offered(deps, key.environment);
   const request = checkRequest(body.x402Version, body.paymentPayload, body.paymentRequirements, (id) => nets.some((n) => n.chainId === id));
   if ("reason" in request) return request;
@@ -115,6 +115,15 @@ export async function verifyPayment(deps: FacilitatorDeps, key: Pick<CreatingKey
     domain = read.ok ? read.domain : undefined;
   }
   const settlement = settlementOf(deps, key, chainId);
+  // Another account's key naming this account's address: not a payment this key may make at all
+  // (403), where any other wrong payTo is a payment that does not match (invalid, as x402 says).
+  const payTo = body.paymentRequirements.payTo;
+  if (typeof payTo === "string" && isAddress(payTo, { strict: false }) && !(settlement && isAddressEqual(payTo as Address, settlement as Address))) {
+    const [theirs] = await deps.database.sql`
+      select 1 from app.merchant_settlements
+       where environment = ${key.environment} and chain_id = ${chainId} and lower(address) = ${payTo.toLowerCase()} and merchant_id <> ${key.merchant.id} limit 1`;
+    if (theirs) throw new ApiError("pay_to_other_account", "payTo is another account's settlement address on this network: this API key pays only its own account's (GET /x402/supported names it).", "paymentRequirements.payTo");
+  }
   const checked = checkTerms(body.paymentPayload, body.paymentRequirements, a, {
     token: coin && { address: getAddress(coin.address), decimals: coin.decimals },
     domain,

@@ -261,7 +261,7 @@ describe("the facilitator refuses bad payments with x402's reasons, writing noth
     expect(outcomes).toEqual(["invalid_exact_evm_nonce_already_used", "paid"]);
   }, 60_000);
 
-  test("keys: none is 401, a key without the scope 403, another merchant's key cannot be paid at this merchant's address", async () => {
+  test("keys: none is 401, a key without the scope 403, another merchant's key naming this merchant's address 403", async () => {
     const account = await payer(PRICE);
     const body = await payment(account);
     expect((await stack.svc.call("POST", "/x402/verify", { body })).status).toBe(401);
@@ -274,7 +274,8 @@ describe("the facilitator refuses bad payments with x402's reasons, writing noth
     expect({ status: refused.status, code: refused.body.error.code }).toEqual({ status: 403, code: "api_key_scope_missing" });
     const other = await stack.svc.merchant("Other shop");
     const stolen = await settle(body, other.sandboxKey);
-    expect({ status: stolen.status, success: stolen.body.success, errorReason: stolen.body.errorReason }).toEqual({ status: 200, success: false, errorReason: "invalid_exact_evm_recipient_mismatch" });
+    expect({ status: stolen.status, code: stolen.body.error?.code }).toEqual({ status: 403, code: "pay_to_other_account" });
+    expect((await verify(body, other.sandboxKey)).status).toBe(403);
     const live = await verify(body, other.liveKey);
     expect(live.body.invalidReason).toBe("invalid_exact_evm_network_mismatch");
     // A body that is not a payment request at all: the catalogue's 400.
