@@ -13,6 +13,7 @@ import { eventually } from "../../../testing/eventually.ts";
 import { merchantWithUser, signIn, signInAttempt, TEST_PASSWORD } from "../../../testing/dashboard.ts";
 import { startMailCatcher, type MailCatcher } from "../mail/catcher.ts";
 import { deviceName } from "./device-name.ts";
+import { createUser } from "./users.ts";
 
 let svc: TestService;
 let catcher: MailCatcher;
@@ -103,6 +104,13 @@ test("the Outbox lists the account's mail; with the operator's SMTP it shows no 
     }, "the reset mail sent, in the Outbox");
     expect(outbox).toContain("Reset your Paysession password");
     expect(outbox).toMatch(/<pre class="mail-text">[^<]*\/dashboard\/reset-password\/rst_[0-9A-Za-z]{40}/);
+    // Another owner of the account sees that the mail went out, never its link.
+    const { merchant: hals } = (await own.services.database.sql`select merchant_id from app.dashboard_users where email = 'hal@account.test'`).map((r) => ({ merchant: r.merchant_id as string }))[0]!;
+    await createUser(own.services.database.db, hals, "ida@account.test", TEST_PASSWORD);
+    const ida = await (await (await signIn(own, "ida@account.test")).get("/dashboard/sandbox/settings/outbox")).text();
+    expect(ida).toContain("Reset your Paysession password");
+    expect(ida).toContain("its link is for hal@account.test alone");
+    expect(ida).not.toContain("rst_");
     // And as a file of the catcher, under the data folder.
     expect(readdirSync(join(dataDir, "mail")).filter((f) => f.endsWith(".eml"))).toHaveLength(1);
   } finally {

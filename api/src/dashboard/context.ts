@@ -17,7 +17,7 @@ import { describeError } from "../../../shared/describe-error.ts";
 import { html, type Html } from "./html.ts";
 import { bare, layout, type Notice, type Section } from "./layout.ts";
 import type { Login } from "./logins.ts";
-import { clientIp, csrfProblem, currentLogin, FormError, page, parseEnvironment, readForm, redirect } from "./request.ts";
+import { clientIp, csrfProblem, currentLogin, FormError, maskDashboardTokens, page, parseEnvironment, readForm, redirect } from "./request.ts";
 import { byPerson, type Actor, type ChangedBy } from "../credentials/security-history.ts";
 import { ApiError } from "../errors.ts";
 import { clearFlashCookie, flashCookie, readFlash, type Flash } from "./flash.ts";
@@ -80,7 +80,7 @@ function guard(handler: (request: Request) => Promise<Response>) {
       // As the API's error mapping (http/app.ts): the database away or slow past the statement
       // timeout, or a conflict that rolled the work back, is a 503 that says when to come back.
       if (isDatabaseUnavailable(e) || isRetryableConflict(e)) return errorPage(503, "Try again shortly", "The database is not answering. Retry in a moment.", { "retry-after": "1" });
-      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: new URL(request.url).pathname, error: describeError(e, { stack: true }) }));
+      console.error(JSON.stringify({ level: "error", msg: "dashboard unhandled", path: maskDashboardTokens(new URL(request.url).pathname), error: describeError(e, { stack: true }) }));
       return errorPage(500, "Something went wrong", "That is our bug, and it was logged. Try again, or go back.");
     }
   };
@@ -194,7 +194,8 @@ export function makeContext(services: Services) {
         const env = envOf(params);
         if (!env) return errorPage(404, "No such page", "The environment is either sandbox or production.");
         // After the CSRF check: a forged post learns nothing of the person's role.
-        if (login.awaitingSecondFactor) return errorPage(401, "Finish signing in", "Give your second factor first.");
+        // A login waiting for its second factor may only sign out (a half-finished sign-in on a shared computer).
+        if (login.awaitingSecondFactor && !(route === "/dashboard/sign-out")) return errorPage(401, "Finish signing in", "Give your second factor first.");
         const refused = roleRefusal(login, "POST", route, env);
         if (refused) return refused;
         if (mustEnroll(login, "POST", route)) return errorPage(403, "Two-factor sign-in required", "Your account requires two-factor sign-in: set it up under Your account first.");

@@ -153,13 +153,28 @@ test("a removed member's open session is refused at its next request; the last o
   expect(actions.map((a) => a.action)).toEqual(["member_removed", "ownership_transferred"]);
 });
 
+test("a removed administrator's pending invitations end with them; an administrator cannot demote another", async () => {
+  const { merchant } = await merchantWithUser(svc, "yara@team.test");
+  const a1 = await createUser(svc.services.database.db, merchant.id, "zed@team.test", TEST_PASSWORD);
+  const a2 = await createUser(svc.services.database.db, merchant.id, "abe@team.test", TEST_PASSWORD);
+  await sql()`update app.dashboard_users set role = 'admin' where id in (${a1.id}, ${a2.id})`;
+  const z = await signIn(svc, "zed@team.test");
+  expect((await z.post("/dashboard/sandbox/settings/members/invite", { email: "zed-again@team.test", role: "admin" })).status).toBe(303);
+  const link = await inviteLink("zed-again@team.test");
+  expect((await z.post(`/dashboard/sandbox/settings/members/${a2.id}/role`, { role: "viewer" })).status).toBe(403);
+  const y = await signIn(svc, "yara@team.test");
+  expect((await y.post(`/dashboard/sandbox/settings/members/${a1.id}/remove`)).status).toBe(303);
+  expect((await fetch(`${svc.url}${link}`)).status).toBe(410);
+});
+
 test("two owners demoting each other at once: one wins, the account keeps an owner", async () => {
   const { merchant, user: a } = await merchantWithUser(svc, "wes@team.test");
   const b = await createUser(svc.services.database.db, merchant.id, "xan@team.test", TEST_PASSWORD);
   const wa = await signIn(svc, "wes@team.test");
   const wb = await signIn(svc, "xan@team.test");
   const [ra, rb] = await Promise.all([wa.post(`/dashboard/sandbox/settings/members/${b.id}/role`, { role: "admin" }), wb.post(`/dashboard/sandbox/settings/members/${a.id}/role`, { role: "admin" })]);
-  expect([ra.status, rb.status].sort()).toEqual([303, 409]);
+  // The loser was demoted first: it acts as the administrator it now is, and may not touch an owner.
+  expect([ra.status, rb.status].sort()).toEqual([303, 403]);
   const owners = await sql()`select count(*)::int as n from app.dashboard_users where merchant_id = ${merchant.id} and role = 'owner'`;
   expect(owners[0]!.n).toBe(1);
 });

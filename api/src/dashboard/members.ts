@@ -145,39 +145,56 @@ export async function acceptInvitation(sql: Sql, token: string, args: { password
     const [taken] = await tx`select 1 from app.dashboard_users where email = ${inv.email}`;
     if (taken) throw new MemberError(`${inv.email} has a Paysession account already. Sign in with it.`, 409);
     const userId = newId("dashboardUser");
-    await tx`insert into app.dashboard_users (id, merchant_id, email, password_hash, role) values (${userId}, ${inv.merchant_id}, ${inv.email}, ${args.passwordHash}, ${inv.role})`;
+    // Two accounts' invitations of one email accepted at once: the second meets the email's unique index.
+    const inserted = await tx`
+      insert into app.dashboard_users (id, merchant_id, email, password_hash, role) values (${userId}, ${inv.merchant_id}, ${inv.email}, ${args.passwordHash}, ${inv.role})
+      on conflict (email) do nothing returning id`;
+    if (!inserted.length) throw new MemberError(`${inv.email} has a Paysession account already. Sign in with it.`, 409);
     const login = await startLoginIn(tx, userId, args.ip, args.userAgent);
     await securityEventStatement(tx, { merchantId: inv.merchant_id, userId, email: inv.email, ip: args.ip }, "member_joined", { invitationId: inv.id, role: inv.role });
     return { token: login.token };
   });
 }
 
-/** The target member, locked, and the account's owners (locked too: the last-owner rule holds under concurrency). */
-async function lockTeam(tx: TransactionSql, merchantId: string, targetId: string) {
-  const rows = await tx`select id, email, role from app.dashboard_users where merchant_id = ${merchantId} and (id = ${targetId} or role = 'owner') order by id for update`;
+/**
+ * The target member and the actor, locked, with the account's owners (locked too: the last-owner
+ * rule holds under concurrency). The actor's role is read again here: one demoted meanwhile acts
+ * with the role they have now.
+ */
+async function lockTeam(tx: TransactionSql, by: MemberActor, targetId: string) {
+  const rows = await tx`select id, email, role from app.dashboard_users where merchant_id = ${by.merchantId} and (id = ${targetId} or id = ${by.userId} or role = 'owner') order by id for update`;
   const target = rows.find((r) => r.id === targetId);
   if (!target) throw new MemberError("No such member of your account.", 404);
-  return { target: { id: target.id as string, email: target.email as string, role: target.role as Role }, owners: rows.filter((r) => r.role === "owner").length };
+  const me = rows.find((r) => r.id === by.userId);
+  if (!me) throw new MemberError("You are no longer a member of this account.", 403);
+  return { target: { id: target.id as string, email: target.email as string, role: target.role as Role }, actorRole: me.role as Role, owners: rows.filter((r) => r.role === "owner").length };
+}
+
+/** Pending invitations someone sent end when they leave or lose the right to invite: none outlives its sender's standing. */
+async function revokeInvitationsBy(tx: TransactionSql, userId: string): Promise<void> {
+  await tx`update app.invitations set revoked_at = now() where invited_by = ${userId} and accepted_at is null and revoked_at is null`;
 }
 
 export async function changeRole(sql: Sql, by: MemberActor, targetId: string, to: Role): Promise<void> {
   await sql.begin(async (tx) => {
-    const { target, owners } = await lockTeam(tx, by.merchantId, targetId);
-    if (!mayChangeRole(by.role, target.role, to)) {
-      throw new MemberError(target.role === to ? `${target.email} is ${ROLE_NAMES[to]} already.` : `As ${ROLE_NAMES[by.role]} you cannot make ${target.email} (${ROLE_NAMES[target.role]}) ${ROLE_NAMES[to] ?? to}.`, target.role === to ? 409 : 403);
+    const { target, owners, actorRole } = await lockTeam(tx, by, targetId);
+    if (!mayChangeRole(actorRole, target.role, to)) {
+      throw new MemberError(target.role === to ? `${target.email} is ${ROLE_NAMES[to]} already.` : `As ${ROLE_NAMES[actorRole]} you cannot make ${target.email} (${ROLE_NAMES[target.role]}) ${ROLE_NAMES[to] ?? to}.`, target.role === to ? 409 : 403);
     }
     if (target.role === "owner" && owners <= 1) throw new MemberError("The account's last owner keeps the role: make another member owner first.", 409);
     await tx`update app.dashboard_users set role = ${to} where id = ${targetId}`;
+    if (invitableRoles(to).length === 0) await revokeInvitationsBy(tx, targetId);
     await securityEventStatement(tx, by.actor, "member_role_changed", { member: target.email, from: target.role, to });
   });
 }
 
 export async function removeMember(sql: Sql, by: MemberActor, targetId: string): Promise<void> {
   await sql.begin(async (tx) => {
-    const { target, owners } = await lockTeam(tx, by.merchantId, targetId);
-    if (target.role === "owner" && by.role !== "owner") throw new MemberError("Only an owner can remove an owner.", 403);
+    const { target, owners, actorRole } = await lockTeam(tx, by, targetId);
+    if (target.role === "owner" && actorRole !== "owner") throw new MemberError("Only an owner can remove an owner.", 403);
     if (target.role === "owner" && owners <= 1) throw new MemberError("The account's last owner cannot leave: make another member owner first.", 409);
-    if (target.role === "admin" && by.role !== "owner" && target.id !== by.userId) throw new MemberError("Only an owner can remove an administrator.", 403);
+    if (target.role === "admin" && actorRole !== "owner" && target.id !== by.userId) throw new MemberError("Only an owner can remove an administrator.", 403);
+    await revokeInvitationsBy(tx, targetId);
     // Their logins and reset links go with them: an open session is refused at its next request.
     await tx`delete from app.dashboard_users where id = ${targetId}`;
     await securityEventStatement(tx, by.actor, "member_removed", { member: target.email, role: target.role });
@@ -189,9 +206,8 @@ export async function transferOwnership(sql: Sql, by: MemberActor, targetId: str
   if (by.role !== "owner") throw new MemberError("Only an owner can transfer ownership.", 403);
   if (targetId === by.userId) throw new MemberError("You own the account already.", 409);
   await sql.begin(async (tx) => {
-    const { target } = await lockTeam(tx, by.merchantId, targetId);
-    const [me] = await tx`select role from app.dashboard_users where id = ${by.userId} and merchant_id = ${by.merchantId} for update`;
-    if (me?.role !== "owner") throw new MemberError("Only an owner can transfer ownership.", 403);
+    const { target, actorRole } = await lockTeam(tx, by, targetId);
+    if (actorRole !== "owner") throw new MemberError("Only an owner can transfer ownership.", 403);
     await tx`update app.dashboard_users set role = 'owner' where id = ${targetId}`;
     await tx`update app.dashboard_users set role = 'admin' where id = ${by.userId}`;
     await securityEventStatement(tx, by.actor, "ownership_transferred", { to: target.email, from: by.actor.email });

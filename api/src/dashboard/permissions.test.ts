@@ -45,6 +45,8 @@ describe("the matrix, pure", () => {
     expect(mayChangeRole("admin", "developer", "owner")).toBe(false);
     expect(mayChangeRole("admin", "owner", "admin")).toBe(false);
     expect(mayChangeRole("admin", "viewer", "admin")).toBe(true);
+    expect(mayChangeRole("admin", "admin", "viewer")).toBe(false); // else demote, then remove, another admin
+    expect(mayChangeRole("owner", "admin", "viewer")).toBe(true);
     expect(mayChangeRole("owner", "admin", "owner")).toBe(true);
     expect(mayChangeRole("developer", "viewer", "finance")).toBe(false);
     expect(invitableRoles("admin")).toEqual(["admin", "developer", "finance", "support", "viewer"]);

@@ -129,12 +129,14 @@ const RANK: Record<Role, number> = { owner: 3, admin: 2, developer: 1, finance: 
 
 /**
  * Whether `actor` may give `target` (now `from`) the role `to`: never above their own rank; an
- * owner's role is changed by an owner only; owner is given by transfer of ownership (or by an
- * owner making a second owner).
+ * owner's or an administrator's role is changed by an owner only; owner is given by transfer of
+ * ownership (or by an owner making a second owner).
  */
 export function mayChangeRole(actor: Role, from: Role, to: Role): boolean {
   if (!allows(actor, "members", "production")) return false;
   if (RANK[to] > RANK[actor] || RANK[from] > RANK[actor]) return false;
+  // An administrator's role is changed by an owner only: else one admin could demote, then remove, another.
+  if (from === "admin" && actor !== "owner") return false;
   return from !== to;
 }
 

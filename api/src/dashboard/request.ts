@@ -27,12 +27,17 @@ export const SECURITY_HEADERS: Record<string, string> = {
   "cache-control": "no-store",
 };
 
+/** A path with the secret of a reset or invitation link replaced (for every log line that names a path). */
+export function maskDashboardTokens(path: string): string {
+  return path.replace(/^\/dashboard\/(reset-password|invitations)\/[^/]+/, "/dashboard/$1/{token}");
+}
+
 /** Every answer under /dashboard carries them, the HTTP front's and the router's errors too (http/page-families.ts). */
 export const DASHBOARD_PAGES: PageFamily = {
   prefix: "/dashboard",
   headers: SECURITY_HEADERS,
-  // A reset link's path is a credential until used: never in a log line.
-  loggedPath: (path) => path.replace(/^\/dashboard\/reset-password\/[^/]+/, "/dashboard/reset-password/{token}"),
+  // A reset or invitation link's path is a credential until used: never in a log line.
+  loggedPath: (path) => maskDashboardTokens(path),
 };
 
 export function page(body: Html | string, status = 200, headers: Record<string, string> = {}): Response {

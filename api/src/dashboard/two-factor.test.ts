@@ -74,6 +74,18 @@ test("enrolled: the password alone opens only the code page; a right code signs 
   expect(lines.filter((l) => l.action === "two_factor_verified").length).toBe(1);
 });
 
+test("guesses sent all at once are counted one by one: five wrong, then throttled, none slipping past the count", async () => {
+  await merchantWithUser(svc, "eli@tf.test");
+  const b = await signIn(svc, "eli@tf.test");
+  await enroll(b);
+  const s = await passwordOnly("eli@tf.test");
+  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => s.give(String(200000 + i))));
+  const statuses = answers.map((r) => r.status).sort();
+  expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+  const [n] = await svc.services.database.sql`select count(*)::int as n from app.security_events where email = 'eli@tf.test' and action = 'two_factor_failed'`;
+  expect(n!.n).toBe(5);
+});
+
 test("a recovery code signs in once; a sensitive action asks for a fresh factor; turning it off asks password and code", async () => {
   const { merchant } = await merchantWithUser(svc, "ben@tf.test");
   const b = await signIn(svc, "ben@tf.test");

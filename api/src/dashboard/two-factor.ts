@@ -8,7 +8,7 @@
  * one, and the update that records it is conditional on that, so two tabs racing the same code
  * cannot both pass. Failures are lines of the security history and throttled as sign-ins are.
  */
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import { createHash, randomInt } from "node:crypto";
 import { Secret, TOTP } from "otpauth";
 import { seal, unseal } from "../credentials/seal.ts";
@@ -87,28 +87,42 @@ export async function confirmEnrollment(sql: Sql, key: Buffer, user: { id: strin
 
 /**
  * Checks a second factor: a 6-digit TOTP code (accepted once, never an earlier step) or a
- * recovery code (used up). Records the outcome's line. Returns how it passed, or undefined.
+ * recovery code (used up), unless the person is throttled. The throttle's count, the check and
+ * the outcome's line happen under the person's lock, one try at a time: parallel guesses cannot
+ * all see the count before any failure is written. Returns how it passed, or why not.
  */
-export async function checkSecondFactor(sql: Sql, key: Buffer, user: { id: string; email: string }, raw: string, actor: Actor, purpose: "sign_in" | "step_up"): Promise<"totp" | "recovery" | undefined> {
+export async function checkSecondFactor(
+  sql: Sql,
+  key: Buffer,
+  user: { id: string; email: string },
+  raw: string,
+  actor: Actor,
+  purpose: "sign_in" | "step_up",
+): Promise<{ ok: "totp" | "recovery" } | { ok: false; retryAfterSeconds?: number }> {
   const code = raw.trim();
-  let how: "totp" | "recovery" | undefined;
-  if (/^\d{6}$/.test(code)) {
-    const [row] = await sql`select secret_sealed from app.user_totp where user_id = ${user.id} and confirmed_at is not null`;
-    const step = row ? stepOf(unseal(key, row.secret_sealed, sealFormat(user.id)), user.email, code) : undefined;
-    if (step !== undefined) {
-      const taken = await sql`update app.user_totp set last_step = ${step} where user_id = ${user.id} and last_step < ${step} returning user_id`;
-      if (taken.length) how = "totp";
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext(${`second-factor:${user.id}`}))`;
+    const wait = await secondFactorWait(tx, user.email);
+    if (wait > 0) return { ok: false as const, retryAfterSeconds: wait };
+    let how: "totp" | "recovery" | undefined;
+    if (/^\d{6}$/.test(code)) {
+      const [row] = await tx`select secret_sealed from app.user_totp where user_id = ${user.id} and confirmed_at is not null`;
+      const step = row ? stepOf(unseal(key, row.secret_sealed, sealFormat(user.id)), user.email, code) : undefined;
+      if (step !== undefined) {
+        const taken = await tx`update app.user_totp set last_step = ${step} where user_id = ${user.id} and last_step < ${step} returning user_id`;
+        if (taken.length) how = "totp";
+      }
+    } else if (normalizeRecoveryCode(code).length === 10) {
+      const used = await tx`update app.recovery_codes set used_at = now() where user_id = ${user.id} and code_hash = ${hashCode(code)} and used_at is null returning user_id`;
+      if (used.length) how = "recovery";
     }
-  } else if (normalizeRecoveryCode(code).length === 10) {
-    const used = await sql`update app.recovery_codes set used_at = now() where user_id = ${user.id} and code_hash = ${hashCode(code)} and used_at is null returning user_id`;
-    if (used.length) how = "recovery";
-  }
-  await securityEventStatement(sql, actor, how ? "two_factor_verified" : "two_factor_failed", { purpose, ...(how ? { method: how } : {}) });
-  return how;
+    await securityEventStatement(tx, actor, how ? "two_factor_verified" : "two_factor_failed", { purpose, ...(how ? { method: how } : {}) });
+    return how ? { ok: how } : { ok: false as const };
+  });
 }
 
 /** Seconds before another second-factor try (0: now): 5 failures since the last success are free, then the sign-in backoff. */
-export async function secondFactorWait(sql: Sql, email: string): Promise<number> {
+export async function secondFactorWait(sql: Sql | TransactionSql, email: string): Promise<number> {
   const [r] = await sql`
     select count(*)::int as n, max(created_at) as last from app.security_events
      where action = 'two_factor_failed' and email = ${email} and created_at > now() - make_interval(secs => ${WINDOW_SECONDS})

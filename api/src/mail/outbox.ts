@@ -58,6 +58,13 @@ export async function enqueueMail(tx: TransactionSql | Sql, key: Buffer, mail: N
   return id;
 }
 
+/**
+ * Mails whose text is a credential (a reset link, an invitation): the Outbox shows their text to
+ * their recipient only — else an administrator could ask a reset of the owner's email and read
+ * its link there.
+ */
+const CREDENTIAL_KINDS = new Set<string>(["password_reset_link", "invitation"]);
+
 /** A mail as the Outbox shows it. */
 export interface OutboxMail {
   id: string;
@@ -71,13 +78,16 @@ export interface OutboxMail {
   sentAt: Date | null;
   /** The text, only where the service keeps its own mail (the catcher): elsewhere it went to a real inbox. */
   text?: string;
+  /** Kept its own mail, but the text is a credential for someone else: only its recipient reads it. */
+  withheld?: boolean;
 }
 
 /**
  * The merchant's latest mails, newest first. A notice's subject (and text) is written from its
- * history line as the worker writes it; a written mail's body is opened only when `withBodies`.
+ * history line as the worker writes it; a written mail's body is opened only when `withBodies`,
+ * and a credential's only for its recipient (`viewer`).
  */
-export async function listOutbox(sql: Sql, args: { merchantId: string; encryptionKey: Buffer; dashboardUrl: string; withBodies: boolean; limit?: number }): Promise<OutboxMail[]> {
+export async function listOutbox(sql: Sql, args: { merchantId: string; encryptionKey: Buffer; dashboardUrl: string; withBodies: boolean; viewer: string; limit?: number }): Promise<OutboxMail[]> {
   const rows = await sql`
     select m.id, m.to_address, m.kind, m.subject, m.body_sealed, m.state, m.attempts, m.last_error, m.created_at, m.sent_at,
            e.action, e.environment, e.email, e.ip, e.detail, e.created_at as line_at, a.name as merchant_name
@@ -96,7 +106,7 @@ export async function listOutbox(sql: Sql, args: { merchantId: string; encryptio
       );
       subject = w.subject;
       text = w.text;
-    } else if (args.withBodies) {
+    } else if (args.withBodies && (!CREDENTIAL_KINDS.has(r.kind) || r.to_address === args.viewer)) {
       try {
         text = openBody(args.encryptionKey, r.id, r.body_sealed).text;
       } catch {
@@ -114,6 +124,7 @@ export async function listOutbox(sql: Sql, args: { merchantId: string; encryptio
       createdAt: new Date(r.created_at),
       sentAt: r.sent_at ? new Date(r.sent_at) : null,
       ...(args.withBodies && text !== undefined ? { text } : {}),
+      ...(args.withBodies && text === undefined && r.body_sealed !== null ? { withheld: true } : {}),
     };
   });
 }

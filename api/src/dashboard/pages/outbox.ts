@@ -19,7 +19,11 @@ ${
     ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Table (scrolls sideways on small screens)"><table class="list"><thead><tr><th scope="col">Queued</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">State</th><th scope="col">Sent</th></tr></thead><tbody>
 ${mails.map(
   (m) => html`<tr><td>${timeTag(m.createdAt)}</td><td>${m.to}</td><td>${
-    m.text !== undefined ? html`<details class="mail"><summary>${m.subject}</summary><pre class="mail-text">${m.text}</pre></details>` : m.subject
+    m.text !== undefined
+      ? html`<details class="mail"><summary>${m.subject}</summary><pre class="mail-text">${m.text}</pre></details>`
+      : m.withheld
+        ? html`${m.subject} <span class="muted">(its link is for ${m.to} alone: only they read it here)</span>`
+        : m.subject
   }</td><td>${STATE_WORDS[m.state]}${m.attempts > 1 ? ` (${m.attempts} attempts)` : ""}${m.lastError ? html`<br><span class="muted">${m.lastError}</span>` : ""}</td><td>${m.sentAt ? timeTag(m.sentAt) : "—"}</td></tr>`,
 )}</tbody></table></div>`
     : html`<div class="empty"><p>No mail yet. Password reset links, invitations and security notices appear here.</p></div>`

@@ -61,6 +61,11 @@ export function memberRoutes({ services, sql, secure, pageRoute, actionRoute, gu
         if (!email) return membersPage(c, { kind: "error", text: "That is not an email address." }, 400);
         const role = roleOf(c.form.get("role"));
         if (!role) return membersPage(c, { kind: "error", text: "Choose a role." }, 400);
+        // A new administrator could keep access after a stolen session ends: a fresh second factor first.
+        if (role === "admin") {
+          const stepUp = c.stepUp(base(c));
+          if (stepUp) return stepUp;
+        }
         return change(c, () => invite(sql, actorOf(c), { email, role, merchantName: c.login.merchant.name, encryptionKey: services.encryptionKey, dashboardUrl }), "invitation-sent");
       }),
       HIDE,

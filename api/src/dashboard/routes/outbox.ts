@@ -9,7 +9,7 @@ export function outboxRoutes({ services, sql, pageRoute }: DashboardKit) {
   return new Elysia().get(
     "/dashboard/:env/settings/outbox",
     pageRoute(async (c) => {
-      const mails = await listOutbox(sql, { merchantId: c.login.merchant.id, encryptionKey: services.encryptionKey, dashboardUrl, withBodies: services.mailMode === "catcher" });
+      const mails = await listOutbox(sql, { merchantId: c.login.merchant.id, encryptionKey: services.encryptionKey, dashboardUrl, withBodies: services.mailMode === "catcher", viewer: c.login.user.email });
       return c.render("outbox", "Outbox", outboxBody(mails, services.mailMode));
     }),
     HIDE,

@@ -12,7 +12,7 @@ import { passedSecondFactor } from "../logins.ts";
 import { secondFactorPage, twoFactorBody } from "../pages/two-factor.ts";
 import { clientIp, csrfProblem, currentLogin, page, readForm, redirect } from "../request.ts";
 import { checkPassword } from "../users.ts";
-import { checkSecondFactor, confirmEnrollment, disableTwoFactor, enrollmentSecret, secondFactorWait, twoFactorState } from "../two-factor.ts";
+import { checkSecondFactor, confirmEnrollment, disableTwoFactor, enrollmentSecret, twoFactorState } from "../two-factor.ts";
 import { HIDE, HOME, noticeOf, type DashboardKit } from "./kit.ts";
 
 function safeNext(next: string | null | undefined): string | undefined {
@@ -52,11 +52,13 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
           const next = safeNext(form.get("next"));
           const again = (error: string, status: number, headers: Record<string, string> = {}) =>
             page(secondFactorPage({ csrf: login.csrfToken, next, error, stepUp: !login.awaitingSecondFactor }), status, headers);
-          const wait = await secondFactorWait(sql, login.user.email);
-          if (wait > 0) return again(`Too many wrong codes. Try again in ${wait} seconds.`, 429, { "retry-after": String(wait) });
           const actor = { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(r) };
-          const how = await checkSecondFactor(sql, key, login.user, (form.get("code") ?? "").slice(0, 32), actor, login.awaitingSecondFactor ? "sign_in" : "step_up");
-          if (!how) return again("That code is not right, or it was used already. Wait for the next one.", 401);
+          const checked = await checkSecondFactor(sql, key, login.user, (form.get("code") ?? "").slice(0, 32), actor, login.awaitingSecondFactor ? "sign_in" : "step_up");
+          if (checked.ok === false && checked.retryAfterSeconds) {
+            const wait = checked.retryAfterSeconds;
+            return again(`Too many wrong codes. Try again in ${wait} seconds.`, 429, { "retry-after": String(wait) });
+          }
+          if (!checked.ok) return again("That code is not right, or it was used already. Wait for the next one.", 401);
           await passedSecondFactor(db, login.tokenHash);
           return redirect(next ?? HOME);
         })(request),
@@ -83,8 +85,10 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
       actionRoute(async (c) => {
         if (c.login.requireTwoFactor) return enrollPage(c, { notice: { kind: "error", text: "Your account requires two-factor sign-in: it stays on." }, status: 409 });
         if (!(await checkPassword(c.login.user, c.form.get("password") ?? ""))) return enrollPage(c, { notice: { kind: "error", text: "The password is wrong. Nothing changed." }, status: 403 });
-        if (!(await checkSecondFactor(sql, key, c.login.user, (c.form.get("code") ?? "").slice(0, 32), c.actor(), "step_up"))) {
-          return enrollPage(c, { notice: { kind: "error", text: "That code is not right. Nothing changed." }, status: 403 });
+        const checked = await checkSecondFactor(sql, key, c.login.user, (c.form.get("code") ?? "").slice(0, 32), c.actor(), "step_up");
+        if (!checked.ok) {
+          const text = checked.retryAfterSeconds ? `Too many wrong codes. Try again in ${checked.retryAfterSeconds} seconds. Nothing changed.` : "That code is not right. Nothing changed.";
+          return enrollPage(c, { notice: { kind: "error", text }, status: checked.retryAfterSeconds ? 429 : 403 });
         }
         await disableTwoFactor(sql, c.login.user.id, c.actor());
         return redirect(`/dashboard/${c.env}/settings/account?notice=two-factor-off`);
@@ -96,6 +100,11 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
       actionRoute(async (c) => {
         if (c.login.user.role !== "owner") return errorPage(403, "Not allowed for your role", "Only an owner decides whether two-factor sign-in is required.");
         const on = c.form.get("required") === "true";
+        // Lifting the requirement weakens every member's sign-in: a fresh second factor first.
+        if (!on) {
+          const stepUp = c.stepUp(`/dashboard/${c.env}/settings/members`);
+          if (stepUp) return stepUp;
+        }
         if (on && !c.login.twoFactor) return redirect(`/dashboard/${c.env}/settings/account/two-factor?notice=two-factor-yourself-first`);
         await sql.begin(async (tx) => {
           await tx`update app.merchants set require_two_factor = ${on} where id = ${c.login.merchant.id}`;
