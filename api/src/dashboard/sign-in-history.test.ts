@@ -48,7 +48,7 @@ describe("sign-in", () => {
     const ok = await signInAttempt(svc, "in@history.example", "correct horse battery staple");
     expect(ok.status).toBe(303);
     expect(await loginsOf(m.user.id)).toBe(1);
-    expect(await linesOf("in@history.example")).toEqual([{ action: "sign_in", email: "in@history.example", detail: {} }]);
+    expect(await linesOf("in@history.example")).toEqual([{ action: "sign_in", email: "in@history.example", detail: { device: expect.any(String) } }]);
   });
 });
 
@@ -100,7 +100,7 @@ describe("sign-up", () => {
     expect(made.status).toBe(303);
     expect(hasLoginCookie(made)).toBe(true);
     expect(await merchantsNamed("Recorded Shop")).toBe(1);
-    expect(await linesOf("up@history.example")).toEqual([{ action: "sign_in", email: "up@history.example", detail: { signUp: true } }]);
+    expect(await linesOf("up@history.example")).toEqual([{ action: "sign_in", email: "up@history.example", detail: { signUp: true, device: expect.any(String) } }]);
   });
 
   test("a refused password leaves no merchant behind", async () => {

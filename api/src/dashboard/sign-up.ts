@@ -15,6 +15,8 @@ export interface SignUpInput {
   email: string;
   password: string;
   ip: string | null;
+  /** The browser's User-Agent, for the person's device list. */
+  userAgent?: string | null;
 }
 
 /** Throws UserInputError (with the message the form shows) for an email or password refused. */
@@ -23,7 +25,7 @@ export async function signUp(db: Db, input: SignUpInput): Promise<{ token: strin
   return db.transaction(async (tx) => {
     const merchant = await createMerchant(tx, input.name);
     const row = await insertUser(tx, merchant.id, user);
-    const { token } = await startLogin(tx, row, input.ip, { signUp: true });
+    const { token } = await startLogin(tx, row, input.ip, { signUp: true }, input.userAgent ?? null);
     return { token };
   });
 }

@@ -115,7 +115,7 @@ export function signInRoutes({ services, db, secure, actionRoute, guard }: Dashb
           // The merchant, its user, the login and its line: one transaction (sign-up.ts).
           let token: string;
           try {
-            ({ token } = await signUp(db, { name, email, password: form.get("password") ?? "", ip: clientIp(r) }));
+            ({ token } = await signUp(db, { name, email, password: form.get("password") ?? "", ip: clientIp(r), userAgent: r.headers.get("user-agent") }));
           } catch (e) {
             const refused = findInChain(e, (x) => x instanceof UserInputError);
             if (refused) return again(refused.message, 400);
