@@ -5,7 +5,7 @@
  * and a sign-out write their security-history line in their own transaction: a login never
  * starts or ends unrecorded.
  */
-import { and, desc, eq, gt, ne } from "drizzle-orm";
+import { and, desc, eq, gt, ne, sql as dsql } from "drizzle-orm";
 import type { TransactionSql } from "postgres";
 import type { Db } from "../db/client.ts";
 import { dashboardLogins, dashboardUsers, merchants, userTotp } from "../db/schema.ts";
@@ -32,7 +32,7 @@ export interface Login {
   awaitingSecondFactor: boolean;
   /** When this login last passed a second factor. */
   secondFactorAt: Date | null;
-  /** The person has a second factor (TOTP). */
+  /** The person has a second factor (TOTP, or a passkey). */
   twoFactor: boolean;
   /** Their account requires one of everyone. */
   requireTwoFactor: boolean;
@@ -112,7 +112,13 @@ export async function findLogin(db: Db, token: string): Promise<Login | undefine
   if (!/^dsh_[0-9A-Za-z]{40}$/.test(token)) return undefined;
   const now = new Date();
   const [row] = await db
-    .select({ login: dashboardLogins, user: dashboardUsers, merchant: merchants, totpConfirmedAt: userTotp.confirmedAt })
+    .select({
+      login: dashboardLogins,
+      user: dashboardUsers,
+      merchant: merchants,
+      totpConfirmedAt: userTotp.confirmedAt,
+      hasPasskey: dsql<boolean>`exists (select 1 from app.passkeys p where p.user_id = ${dashboardUsers.id})`,
+    })
     .from(dashboardLogins)
     .innerJoin(dashboardUsers, eq(dashboardUsers.id, dashboardLogins.userId))
     .innerJoin(merchants, eq(merchants.id, dashboardUsers.merchantId))
@@ -131,7 +137,7 @@ export async function findLogin(db: Db, token: string): Promise<Login | undefine
     createdAt: row.login.createdAt,
     awaitingSecondFactor: row.login.awaitingSecondFactor,
     secondFactorAt: row.login.secondFactorAt,
-    twoFactor: row.totpConfirmedAt !== null,
+    twoFactor: row.totpConfirmedAt !== null || row.hasPasskey === true,
     requireTwoFactor,
   };
 }

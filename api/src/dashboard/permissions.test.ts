@@ -28,6 +28,8 @@ const PUBLIC = new Set([
   // The second-factor page: a login waiting for it may open nothing else, so it checks the session itself.
   "GET /dashboard/two-factor",
   "POST /dashboard/two-factor",
+  "POST /dashboard/two-factor/passkey/options",
+  "POST /dashboard/two-factor/passkey",
 ]);
 
 describe("the matrix, pure", () => {
@@ -84,6 +86,7 @@ function fill(path: string, env: string): string {
     keyId: `key_${"0".repeat(24)}`,
     userId: `usr_${"0".repeat(24)}`,
     invitationId: `inv_${"0".repeat(24)}`,
+    passkeyId: "AAAA",
     tool: "pay",
     chainId: env === "production" ? "8453" : "31337",
     op: "disable",

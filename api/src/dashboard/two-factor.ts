@@ -42,15 +42,19 @@ export function stepOf(base32: string, email: string, code: string, now = Date.n
 }
 
 export interface TwoFactorState {
+  /** TOTP is on. */
   enabled: boolean;
   recoveryLeft: number;
+  /** Passkeys registered (dashboard/passkeys.ts). */
+  passkeys: number;
 }
 
 export async function twoFactorState(sql: Sql, userId: string): Promise<TwoFactorState> {
   const [r] = await sql`
     select (select confirmed_at is not null from app.user_totp where user_id = ${userId}) as enabled,
-           (select count(*)::int from app.recovery_codes where user_id = ${userId} and used_at is null) as left_`;
-  return { enabled: r?.enabled === true, recoveryLeft: r?.left_ ?? 0 };
+           (select count(*)::int from app.recovery_codes where user_id = ${userId} and used_at is null) as left_,
+           (select count(*)::int from app.passkeys where user_id = ${userId}) as passkeys`;
+  return { enabled: r?.enabled === true, recoveryLeft: r?.left_ ?? 0, passkeys: r?.passkeys ?? 0 };
 }
 
 /** A secret to enroll (the pending one if recent, else a new one): its base32 text and otpauth URI for the QR code. */

@@ -1228,3 +1228,38 @@ export const paymentLinks = app.table(
     check("payment_links_max_uses_chk", sql`${t.maxUses} is null or ${t.maxUses} > 0`),
   ],
 );
+
+/**
+ * Passkeys (WebAuthn) as a second factor (dashboard/passkeys.ts): the credential's id and public
+ * key (base64url) as the authenticator gave them, and its signature counter, which must rise.
+ */
+export const passkeys = app.table(
+  "passkeys",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => dashboardUsers.id, { onDelete: "cascade" }),
+    publicKey: text("public_key").notNull(),
+    counter: bigint("counter", { mode: "number" }).notNull().default(0),
+    transports: text("transports").array(),
+    name: text("name").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    lastUsedAt: ts("last_used_at"),
+  },
+  (t) => [index("passkeys_user_idx").on(t.userId)],
+);
+
+/** A WebAuthn ceremony's challenge, one per login and purpose, used once, for five minutes. */
+export const webauthnChallenges = app.table(
+  "webauthn_challenges",
+  {
+    loginHash: text("login_hash")
+      .notNull()
+      .references(() => dashboardLogins.tokenHash, { onDelete: "cascade" }),
+    purpose: text("purpose").notNull(),
+    challenge: text("challenge").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.loginHash, t.purpose] })],
+);

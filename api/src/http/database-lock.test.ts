@@ -162,6 +162,7 @@ function fill(s: Setup, path: string): string {
     // No such member: under the locks the team's routes must answer 503 all the same.
     userId: () => `usr_${"0".repeat(24)}`,
     invitationId: () => `inv_${"0".repeat(24)}`,
+    passkeyId: () => "AAAA",
     id: () => (/\/events\//.test(path) ? s.eventId : /webhook/.test(path) ? s.endpointId : /payment-links\//.test(path) ? `plink_${"0".repeat(24)}` : s.sessionId),
   };
   return path.replace(/:([A-Za-z]+)/g, (_, name: string) => {

@@ -13,10 +13,14 @@ const ASSETS: Record<string, string> = {
   "dashboard.css": "text/css; charset=utf-8",
   "dashboard.js": "text/javascript; charset=utf-8",
   "refund-wallet.js": "text/javascript; charset=utf-8",
+  "passkeys.js": "text/javascript; charset=utf-8",
+  // @simplewebauthn/browser's own bundle, as published (the passkey ceremony in the browser).
+  "webauthn.js": "text/javascript; charset=utf-8",
 };
+const ASSET_FILES: Record<string, string> = { "webauthn.js": join(import.meta.dir, "..", "..", "..", "..", "node_modules", "@simplewebauthn", "browser", "dist", "bundle", "index.umd.min.js") };
 
 export function entryRoutes({ services, guard }: DashboardKit) {
-  const assets = new Map(Object.keys(ASSETS).map((f) => [f, readFileSync(join(import.meta.dir, "..", "assets", f))]));
+  const assets = new Map(Object.keys(ASSETS).map((f) => [f, readFileSync(ASSET_FILES[f] ?? join(import.meta.dir, "..", "assets", f))]));
   return new Elysia()
     .get("/dashboard", ({ request }) => guard(async (r) => redirect((await currentLogin(services, r)) ? HOME : "/dashboard/sign-in"))(request), HIDE)
     .get(

@@ -44,6 +44,8 @@ const NOTICES: Record<string, Notice> = {
   "no-other-devices": { kind: "ok", text: "No other device was signed in." },
   "two-factor-required": { kind: "error", text: "Your account requires two-factor sign-in. Set it up here to go on." },
   "two-factor-yourself-first": { kind: "error", text: "Turn on two-factor sign-in for yourself first, then require it of everyone." },
+  "passkey-added": { kind: "ok", text: "Passkey added. It stands in for the code at sign-in and before sensitive changes." },
+  "passkey-removed": { kind: "ok", text: "Passkey removed." },
   "two-factor-off": { kind: "ok", text: "Two-factor sign-in is off. You sign in with your password alone." },
   "two-factor-required-on": { kind: "ok", text: "Two-factor sign-in is required: members without it set it up at their next page." },
   "two-factor-required-off": { kind: "ok", text: "Two-factor sign-in is no longer required." },

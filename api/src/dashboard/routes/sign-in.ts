@@ -68,7 +68,8 @@ export function signInRoutes({ services, db, secure, actionRoute, guard }: Dashb
           }
           // The login and its security-history line commit together (logins.ts). With a second
           // factor, the login waits for it: only the two-factor page opens until it is given.
-          const awaiting = (await twoFactorState(services.database.sql, user.id)).enabled;
+          const factors = await twoFactorState(services.database.sql, user.id);
+          const awaiting = factors.enabled || factors.passkeys > 0;
           const { token } = await signIn(db, user, ip, r.headers.get("user-agent"), awaiting);
           const to = awaiting ? `/dashboard/two-factor${next ? `?next=${encodeURIComponent(next)}` : ""}` : (next ?? HOME);
           const headers = new Headers({ location: to, ...SECURITY_HEADERS });

@@ -9,10 +9,12 @@ import { securityEventStatement } from "../../credentials/security-history.ts";
 import { errorPage, type PageContext } from "../context.ts";
 import type { Notice } from "../layout.ts";
 import { passedSecondFactor } from "../logins.ts";
-import { secondFactorPage, twoFactorBody } from "../pages/two-factor.ts";
-import { clientIp, csrfProblem, currentLogin, page, readForm, redirect } from "../request.ts";
+import { passkeysSection, secondFactorPage, twoFactorBody } from "../pages/two-factor.ts";
+import { clientIp, csrfProblem, currentLogin, page, readForm, redirect, SECURITY_HEADERS } from "../request.ts";
 import { checkPassword } from "../users.ts";
-import { checkSecondFactor, confirmEnrollment, disableTwoFactor, enrollmentSecret, twoFactorState } from "../two-factor.ts";
+import { checkSecondFactor, confirmEnrollment, disableTwoFactor, enrollmentSecret, secondFactorWait, twoFactorState } from "../two-factor.ts";
+import { authenticationOptions, checkPasskey, passkeysOf, registerPasskey, registrationOptions, relyingPartyOf, removePasskey } from "../passkeys.ts";
+import { html } from "../html.ts";
 import { HIDE, HOME, noticeOf, type DashboardKit } from "./kit.ts";
 
 function safeNext(next: string | null | undefined): string | undefined {
@@ -25,8 +27,29 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
   async function enrollPage(c: PageContext, opts: { notice?: Notice; status?: number; recoveryCodes?: string[]; error?: string } = {}) {
     const state = await twoFactorState(sql, c.login.user.id);
     const enroll = state.enabled || opts.recoveryCodes ? undefined : await enrollmentSecret(sql, key, c.login.user);
-    return c.render("account", "Two-factor sign-in", twoFactorBody(c.env, c.login, state, enroll, opts.recoveryCodes, opts.error), { notice: opts.notice, status: opts.status });
+    const body = html`${twoFactorBody(c.env, c.login, state, enroll, opts.recoveryCodes, opts.error)}${opts.recoveryCodes ? "" : passkeysSection(c.env, c.login, await passkeysOf(sql, c.login.user.id))}`;
+    return c.render("account", "Two-factor sign-in", body, { notice: opts.notice, status: opts.status });
   }
+
+  /** The passkey ceremony's own posts (no pageRoute: a login waiting for its factor uses them): signed in, same origin, the session's token. */
+  const passkeyForms = new WeakMap<Request, URLSearchParams>();
+  async function signedInWithCsrf(r: Request) {
+    const login = await currentLogin(services, r);
+    if (!login) return errorPage(401, "Signed out", "Your session has ended. Sign in again.");
+    const form = await readForm(r);
+    const problem = csrfProblem(r, form, login.csrfToken);
+    if (problem) return errorPage(403, "Refused", problem);
+    passkeyForms.set(r, form);
+    return login;
+  }
+  const json = (v: unknown) => new Response(JSON.stringify(v), { headers: { "content-type": "application/json", ...SECURITY_HEADERS } });
+  const parseJson = (raw: string | null) => {
+    try {
+      return JSON.parse(raw ?? "null");
+    } catch {
+      return null;
+    }
+  };
 
   return new Elysia()
     .get(
@@ -36,7 +59,8 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
           const login = await currentLogin(services, r);
           if (!login) return redirect("/dashboard/sign-in");
           if (!login.twoFactor) return redirect(safeNext(query.next) ?? HOME);
-          return page(secondFactorPage({ csrf: login.csrfToken, next: safeNext(query.next), stepUp: !login.awaitingSecondFactor }));
+          const state = await twoFactorState(sql, login.user.id);
+          return page(secondFactorPage({ csrf: login.csrfToken, next: safeNext(query.next), stepUp: !login.awaitingSecondFactor, totp: state.enabled, passkeys: state.passkeys }));
         })(request),
       HIDE,
     )
@@ -50,8 +74,9 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
           const problem = csrfProblem(r, form, login.csrfToken);
           if (problem) return errorPage(403, "Refused", problem);
           const next = safeNext(form.get("next"));
+          const state = await twoFactorState(sql, login.user.id);
           const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-            page(secondFactorPage({ csrf: login.csrfToken, next, error, stepUp: !login.awaitingSecondFactor }), status, headers);
+            page(secondFactorPage({ csrf: login.csrfToken, next, error, stepUp: !login.awaitingSecondFactor, totp: state.enabled, passkeys: state.passkeys }), status, headers);
           const actor = { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(r) };
           const checked = await checkSecondFactor(sql, key, login.user, (form.get("code") ?? "").slice(0, 32), actor, login.awaitingSecondFactor ? "sign_in" : "step_up");
           if (checked.ok === false && checked.retryAfterSeconds) {
@@ -62,6 +87,61 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
           await passedSecondFactor(db, login.tokenHash);
           return redirect(next ?? HOME);
         })(request),
+      HIDE,
+    )
+    .post(
+      "/dashboard/two-factor/passkey/options",
+      ({ request }) =>
+        guard(async (r) => {
+          const login = await signedInWithCsrf(r);
+          if (login instanceof Response) return login;
+          return json(await authenticationOptions(sql, relyingPartyOf(r), login));
+        })(request),
+      HIDE,
+    )
+    .post(
+      "/dashboard/two-factor/passkey",
+      ({ request }) =>
+        guard(async (r) => {
+          const login = await signedInWithCsrf(r);
+          if (login instanceof Response) return login;
+          const form = passkeyForms.get(r)!;
+          const next = safeNext(form.get("next"));
+          const actor = { merchantId: login.merchant.id, userId: login.user.id, email: login.user.email, ip: clientIp(r) };
+          const wait = await secondFactorWait(sql, login.user.email);
+          if (wait > 0) return errorPage(429, "Slow down", `Too many failed tries. Try again in ${wait} seconds.`, { "retry-after": String(wait) });
+          const ok = await checkPasskey(sql, relyingPartyOf(r), login, parseJson(form.get("response")), actor, login.awaitingSecondFactor ? "sign_in" : "step_up");
+          if (!ok) return errorPage(401, "Passkey not accepted", "That passkey did not verify. Try again, or use a code.");
+          await passedSecondFactor(db, login.tokenHash);
+          return redirect(next ?? HOME);
+        })(request),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/settings/account/passkeys/options",
+      actionRoute(async (c) => json(await registrationOptions(sql, relyingPartyOf(c.request), c.login))),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/settings/account/passkeys",
+      actionRoute(async (c) => {
+        const name = (c.form.get("name") ?? "").trim().slice(0, 60) || "Passkey";
+        const ok = await registerPasskey(sql, relyingPartyOf(c.request), c.login, parseJson(c.form.get("response")), name, c.actor());
+        if (!ok) return enrollPage(c, { notice: { kind: "error", text: "The passkey could not be verified: nothing was added. Try again." }, status: 400 });
+        // Adding it is a second factor passed: this login just used the authenticator.
+        await passedSecondFactor(db, c.login.tokenHash);
+        return redirect(`/dashboard/${c.env}/settings/account/two-factor?notice=passkey-added`);
+      }),
+      HIDE,
+    )
+    .post(
+      "/dashboard/:env/settings/account/passkeys/:passkeyId/remove",
+      actionRoute(async (c) => {
+        const stepUp = c.stepUp(`/dashboard/${c.env}/settings/account/two-factor`);
+        if (stepUp) return stepUp;
+        await removePasskey(sql, c.login.user.id, c.params.passkeyId ?? "", c.actor());
+        return redirect(`/dashboard/${c.env}/settings/account/two-factor?notice=passkey-removed`);
+      }),
       HIDE,
     )
     .get(
