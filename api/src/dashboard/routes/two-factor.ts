@@ -137,9 +137,12 @@ export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, gua
     .post(
       "/dashboard/:env/settings/account/passkeys/:passkeyId/remove",
       actionRoute(async (c) => {
+        const id = c.params.passkeyId ?? "";
+        // A credential id is base64url; anything else (or another person's) is no passkey of yours.
+        if (!/^[A-Za-z0-9_-]{1,1024}$/.test(id)) return errorPage(404, "No such passkey", "That passkey is not one of yours.");
         const stepUp = c.stepUp(`/dashboard/${c.env}/settings/account/two-factor`);
         if (stepUp) return stepUp;
-        await removePasskey(sql, c.login.user.id, c.params.passkeyId ?? "", c.actor());
+        if (!(await removePasskey(sql, c.login.user.id, id, c.actor()))) return errorPage(404, "No such passkey", "That passkey is not one of yours.");
         return redirect(`/dashboard/${c.env}/settings/account/two-factor?notice=passkey-removed`);
       }),
       HIDE,
