@@ -61,7 +61,7 @@ export function recordAuthorization(
 }
 
 /** The row of a submitted authorization, as the terms and the submission say (addresses and the signature lowercase). */
-function recordOf(sessionId: string, token: string, terms: AuthorizationTerms, sub: SubmittedAuthorization) {
+export function recordOf(sessionId: string, token: string, terms: AuthorizationTerms, sub: SubmittedAuthorization) {
   return {
     sessionId,
     chainId: sub.chainId,

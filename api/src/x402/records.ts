@@ -13,7 +13,7 @@ import type { Db } from "../db/client.ts";
 import { paymentAuthorizations, paymentSessions, sessionNonces } from "../db/schema.ts";
 import { SWEEP_CHANNEL } from "../effects/sweep-queue.ts";
 import type { AuthorizationTerms, SubmittedAuthorization } from "../gasless/authorization.ts";
-import type { AuthorizationRow } from "../gasless/records.ts";
+import { recordOf, type AuthorizationRow } from "../gasless/records.ts";
 
 export type X402RecordOutcome = { kind: "recorded"; row: AuthorizationRow } | { kind: "nonce_taken" } | { kind: "not_pending"; status: string };
 
@@ -30,21 +30,7 @@ export function recordX402Authorization(db: Db, sessionId: string, token: string
     if (session?.status !== "PENDING") return { kind: "not_pending", status: session?.status ?? "gone" };
     const claimed = await tx.insert(sessionNonces).values({ nonce: terms.nonce.toLowerCase(), sessionId }).onConflictDoNothing().returning({ nonce: sessionNonces.nonce });
     if (claimed.length === 0) return { kind: "nonce_taken" };
-    const [row] = await tx
-      .insert(paymentAuthorizations)
-      .values({
-        sessionId,
-        chainId: sub.chainId,
-        tokenAddress: token.toLowerCase(),
-        fromAddress: sub.from.toLowerCase(),
-        toAddress: terms.to.toLowerCase(),
-        value: terms.value.toString(),
-        validAfter: terms.validAfter.toString(),
-        validBefore: terms.validBefore.toString(),
-        nonce: terms.nonce.toLowerCase(),
-        signature: sub.signature.toLowerCase(),
-      })
-      .returning();
+    const [row] = await tx.insert(paymentAuthorizations).values(recordOf(sessionId, token, terms, sub)).returning();
     await tx.execute(dsql`select pg_notify(${SWEEP_CHANNEL}, '')`);
     return { kind: "recorded", row: row! };
   });
