@@ -22,3 +22,8 @@ export function preSession(secure: boolean) {
     },
   };
 }
+
+/** A `next` page to return to after signing in or a second factor: a dashboard path of this site, else none (never an open redirect). */
+export function safeNext(next: string | null | undefined): string | undefined {
+  return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
+}

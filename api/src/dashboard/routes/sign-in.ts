@@ -11,7 +11,7 @@ import { recentFailures, recordSecurityEvent } from "../../credentials/security-
 import { retryAfterSeconds } from "../../credentials/sign-in-throttle.ts";
 import { errorPage } from "../context.ts";
 import { endLogin, loginCookie, signIn } from "../logins.ts";
-import { preSession } from "./pre-session.ts";
+import { preSession, safeNext } from "./pre-session.ts";
 import { signInPage, signUpPage } from "../pages/sign-in.ts";
 import { clientIp, currentLogin, page, readForm, redirect, SECURITY_HEADERS } from "../request.ts";
 import { signUp } from "../sign-up.ts";
@@ -21,9 +21,6 @@ import { HIDE, HOME, SIGNED_OUT, type DashboardKit } from "./kit.ts";
 
 const PASSWORD_RESET = "Your password is set. Sign in with it; every other device was signed out.";
 
-function safeNext(next: string | null | undefined): string | undefined {
-  return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
-}
 
 export function signInRoutes({ services, db, secure, actionRoute, guard }: DashboardKit) {
   const { preCookie, preOk } = preSession(secure);

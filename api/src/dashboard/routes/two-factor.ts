@@ -16,10 +16,8 @@ import { checkSecondFactor, confirmEnrollment, disableTwoFactor, enrollmentSecre
 import { authenticationOptions, checkPasskey, passkeysOf, registerPasskey, registrationOptions, relyingPartyOf, removePasskey } from "../passkeys.ts";
 import { html } from "../html.ts";
 import { HIDE, HOME, noticeOf, type DashboardKit } from "./kit.ts";
+import { safeNext } from "./pre-session.ts";
 
-function safeNext(next: string | null | undefined): string | undefined {
-  return next && /^\/dashboard\/[A-Za-z0-9/_.?=&%-]*$/.test(next) && !next.startsWith("//") ? next : undefined;
-}
 
 export function twoFactorRoutes({ services, db, sql, pageRoute, actionRoute, guard }: DashboardKit) {
   const key = services.encryptionKey;
