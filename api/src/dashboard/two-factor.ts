@@ -9,7 +9,8 @@
  * cannot both pass. Failures are lines of the security history and throttled as sign-ins are.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { createHash, randomInt } from "node:crypto";
+import { randomInt } from "node:crypto";
+import { hashSecret } from "../credentials/format.ts";
 import { Secret, TOTP } from "otpauth";
 import { seal, unseal } from "../credentials/seal.ts";
 import { securityEventStatement, type Actor } from "../credentials/security-history.ts";
@@ -27,7 +28,7 @@ const totpOf = (base32: string, email: string) => new TOTP({ issuer: "Paysession
 
 /** Recovery codes as typed: case, spaces and dashes do not matter. */
 export const normalizeRecoveryCode = (raw: string) => raw.toUpperCase().replace(/[\s-]/g, "");
-const hashCode = (code: string) => createHash("sha256").update(normalizeRecoveryCode(code)).digest("hex");
+const hashCode = (code: string) => hashSecret(normalizeRecoveryCode(code));
 const CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 function newRecoveryCode(): string {
   const c = Array.from({ length: 10 }, () => CODE_ALPHABET[randomInt(CODE_ALPHABET.length)]).join("");
